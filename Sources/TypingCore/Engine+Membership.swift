@@ -1,0 +1,169 @@
+extension Engine {
+    /// The key of the membership of user `u` in conversation `c`.
+    @inline(__always)
+    static func membershipKey(_ c: Int32, _ u: Int32) -> UInt64 {
+        UInt64(UInt32(bitPattern: c)) << 32 | UInt64(UInt32(bitPattern: u))
+    }
+
+    /// The conversation, user and member slot of `user` in `conv`, if a member.
+    func membership(of user: Identifier, in conv: Identifier) -> (conv: Int32, user: Int32, slot: Int)? {
+        guard let c = conversationIndex[conv], let u = userIndex[user],
+              let slot = memberships[Engine.membershipKey(c, u)] else { return nil }
+        return (c, u, Int(slot))
+    }
+
+    /// The member slot of user `u` in conversation `c`, if a member.
+    func slot(of u: Int32, in c: Int32) -> Int? {
+        memberships[Engine.membershipKey(c, u)].map(Int.init)
+    }
+
+    /// `join`: membership (unless already a member, or past a limit), the name, and
+    /// the indicators that changed — other conversations the user types in first
+    /// (in streak order) when the display name changed, then this one.
+    mutating func join<S: EventSink>(conv: Identifier, user: Identifier, name: String?,
+                                     sink: inout S) -> Failure? {
+        let existingConv = conversationIndex[conv]
+        let existingUser = userIndex[user]
+        var isMember = false
+        if let c = existingConv, let u = existingUser {
+            isMember = memberships[Engine.membershipKey(c, u)] != nil
+        }
+        if !isMember, let failure = limitFailure(joining: existingConv, conv: conv) {
+            return failure
+        }
+        let u = existingUser ?? createUser(user)
+        let c = existingConv ?? createConversation(conv)
+
+        var nameChanged = false
+        if let name {
+            let display = DisplayName.render(name)
+            if !display.sameBytes(as: users[Int(u)].displayName) {
+                users[Int(u)].displayName = display
+                nameChanged = true
+            }
+        }
+        let newSlot = isMember ? nil : addMember(u, to: c)
+
+        if nameChanged {
+            for s in users[Int(u)].streaks where streaks[Int(s)].conv != c {
+                render(streaks[Int(s)].conv, scope: .everyone, sink: &sink)
+            }
+        }
+        if nameChanged, let slot = slot(of: u, in: c),
+           conversations[Int(c)].members[slot].streak >= 0 {
+            render(c, scope: .everyone, sink: &sink)
+        } else if let newSlot {
+            render(c, scope: .member(newSlot), sink: &sink)
+        }
+        return nil
+    }
+
+    /// The `limit` failure a new membership in `existing` would cause, if any.
+    func limitFailure(joining existing: Int32?, conv: Identifier) -> Failure? {
+        if let c = existing, conversations[Int(c)].memberCount >= configuration.maxMembers {
+            return Failure(
+                code: .limit,
+                message: "conversation \(Failure.quoted(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
+                field: "conv")
+        }
+        if memberships.count >= configuration.maxMemberships {
+            return Failure(
+                code: .limit,
+                message: "there are already \(configuration.maxMemberships) memberships in all, the most --max-memberships allows",
+                field: "user")
+        }
+        return nil
+    }
+
+    /// `leave` and `remove`: stop the user's streak here, then end the membership.
+    mutating func depart<S: EventSink>(conv: Identifier, user: Identifier, by: Identifier?,
+                                       reason: StopReason, sink: inout S) -> Failure? {
+        guard let (c, u, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        if let by, membership(of: by, in: conv) == nil {
+            return .notMember(by, of: conv, field: "by")
+        }
+        let streak = conversations[Int(c)].members[slot].streak
+        if streak >= 0 {
+            stop(streak, reason: reason, render: false, sink: &sink)
+        }
+        let conversationGoes = conversations[Int(c)].memberCount == 1
+        removeMember(u, slot: slot, from: c)
+        if streak >= 0 && !conversationGoes {
+            render(c, scope: .everyone, sink: &sink)
+        }
+        return nil
+    }
+
+    /// Interns a new user, who has no name yet.
+    mutating func createUser(_ id: Identifier) -> Int32 {
+        let record = UserRecord(id: id, displayName: DisplayName.unknown, memberships: 0, streaks: [])
+        let u: Int32
+        if let free = freeUsers.popLast() {
+            u = free
+            users[Int(u)] = record
+        } else {
+            u = Int32(users.count)
+            users.append(record)
+        }
+        userIndex[id] = u
+        return u
+    }
+
+    /// Interns a new, empty conversation.
+    mutating func createConversation(_ id: Identifier) -> Int32 {
+        let c: Int32
+        if let free = freeConversations.popLast() {
+            c = free
+            conversations[Int(c)] = ConversationRecord(id: id)
+        } else {
+            c = Int32(conversations.count)
+            conversations.append(ConversationRecord(id: id))
+        }
+        conversationIndex[id] = c
+        liveConversations += 1
+        return c
+    }
+
+    /// Appends user `u` to the members of `c` and returns the new slot.
+    mutating func addMember(_ u: Int32, to c: Int32) -> Int {
+        let slot = conversations[Int(c)].members.count
+        conversations[Int(c)].members.append(MemberSlot(user: u, streak: -1, lastSent: .empty))
+        conversations[Int(c)].memberCount += 1
+        memberships[Engine.membershipKey(c, u)] = Int32(slot)
+        users[Int(u)].memberships += 1
+        return slot
+    }
+
+    /// Ends the membership of `u` (not typing) in `c`, freeing what is left unused:
+    /// the user without memberships, the conversation without members.
+    mutating func removeMember(_ u: Int32, slot: Int, from c: Int32) {
+        conversations[Int(c)].members[slot] = MemberSlot(user: MemberSlot.vacant, streak: -1, lastSent: .empty)
+        conversations[Int(c)].memberCount -= 1
+        memberships[Engine.membershipKey(c, u)] = nil
+        users[Int(u)].memberships -= 1
+        if users[Int(u)].memberships == 0 {
+            userIndex[users[Int(u)].id] = nil
+            users[Int(u)] = UserRecord(id: Identifier(""), displayName: "", memberships: 0, streaks: [])
+            freeUsers.append(u)
+        }
+        if conversations[Int(c)].memberCount == 0 {
+            conversationIndex[conversations[Int(c)].id] = nil
+            conversations[Int(c)] = ConversationRecord(id: Identifier(""))
+            freeConversations.append(c)
+            liveConversations -= 1
+        } else if conversations[Int(c)].needsCompaction {
+            compactMembers(of: c)
+        }
+    }
+
+    /// Drops the vacant slots of `c`, keeping join order, and re-points memberships.
+    mutating func compactMembers(of c: Int32) {
+        let kept = conversations[Int(c)].members.filter(\.isOccupied)
+        conversations[Int(c)].members = kept
+        for (slot, member) in kept.enumerated() {
+            memberships[Engine.membershipKey(c, member.user)] = Int32(slot)
+        }
+    }
+}

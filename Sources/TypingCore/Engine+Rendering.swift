@@ -1,0 +1,70 @@
+extension Engine {
+    /// Writes an `indicator` event for each viewer in `scope` whose view of `c`
+    /// differs from what they were last sent, in join order.
+    ///
+    /// Every member who is not typing sees the same view, the conversation's
+    /// `fullView`; it is built once, and a member who holds the previous full view
+    /// object is known to need the new one without comparing contents. Only typers
+    /// (who see everyone but themselves) get views of their own.
+    mutating func render<S: EventSink>(_ c: Int32, scope: RenderScope, sink: inout S) {
+        let previous = conversations[Int(c)].fullView
+        var full = view(of: c, excluding: MemberSlot.vacant)
+        let fullChanged = full != previous
+        if fullChanged {
+            conversations[Int(c)].fullView = full
+        } else {
+            full = previous
+        }
+        switch scope {
+        case .everyone:
+            for slot in conversations[Int(c)].members.indices {
+                refresh(slot, of: c, full: full, previous: fullChanged ? previous : nil, sink: &sink)
+            }
+        case .member(let slot):
+            refresh(slot, of: c, full: full, previous: fullChanged ? previous : nil, sink: &sink)
+        }
+    }
+
+    /// Brings one member's indicator up to date. `previous` is the old full view
+    /// when it changed in this render (so a holder of it certainly needs `full`).
+    mutating func refresh<S: EventSink>(_ slot: Int, of c: Int32, full: IndicatorView,
+                                        previous: IndicatorView?, sink: inout S) {
+        let member = conversations[Int(c)].members[slot]
+        guard member.isOccupied else { return }
+        let current: IndicatorView
+        if member.streak >= 0 {
+            current = view(of: c, excluding: member.user)
+            if member.lastSent == current { return }
+        } else {
+            current = full
+            if member.lastSent === full { return }
+            if member.lastSent !== previous && member.lastSent == full {
+                conversations[Int(c)].members[slot].lastSent = full
+                return
+            }
+        }
+        conversations[Int(c)].members[slot].lastSent = current
+        emit(.indicator(Indicator(at: now, conv: conversations[Int(c)].id,
+                                  viewer: users[Int(member.user)].id, view: current)), to: &sink)
+    }
+
+    /// The view of conversation `c` for a viewer who is user `excluded` (or
+    /// ``MemberSlot/vacant`` for one who is not typing): the typers in streak order
+    /// but the viewer, and their phrase.
+    func view(of c: Int32, excluding excluded: Int32) -> IndicatorView {
+        let typers = conversations[Int(c)].typers
+        let shown = typers.count - (excluded == MemberSlot.vacant ? 0 : 1)
+        if shown <= 0 { return .empty }
+        var ids: [Identifier] = []
+        ids.reserveCapacity(shown)
+        var names: [String] = []
+        for s in typers {
+            let u = streaks[Int(s)].user
+            if u == excluded { continue }
+            ids.append(users[Int(u)].id)
+            if names.count < 3 { names.append(users[Int(u)].displayName) }
+        }
+        return IndicatorView(typing: ids, text: Phrase.text(count: ids.count, names: names,
+                                                            style: configuration.style))
+    }
+}

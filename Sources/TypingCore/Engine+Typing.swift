@@ -1,0 +1,97 @@
+extension Engine {
+    /// `type`: start a streak, move its deadline, or (with `empty`) stop it.
+    mutating func keystroke<S: EventSink>(conv: Identifier, user: Identifier, empty: Bool,
+                                          sink: inout S) -> Failure? {
+        guard let (c, u, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        let streak = conversations[Int(c)].members[slot].streak
+        if empty {
+            if streak >= 0 { stop(streak, reason: .empty, render: true, sink: &sink) }
+            return nil
+        }
+        keystrokes += 1
+        let deadline = now + configuration.timeout
+        if streak >= 0 {
+            streaks[Int(streak)].deadline = deadline
+            streaks[Int(streak)].keystroke = keystrokes
+            return nil
+        }
+        startStreak(conv: c, user: u, slot: slot, deadline: deadline, sink: &sink)
+        return nil
+    }
+
+    /// `send`: the streak, if any, stops at once.
+    mutating func send<S: EventSink>(conv: Identifier, user: Identifier, sink: inout S) -> Failure? {
+        guard let (c, _, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        let streak = conversations[Int(c)].members[slot].streak
+        if streak >= 0 { stop(streak, reason: .send, render: true, sink: &sink) }
+        return nil
+    }
+
+    /// `offline`: every streak of the user stops, in the order they began.
+    /// An unknown user has no streaks, so this is then a no-op.
+    mutating func offline<S: EventSink>(user: Identifier, sink: inout S) {
+        guard let u = userIndex[user] else { return }
+        for streak in users[Int(u)].streaks {
+            stop(streak, reason: .offline, render: true, sink: &sink)
+        }
+    }
+
+    /// Starts a streak of member `slot` (user `u`) in `c`, ending at `deadline`.
+    mutating func startStreak<S: EventSink>(conv c: Int32, user u: Int32, slot: Int, deadline: Int,
+                                            sink: inout S) {
+        let record = StreakRecord(conv: c, user: u, deadline: deadline, keystroke: keystrokes,
+                                  generation: 0, isLive: true)
+        let s: Int32
+        if let free = freeStreaks.popLast() {
+            s = free
+            let generation = streaks[Int(s)].generation
+            streaks[Int(s)] = record
+            streaks[Int(s)].generation = generation
+        } else {
+            s = Int32(streaks.count)
+            streaks.append(record)
+        }
+        liveStreaks += 1
+        timers.insert(TimerEntry(deadline: deadline, keystroke: keystrokes, streak: s,
+                                 generation: streaks[Int(s)].generation))
+        conversations[Int(c)].typers.append(s)
+        conversations[Int(c)].members[slot].streak = s
+        users[Int(u)].streaks.append(s)
+        if configuration.typingEvents {
+            emit(.typing(TypingChange(at: now, conv: conversations[Int(c)].id, user: users[Int(u)].id,
+                                      state: .started)), to: &sink)
+        }
+        render(c, scope: .everyone, sink: &sink)
+    }
+
+    /// Stops streak `s` for `reason`: the `typing` event, then (if `render`) the
+    /// indicators of its conversation.
+    mutating func stop<S: EventSink>(_ s: Int32, reason: StopReason, render shouldRender: Bool,
+                                     sink: inout S) {
+        let record = streaks[Int(s)]
+        let c = record.conv, u = record.user
+        if let index = conversations[Int(c)].typers.firstIndex(of: s) {
+            conversations[Int(c)].typers.remove(at: index)
+        }
+        if let index = users[Int(u)].streaks.firstIndex(of: s) {
+            users[Int(u)].streaks.remove(at: index)
+        }
+        if let slot = slot(of: u, in: c) {
+            conversations[Int(c)].members[slot].streak = -1
+        }
+        streaks[Int(s)].isLive = false
+        streaks[Int(s)].generation &+= 1
+        freeStreaks.append(s)
+        liveStreaks -= 1
+        if configuration.typingEvents {
+            emit(.typing(TypingChange(at: now, conv: conversations[Int(c)].id, user: users[Int(u)].id,
+                                      state: .stopped, reason: reason)), to: &sink)
+        }
+        if shouldRender { render(c, scope: .everyone, sink: &sink) }
+        compactTimersIfNeeded()
+    }
+}

@@ -1,0 +1,37 @@
+import Testing
+@testable import TypingCore
+
+@Suite("Display names")
+struct DisplayNameTests {
+    @Test("the rules of §3", arguments: [
+        (nil, "Someone"),
+        ("", "Someone"),
+        ("   \t ", "Someone"),
+        ("\u{7}\u{1B}\u{85}", "Someone"),
+        ("Alice", "Alice"),
+        ("  Alice  ", "Alice"),
+        ("Eve\u{7}\u{1B}[31m\n", "Eve[31m"),
+        ("Al\u{0}ice", "Alice"),
+        ("\u{A0}\u{3000}Bob\u{2003}", "Bob"),
+        ("VeryLongName1234567", "VeryLongName123..."),
+        ("123456789012345", "123456789012345"),
+        ("1234567890123456", "123456789012345..."),
+        ("Fourteen chars  xyz", "Fourteen chars..."),
+        ("👩‍👩‍👧‍👦Family Émilie Ünïcødé!", "👩‍👩‍👧‍👦Family Émilie..."),
+        ("🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧🇮🇪🇳🇱🇧🇪🇱🇺🇩🇰🇸🇪🇳🇴🇫🇮🇮🇸🇵🇱", "🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧🇮🇪🇳🇱🇧🇪🇱🇺🇩🇰🇸🇪🇳🇴🇫🇮🇮🇸..."),
+        ("e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}", "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}"),
+        ("Z\u{35C}\u{361}\u{335}a\u{316}\u{317}l\u{318}g\u{319}o", "Z\u{35C}\u{361}\u{335}a\u{316}\u{317}l\u{318}g\u{319}o"),
+        ("\u{202E}evil\u{202C}", "\u{202E}evil\u{202C}"),
+    ] as [(String?, String)])
+    func rules(raw: String?, expected: String) {
+        let shown = DisplayName.render(raw)
+        #expect(Array(shown.utf8) == Array(expected.utf8))
+    }
+
+    @Test("the result never holds a control character")
+    func noControls() {
+        let raw = String(decoding: (0..<0xA0).map { UInt8($0) }.filter { $0 < 0x80 }, as: UTF8.self) + "\u{80}\u{9F}x"
+        let shown = DisplayName.render(raw)
+        #expect(!shown.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+    }
+}
