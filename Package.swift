@@ -7,11 +7,23 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
+        /// jansson, the C JSON parser, found through pkg-config.
+        .systemLibrary(
+            name: "CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"])]
+        ),
         /// The pure engine: membership, streaks, timers, names, phrases. No I/O, no clock.
         .target(
             name: "TypingCore",
             dependencies: [.product(name: "HeapModule", package: "swift-collections")]
         ),
+        /// Framing, jansson decoding of commands, byte encoding of events.
+        .target(
+            name: "TypingProtocol",
+            dependencies: ["TypingCore", "CJansson"]
+        ),
         .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"]),
+        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol"]),
     ]
 )

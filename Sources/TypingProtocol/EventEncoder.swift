@@ -1,0 +1,146 @@
+import TypingCore
+
+/// Encodes events into bytes, one compact JSON object per line, keys in the
+/// protocol's order. It is the ``TypingCore/EventSink`` the daemon hands the engine.
+///
+/// Indicator events of one change share their view (every member who is not typing
+/// sees the same one), so the encoder keeps the encoded `"typing":…,"text":…` tail of
+/// the last view and copies it for the next viewer instead of encoding it again.
+public struct EventEncoder: EventSink {
+    /// The encoded events not yet taken by the caller.
+    public var output = JSONWriter()
+
+    /// The view whose encoded tail is in `cachedTail`.
+    var cachedView: IndicatorView?
+    /// `"typing":[…],"text":"…"}` and the LF, for `cachedView`.
+    var cachedTail: [UInt8] = []
+
+    /// An empty encoder.
+    public init() {}
+
+    /// Encodes one event and its LF.
+    public mutating func emit(_ event: Event) {
+        switch event {
+        case .indicator(let indicator): encode(indicator)
+        case .typing(let change): encode(change)
+        case .ok(let ack): encode(ack)
+        case .error(let report): encode(report)
+        case .state(let state): encode(state)
+        case .stats(let stats): encode(stats)
+        }
+    }
+
+    /// `{"event":"indicator","at":…,"conv":…,"viewer":…,"typing":[…],"text":…}`
+    mutating func encode(_ indicator: Indicator) {
+        output.raw("{\"event\":\"indicator\",\"at\":")
+        output.integer(indicator.at)
+        output.raw(",\"conv\":")
+        output.string(indicator.conv.string)
+        output.raw(",\"viewer\":")
+        output.string(indicator.viewer.string)
+        if cachedView !== indicator.view {
+            var tail = JSONWriter()
+            swap(&tail.bytes, &cachedTail)
+            tail.bytes.removeAll(keepingCapacity: true)
+            tail.raw(",\"typing\":")
+            tail.array(indicator.view.typing)
+            tail.raw(",\"text\":")
+            tail.string(indicator.view.text)
+            tail.raw("}\n")
+            cachedTail = tail.bytes
+            cachedView = indicator.view
+        }
+        output.raw(cachedTail)
+    }
+
+    /// `{"event":"typing","at":…,"conv":…,"user":…,"state":…,"reason":…}`
+    mutating func encode(_ change: TypingChange) {
+        output.raw("{\"event\":\"typing\",\"at\":")
+        output.integer(change.at)
+        output.raw(",\"conv\":")
+        output.string(change.conv.string)
+        output.raw(",\"user\":")
+        output.string(change.user.string)
+        output.raw(",\"state\":")
+        output.string(change.state.rawValue)
+        if let reason = change.reason {
+            output.raw(",\"reason\":")
+            output.string(reason.rawValue)
+        }
+        output.raw("}\n")
+    }
+
+    /// `{"event":"ok","line":…,"id":…}`
+    mutating func encode(_ ack: Acknowledgement) {
+        output.raw("{\"event\":\"ok\",\"line\":")
+        output.integer(ack.line)
+        output.raw(",\"id\":")
+        output.requestID(ack.id)
+        output.raw("}\n")
+    }
+
+    /// `{"event":"error","line":…,"id":…,"code":…,"message":…,"field":…,"column":…}`
+    mutating func encode(_ report: ErrorReport) {
+        output.raw("{\"event\":\"error\",\"line\":")
+        output.integer(report.line)
+        if let id = report.id {
+            output.raw(",\"id\":")
+            output.requestID(id)
+        }
+        output.raw(",\"code\":")
+        output.string(report.code.rawValue)
+        output.raw(",\"message\":")
+        output.string(report.message)
+        if let field = report.field {
+            output.raw(",\"field\":")
+            output.string(field)
+        }
+        if let column = report.column {
+            output.raw(",\"column\":")
+            output.integer(column)
+        }
+        output.raw("}\n")
+    }
+
+    /// `{"event":"state","at":…,"id":…,"conv":…,"members":[…],"typing":[…]}`
+    mutating func encode(_ state: StateReply) {
+        output.raw("{\"event\":\"state\",\"at\":")
+        output.integer(state.at)
+        if let id = state.id {
+            output.raw(",\"id\":")
+            output.requestID(id)
+        }
+        output.raw(",\"conv\":")
+        output.string(state.conv.string)
+        output.raw(",\"members\":")
+        output.array(state.members)
+        output.raw(",\"typing\":")
+        output.array(state.typing)
+        output.raw("}\n")
+    }
+
+    /// `{"event":"stats","at":…,"id":…,"lines":…,…,"events":…}`
+    mutating func encode(_ stats: StatsReply) {
+        output.raw("{\"event\":\"stats\",\"at\":")
+        output.integer(stats.at)
+        if let id = stats.id {
+            output.raw(",\"id\":")
+            output.requestID(id)
+        }
+        output.raw(",\"lines\":")
+        output.integer(stats.lines)
+        output.raw(",\"commands\":")
+        output.integer(stats.commands)
+        output.raw(",\"errors\":")
+        output.integer(stats.errors)
+        output.raw(",\"conversations\":")
+        output.integer(stats.conversations)
+        output.raw(",\"members\":")
+        output.integer(stats.members)
+        output.raw(",\"typing\":")
+        output.integer(stats.typing)
+        output.raw(",\"events\":")
+        output.integer(stats.events)
+        output.raw("}\n")
+    }
+}

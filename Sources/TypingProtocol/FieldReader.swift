@@ -1,0 +1,75 @@
+import CJansson
+import TypingCore
+
+/// Reads and checks the fields of one command object, building errors that carry
+/// the line number and the command's id.
+struct FieldReader {
+    /// The command object.
+    let object: JSONObject
+    /// The line number, for errors.
+    let line: Int
+    /// The command's id, for errors.
+    let id: RequestID?
+
+    /// The error to throw for `field`.
+    func failure(_ code: ErrorCode, field: String, _ message: String) -> ErrorReport {
+        ErrorReport(line: line, id: id, code: code, message: message, field: field)
+    }
+
+    /// A required id field (`conv`, `user`): a non-empty string of at most 256 bytes.
+    func identifier(_ key: StaticString, for command: CommandKind) throws(ErrorReport) -> Identifier {
+        guard let value = object[key] else {
+            throw failure(.missingField, field: "\(key)",
+                          "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes")
+        }
+        return try identifier(value, key: key)
+    }
+
+    /// An optional id field (`by`).
+    func optionalIdentifier(_ key: StaticString) throws(ErrorReport) -> Identifier? {
+        guard let value = object[key] else { return nil }
+        return try identifier(value, key: key)
+    }
+
+    /// Checks an id value.
+    func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(ErrorReport) -> Identifier {
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "\(key)",
+                          "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONField.describe(value))")
+        }
+        let bytes = JSONField.bytes(ofString: value)
+        if bytes.isEmpty {
+            throw failure(.badField, field: "\(key)", "\"\(key)\" must not be empty")
+        }
+        if bytes.count > FieldLimits.maxIdentifierBytes {
+            throw failure(.badField, field: "\(key)",
+                          "\"\(key)\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxIdentifierBytes)")
+        }
+        return Identifier(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The optional `name` of a join: a string of at most 1024 bytes, maybe empty.
+    func name() throws(ErrorReport) -> String? {
+        guard let value = object["name"] else { return nil }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "name",
+                          "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONField.describe(value))")
+        }
+        let bytes = JSONField.bytes(ofString: value)
+        if bytes.count > FieldLimits.maxNameBytes {
+            throw failure(.badField, field: "name",
+                          "\"name\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxNameBytes)")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// An optional boolean field (`empty`).
+    func flag(_ key: StaticString) throws(ErrorReport) -> Bool? {
+        guard let value = object[key] else { return nil }
+        guard cj_is_boolean(value) != 0 else {
+            throw failure(.badField, field: "\(key)",
+                          "\"\(key)\" must be true or false, not \(JSONField.describe(value))")
+        }
+        return cj_is_true(value) != 0
+    }
+}

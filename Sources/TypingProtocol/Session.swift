@@ -1,0 +1,67 @@
+import TypingCore
+
+/// A whole conversation with one client, minus the file descriptors: bytes in,
+/// encoded events out.
+///
+/// Feed it input as it arrives with ``feed(_:)``, take the output with
+/// ``takeOutput(_:)`` before waiting for more, and call ``finish()`` at the end of
+/// input. In real clock mode, tell it the time with ``setTime(_:)`` before feeding
+/// and let it fire timeouts with ``advance(to:)``.
+public struct Session {
+    /// The settings.
+    public let configuration: SessionConfiguration
+    var framer: Framer
+    var processor: LineProcessor
+
+    /// Creates a session at time 0.
+    public init(configuration: SessionConfiguration) {
+        self.configuration = configuration
+        framer = Framer(maxLineBytes: configuration.maxLineBytes)
+        processor = LineProcessor(configuration: configuration)
+    }
+
+    /// Processes every complete line in `chunk`; a partial last line waits for more.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer) {
+        framer.feed(chunk, to: &processor)
+    }
+
+    /// Ends the input: processes a final line without LF, then, unless draining is
+    /// off or the clock is real (the caller then waits for ``nextDeadline()``),
+    /// fires every remaining timeout at its deadline.
+    public mutating func finish() {
+        framer.finish(to: &processor)
+        if configuration.drain && configuration.clock == .manual {
+            processor.engine.drain(sink: &processor.encoder)
+        }
+    }
+
+    /// In real clock mode: the time (ms since start) at which the next lines were read.
+    public mutating func setTime(_ now: Int) {
+        processor.readTime = now
+    }
+
+    /// Fires the timeouts due by `time` and moves the clock there.
+    public mutating func advance(to time: Int) {
+        processor.engine.advance(to: time, sink: &processor.encoder)
+    }
+
+    /// The deadline of the next timeout, if any streak is active.
+    public mutating func nextDeadline() -> Int? {
+        processor.engine.nextDeadline()
+    }
+
+    /// The number of bytes of output waiting to be taken.
+    public var pendingOutputCount: Int { processor.encoder.output.bytes.count }
+
+    /// Hands the waiting output to `body` and then forgets it (even if `body` throws).
+    public mutating func takeOutput<E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+        defer { processor.encoder.output.bytes.removeAll(keepingCapacity: processor.encoder.output.bytes.capacity <= 1 << 20) }
+        let result = processor.encoder.output.bytes.withUnsafeBytes { bytes in
+            Result { () throws(E) in try body(bytes) }
+        }
+        try result.get()
+    }
+
+    /// The engine, for inspection.
+    public var engine: Engine { processor.engine }
+}
