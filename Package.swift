@@ -3,7 +3,11 @@ import PackageDescription
 
 let package = Package(
     name: "typingd",
+    products: [
+        .executable(name: "typingd", targets: ["typingd"]),
+    ],
     dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
@@ -23,7 +27,20 @@ let package = Package(
             name: "TypingProtocol",
             dependencies: ["TypingCore", "CJansson"]
         ),
+        /// The executable: options, raw stdin/stdout, the event loop.
+        .executableTarget(
+            name: "typingd",
+            dependencies: [
+                "TypingProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"]),
         .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol"]),
+        .testTarget(
+            name: "TranscriptTests",
+            dependencies: ["typingd"],
+            path: "Tests/TranscriptTests"
+        ),
     ]
 )

@@ -1,0 +1,6 @@
+import ArgumentParser
+import TypingCore
+import TypingProtocol
+
+extension ClockMode: ExpressibleByArgument {}
+extension PhraseStyle: ExpressibleByArgument {}

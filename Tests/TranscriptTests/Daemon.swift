@@ -1,0 +1,58 @@
+import Foundation
+
+/// Runs the built `typingd` binary as a subprocess.
+enum Daemon {
+    /// The binary: `$TYPINGD_BINARY`, else `typingd` next to the test bundle.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["TYPINGD_BINARY"] {
+            return URL(fileURLWithPath: path)
+        }
+        let tests = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return tests.deletingLastPathComponent().appendingPathComponent("typingd")
+    }
+
+    /// What a finished run produced.
+    struct Run {
+        var stdout: Data
+        var stderr: Data
+        var status: Int32
+    }
+
+    /// Runs typingd with `arguments`, stdin from `input`, and waits for it to exit
+    /// (killing it after `timeout` seconds).
+    static func run(_ arguments: [String], input: URL, timeout: TimeInterval = 60) throws -> Run {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardInput = try FileHandle(forReadingFrom: input)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let watchdog = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        let errors = ErrorCollector(err.fileHandleForReading)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        return Run(stdout: stdout, stderr: errors.finish(), status: process.terminationStatus)
+    }
+}
+
+/// Drains a pipe on another thread so a chatty stderr cannot block the child.
+final class ErrorCollector: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var data = Data()
+
+    init(_ handle: FileHandle) {
+        DispatchQueue.global().async {
+            self.data = handle.readDataToEndOfFile()
+            self.done.signal()
+        }
+    }
+
+    func finish() -> Data {
+        done.wait()
+        return data
+    }
+}
