@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// Runs the examples of Protocol.md and README.md through the real binary, so the
+/// documentation shows what typingd really does. `TYPINGD_BLESS=1` rewrites their
+/// output blocks from actual runs.
+@Suite("Documented examples", .serialized)
+struct DocumentTests {
+    static let examples = DocumentExample.parse("Protocol.md") + DocumentExample.parse("README.md")
+
+    @Test("the documents have examples")
+    func found() {
+        #expect(DocumentExample.parse("Protocol.md").count >= 8)
+        #expect(DocumentExample.parse("README.md").count >= 1)
+    }
+
+    @Test("documented example", arguments: examples)
+    func example(_ example: DocumentExample) throws {
+        let input = FileManager.default.temporaryDirectory
+            .appendingPathComponent("typingd-doc-\(ProcessInfo.processInfo.processIdentifier)-\(example.line).jsonl")
+        try (example.input.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: input) }
+        let run = try Daemon.run(example.arguments, input: input)
+        #expect(run.status == 0, "\(example): exit status \(run.status)")
+        let actual = String(decoding: run.stdout, as: UTF8.self)
+            .split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        if TranscriptTests.blessing {
+            try example.bless(actual)
+            return
+        }
+        if actual != example.output {
+            Issue.record("""
+            \(example): the documented output differs from a real run (TYPINGD_BLESS=1 rewrites it):
+            \(LineDiff.render(expected: example.output.map { Substring($0) }, actual: actual.map { Substring($0) }))
+            """)
+        }
+    }
+}
