@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Generate workload W1 for typingd: a repeatable, realistic manual-clock stream.
+
+    bench/gen_w1.py [--lines N] [--conversations N] [--bursts N] [--seed S] > w1.jsonl
+
+Every line carries "at". First, every conversation is joined: sizes are
+lognormal, clamped to 2..50 members, drawn from a shared pool of users (so users
+are in several conversations), each join with a name. Then about --bursts typing
+bursts run interleaved at any time: a member types 3..40 keystrokes 80..300 ms
+apart (sometimes pausing longer than the 3 s timeout), and the burst ends with
+send (75 %), an emptied box (10 %), silence (the streak times out), leave,
+remove or offline; whoever left or was removed joins again later. The same seed
+gives the same bytes.
+"""
+import argparse
+import heapq
+import json
+import math
+import random
+import sys
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=1_000_000)
+    parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--bursts", type=int, default=2_000, help="bursts active at once")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    out = sys.stdout
+    write = out.write
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+    lines = 0
+
+    def emit(obj):
+        nonlocal lines
+        write(dumps(obj))
+        write("\n")
+        lines += 1
+
+    # Phase 1: membership. Lognormal sizes with a median of about 6.
+    members = []
+    pool = max(100, args.conversations * 4)
+    for c in range(args.conversations):
+        size = int(round(math.exp(rng.gauss(math.log(6), 0.8))))
+        size = max(2, min(50, size))
+        users = rng.sample(range(pool), size)
+        members.append(users)
+        for u in users:
+            if lines >= args.lines:
+                return
+            emit({"cmd": "join", "conv": f"c{c}", "user": f"u{u}", "name": f"User {u}", "at": 0})
+
+    # Phase 2: interleaved bursts, scheduled on a heap of (time, seq, burst).
+    now = 0
+    seq = 0
+    heap = []
+    absent = {}  # (conv, user) -> True while left/removed, rejoin pending
+
+    def new_burst(start):
+        nonlocal seq
+        c = rng.randrange(args.conversations)
+        u = rng.choice(members[c])
+        keys = rng.randint(3, 40)
+        seq += 1
+        heapq.heappush(heap, (start, seq, ["type", c, u, keys]))
+
+    for _ in range(args.bursts):
+        new_burst(rng.randint(0, 5000))
+
+    while lines < args.lines and heap:
+        t, _, burst = heapq.heappop(heap)
+        now = max(now, t)
+        kind, c, u = burst[0], burst[1], burst[2]
+        conv, user = f"c{c}", f"u{u}"
+        if kind == "rejoin":
+            absent.pop((c, u), None)
+            emit({"cmd": "join", "conv": conv, "user": user, "name": f"User {u}", "at": now})
+            continue
+        if (c, u) in absent:  # this member is away: start another burst instead
+            new_burst(now + rng.randint(80, 300))
+            continue
+        keys = burst[3]
+        if keys > 0:
+            emit({"cmd": "type", "conv": conv, "user": user, "at": now})
+            burst[3] = keys - 1
+            gap = rng.randint(80, 300) if rng.random() > 0.03 else rng.randint(3100, 6000)
+            seq += 1
+            heapq.heappush(heap, (now + gap, seq, burst))
+            continue
+        ending = rng.random()
+        if ending < 0.75:
+            emit({"cmd": "send", "conv": conv, "user": user, "at": now})
+        elif ending < 0.85:
+            emit({"cmd": "type", "conv": conv, "user": user, "empty": True, "at": now})
+        elif ending < 0.94:
+            pass  # silence: the streak times out
+        elif ending < 0.96:
+            emit({"cmd": "leave", "conv": conv, "user": user, "at": now})
+            absent[(c, u)] = True
+        elif ending < 0.98:
+            others = [m for m in members[c] if m != u and (c, m) not in absent]
+            if others:
+                emit({"cmd": "remove", "conv": conv, "user": user, "by": f"u{rng.choice(others)}", "at": now})
+                absent[(c, u)] = True
+        else:
+            emit({"cmd": "offline", "user": user, "at": now})
+        if (c, u) in absent:
+            seq += 1
+            heapq.heappush(heap, (now + rng.randint(1000, 20000), seq, ["rejoin", c, u]))
+        new_burst(now + rng.randint(200, 2000))
+
+
+if __name__ == "__main__":
+    main()
