@@ -17,6 +17,8 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        /// Linux interfaces the Glibc module lacks (signalfd).
+        .systemLibrary(name: "CLinux"),
         /// The pure engine: membership, streaks, timers, names, phrases. No I/O, no clock.
         .target(
             name: "TypingCore",
@@ -32,15 +34,14 @@ let package = Package(
             name: "typingd",
             dependencies: [
                 "TypingProtocol",
+                "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"]),
         .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol"]),
-        .testTarget(
-            name: "TranscriptTests",
-            dependencies: ["typingd"],
-            path: "Tests/TranscriptTests"
-        ),
+        /// The executable as users run it: golden transcripts, documented
+        /// examples, the live process through pipes.
+        .testTarget(name: "TypingdTests", dependencies: ["typingd"]),
     ]
 )

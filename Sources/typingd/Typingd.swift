@@ -27,6 +27,11 @@ struct Typingd: ParsableCommand {
         writes what bob sees: first "Alice is typing...", then, when input ends and \
         the streak times out at 4000, the empty indicator.
 
+        By default (--clock real) typingd runs live: commands happen when they are \
+        read, typing clears on its own when the timeout passes, and every event is \
+        written the moment it exists. Close stdin to finish (remaining streaks time \
+        out first, unless --no-drain) or send SIGTERM.
+
         Commands: join, type, send, leave, remove, offline, tick, query, stats. \
         Events: indicator, typing, ok, error, state, stats. Bad lines get an error \
         event with the line number and a code; nothing else is affected.
@@ -83,9 +88,6 @@ struct Typingd: ParsableCommand {
         guard maxMemberships >= 1 else {
             throw ValidationError("--max-memberships must be at least 1, not \(maxMemberships)")
         }
-        if clock == .real {
-            throw ValidationError("--clock real is not built yet; use --clock manual")
-        }
     }
 
     /// The settings the options describe.
@@ -99,7 +101,7 @@ struct Typingd: ParsableCommand {
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
         do {
-            try ManualLoop(configuration: sessionConfiguration).run()
+            try EventLoop(configuration: sessionConfiguration).run()
         } catch .readerGone {
             return
         } catch {

@@ -4,7 +4,7 @@ import Testing
 /// Runs every golden transcript in `examples/` through the real binary and
 /// compares its stdout with `NAME.out.jsonl`, byte for byte.
 ///
-/// `TYPINGD_BLESS=1 swift test --filter TranscriptTests` rewrites the golden files
+/// `TYPINGD_BLESS=1 swift test --filter TypingdTests` rewrites the golden files
 /// from the actual output instead (review the diff before committing them).
 @Suite("Golden transcripts")
 struct TranscriptTests {
