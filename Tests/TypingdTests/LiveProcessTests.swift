@@ -1,0 +1,160 @@
+import Foundation
+import Glibc
+import Testing
+
+/// The live daemon (`--clock real`) through real pipes. Bounds on time are
+/// generous where the OS scheduler is involved; no test sleeps longer than the
+/// behaviour it waits for.
+@Suite("Live process")
+struct LiveProcessTests {
+    static let room = [
+        #"{"cmd":"join","conv":"g","user":"a","name":"Ann"}"#,
+        #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#,
+    ]
+
+    @Test("a keystroke shows up at once and clears on its own after the timeout")
+    func keystrokeAndTimeout() throws {
+        let daemon = try LiveDaemon(["--timeout-ms", "200"])
+        try daemon.send(Self.room[0], Self.room[1])
+        let sent = Date()
+        try daemon.send(#"{"cmd":"type","conv":"g","user":"a"}"#)
+        let started = object(daemon.readLine())
+        let shownAfter = Date().timeIntervalSince(sent)
+        #expect(started["text"] as? String == "Ann is typing...")
+        #expect(shownAfter < 1, "the indicator was written at once, not held in a buffer")
+        let cleared = object(daemon.readLine())
+        let clearedAfter = Date().timeIntervalSince(sent)
+        #expect(cleared["text"] as? String == "")
+        #expect((cleared["at"] as? Int ?? 0) - (started["at"] as? Int ?? 0) == 200)
+        #expect(clearedAfter >= 0.19 && clearedAfter < 2, "cleared \(clearedAfter) s after the keystroke")
+        #expect(daemon.isRunning, "typingd keeps running while stdin is open")
+    }
+
+    @Test("a command with an id gets its reply while the process keeps running")
+    func replies() throws {
+        let daemon = try LiveDaemon([])
+        try daemon.send(#"{"cmd":"join","conv":"g","user":"a","id":"j"}"#)
+        #expect(daemon.readLine() == #"{"event":"ok","line":1,"id":"j"}"#)
+        try daemon.send(#"{"cmd":"stats","id":2}"#)
+        let stats = object(daemon.readLine())
+        #expect(stats["event"] as? String == "stats" && stats["id"] as? Int == 2 && stats["members"] as? Int == 1)
+        try daemon.send(#"{"cmd":"tick","at":5,"id":3}"#)
+        #expect(object(daemon.readLine())["code"] as? String == "clock_mode")
+        #expect(daemon.isRunning)
+    }
+
+    @Test("at the end of input, active streaks time out in real time, then typingd exits 0")
+    func drainAtEnd() throws {
+        let daemon = try LiveDaemon(["--timeout-ms", "300"])
+        try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
+        let sent = Date()
+        try daemon.closeInput()
+        let lines = daemon.readAll()
+        let elapsed = Date().timeIntervalSince(sent)
+        #expect(lines.count == 2)
+        #expect(object(lines.last)["text"] as? String == "")
+        #expect(elapsed >= 0.29, "the drain waited for the deadline (\(elapsed) s)")
+        #expect(daemon.waitForExit() == 0)
+        #expect(daemon.stderr.isEmpty)
+    }
+
+    @Test("with --no-drain, typingd exits as soon as the input ends")
+    func noDrain() throws {
+        let daemon = try LiveDaemon(["--timeout-ms", "60000", "--no-drain"])
+        try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
+        try daemon.closeInput()
+        #expect(daemon.readAll(timeout: 10).count == 1)
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+    }
+
+    @Test("SIGINT and SIGTERM: what was produced is written, exit 0", arguments: [SIGTERM, SIGINT])
+    func signals(signal: Int32) throws {
+        let daemon = try LiveDaemon(["--timeout-ms", "60000"])
+        try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
+        #expect(object(daemon.readLine())["text"] as? String == "Ann is typing...")
+        daemon.signal(signal)
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(daemon.readAll(timeout: 5).isEmpty, "no drain after a signal")
+        #expect(daemon.stderr.isEmpty)
+    }
+
+    @Test("when the reader goes away (EPIPE, as with `typingd | head -1`), typingd ends quietly with 0")
+    func readerGone() throws {
+        let daemon = try LiveDaemon(["--clock", "manual"])
+        try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a","at":1}"#)
+        #expect(daemon.readLine() != nil)
+        try daemon.closeOutput()
+        for time in 2...2000 {
+            guard daemon.isRunning else { break }
+            try? daemon.send(#"{"cmd":"send","conv":"g","user":"a"}"#,
+                             #"{"cmd":"type","conv":"g","user":"a","at":\#(time)}"#)
+        }
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(daemon.stderr.isEmpty, "EPIPE is not an error worth a message")
+    }
+
+    @Test("a reader that stops reading for a while, then reads slowly, gets every event in order")
+    func slowReader() throws {
+        // A room of 200 where members take turns typing and sending: ~80k events,
+        // megabytes of output, far more than a pipe holds.
+        var commands = (0..<200).map { #"{"cmd":"join","conv":"big","user":"u\#($0)"}"# }
+        for turn in 0..<200 {
+            commands.append(#"{"cmd":"type","conv":"big","user":"u\#(turn)"}"#)
+            commands.append(#"{"cmd":"send","conv":"big","user":"u\#(turn)"}"#)
+        }
+        commands.append(#"{"cmd":"stats","id":"end"}"#)
+        let input = commands.joined(separator: "\n") + "\n"
+
+        let daemon = try LiveDaemon(["--timeout-ms", "60000", "--no-drain"])
+        let writer = Thread {
+            try? daemon.send(bytes: Array(input.utf8))
+            try? daemon.closeInput()
+        }
+        writer.start()
+        usleep(500_000)  // the reader is away; typingd must block, not drop
+        var received: [String] = []
+        while let line = daemon.readLine(timeout: 20) {
+            received.append(line)
+            if received.count % 2000 == 0 { usleep(1_000) }
+        }
+        #expect(daemon.waitForExit() == 0)
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-slow-\(getpid()).jsonl")
+        try input.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let reference = try Daemon.run(["--clock", "manual", "--timeout-ms", "60000", "--no-drain"], input: file)
+        let expected = String(decoding: reference.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(received.count == expected.count)
+        #expect(received.count > 75_000)
+        let same = zip(received, expected).allSatisfy { withoutTime($0) == withoutTime($1) }
+        #expect(same, "the live output is the manual run's, event for event, but for times")
+    }
+
+    @Test("a bad option or value is a message on stderr and exit 64", arguments: [
+        ["--timeout-ms", "0"], ["--timeout-ms", "86400001"], ["--clock", "sometimes"], ["--style", "loud"],
+        ["--max-line-bytes", "0"], ["--max-members", "-1"], ["--max-memberships", "0"], ["--frobnicate"],
+    ])
+    func badOptions(arguments: [String]) throws {
+        let daemon = try LiveDaemon(arguments)
+        #expect(daemon.waitForExit() == 64)
+        #expect(!daemon.stderr.isEmpty)
+        #expect(daemon.readAll(timeout: 2).isEmpty)
+    }
+
+    @Test("an I/O error other than EPIPE is a message on stderr and exit 74")
+    func ioError() throws {
+        guard let full = FileHandle(forWritingAtPath: "/dev/full") else { return }
+        let daemon = try LiveDaemon(["--clock", "manual"], stdout: full)
+        try daemon.send(#"{"cmd":"stats"}"#)
+        try daemon.closeInput()
+        #expect(daemon.waitForExit() == 74)
+        #expect(daemon.stderr.contains("cannot write stdout"))
+    }
+}
+
+/// An event line without its `"at":N` (the second key of every timed event).
+func withoutTime(_ line: String) -> [Substring] {
+    var parts = line.split(separator: ",", maxSplits: 2, omittingEmptySubsequences: false)
+    if parts.count == 3 && parts[1].hasPrefix(#""at":"#) { parts.remove(at: 1) }
+    return parts
+}
