@@ -26,6 +26,9 @@ def main():
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--bursts", type=int, default=2_000, help="bursts active at once")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--median-size", type=float, default=5.0, help="median conversation size")
+    parser.add_argument("--long-pause", type=float, default=0.01,
+                        help="chance that a gap between keystrokes outlasts the timeout")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     out = sys.stdout
@@ -39,11 +42,11 @@ def main():
         write("\n")
         lines += 1
 
-    # Phase 1: membership. Lognormal sizes with a median of about 6.
+    # Phase 1: membership. Lognormal sizes (sigma 0.8) around --median-size.
     members = []
     pool = max(100, args.conversations * 4)
     for c in range(args.conversations):
-        size = int(round(math.exp(rng.gauss(math.log(6), 0.8))))
+        size = int(round(math.exp(rng.gauss(math.log(args.median_size), 0.8))))
         size = max(2, min(50, size))
         users = rng.sample(range(pool), size)
         members.append(users)
@@ -85,7 +88,7 @@ def main():
         if keys > 0:
             emit({"cmd": "type", "conv": conv, "user": user, "at": now})
             burst[3] = keys - 1
-            gap = rng.randint(80, 300) if rng.random() > 0.03 else rng.randint(3100, 6000)
+            gap = rng.randint(80, 300) if rng.random() >= args.long_pause else rng.randint(3100, 6000)
             seq += 1
             heapq.heappush(heap, (now + gap, seq, burst))
             continue

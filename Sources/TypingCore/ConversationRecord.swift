@@ -1,15 +1,21 @@
 /// A live conversation: its members in join order and its typers in streak order.
 struct ConversationRecord {
+    /// Above this many member slots, members are found through `memberIndex`
+    /// instead of a scan.
+    static let scanLimit = 32
+
     /// The conversation's id.
     var id: Identifier
     /// Members in join order. Leaves leave vacant slots, compacted now and then.
-    var members: [MemberSlot]
+    private(set) var members: [MemberSlot]
     /// Occupied slots in `members`.
-    var memberCount: Int
+    private(set) var memberCount: Int
     /// Active streaks, in the order they began.
     var typers: [Int32]
     /// The view of every member who is not typing (all typers), as last rendered.
     var fullView: IndicatorView
+    /// User → member slot, kept only for conversations past ``scanLimit`` slots.
+    private var memberIndex: [Int32: Int32]?
 
     /// A new, empty conversation.
     init(id: Identifier) {
@@ -20,9 +26,79 @@ struct ConversationRecord {
         self.fullView = .empty
     }
 
-    /// True when a vacant slot is worth compacting away.
-    var needsCompaction: Bool {
+    /// The slot of user `u`, if a member.
+    @inline(__always)
+    func slot(of u: Int32) -> Int? {
+        if let memberIndex { return memberIndex[u].map(Int.init) }
+        for index in members.indices where members[index].user == u { return index }
+        return nil
+    }
+
+    /// True when members are found through an index rather than a scan.
+    @inline(__always) var isIndexed: Bool { memberIndex != nil }
+
+    /// In a conversation that is not indexed: the slot of the member whose id is
+    /// `id`, comparing inline fingerprints (`verify` checks long ids in full).
+    @inline(__always)
+    func scan(for id: Identifier, verify: (Int32) -> Bool) -> Int? {
+        let fingerprint = id.fingerprint
+        for index in members.indices where members[index].fingerprint == fingerprint {
+            if fingerprint.isComplete || verify(members[index].user) { return index }
+        }
+        return nil
+    }
+
+    /// Sets the streak of the member in `slot`.
+    @inline(__always)
+    mutating func setStreak(_ streak: Int32, at slot: Int) {
+        members[slot].streak = streak
+    }
+
+    /// Records the indicator last sent to the member in `slot`.
+    @inline(__always)
+    mutating func setLastSent(_ view: IndicatorView, at slot: Int) {
+        members[slot].lastSent = view
+    }
+
+    /// Adds user `u`, whose id is `id`, at the end of the join order; returns their slot.
+    mutating func append(_ u: Int32, id: Identifier) -> Int {
+        let slot = members.count
+        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty))
+        memberCount += 1
+        if memberIndex != nil {
+            memberIndex?[u] = Int32(slot)
+        } else if members.count > ConversationRecord.scanLimit {
+            rebuildIndex()
+        }
+        return slot
+    }
+
+    /// Frees `slot` (its member leaves), compacting vacant slots when they are many.
+    mutating func vacate(_ slot: Int) {
+        memberIndex?[members[slot].user] = nil
+        members[slot] = .free
+        memberCount -= 1
         let vacant = members.count - memberCount
-        return vacant >= 8 && vacant * 2 > members.count
+        if memberCount == 0 {
+            members = []
+            memberIndex = nil
+        } else if vacant >= 8 && vacant * 2 > members.count {
+            members = members.filter(\.isOccupied)
+            rebuildIndex()
+        }
+    }
+
+    /// Builds (or drops, for a small conversation) the user → slot index.
+    private mutating func rebuildIndex() {
+        guard members.count > ConversationRecord.scanLimit / 2 else {
+            memberIndex = nil
+            return
+        }
+        var index: [Int32: Int32] = [:]
+        index.reserveCapacity(members.count)
+        for (slot, member) in members.enumerated() where member.isOccupied {
+            index[member.user] = Int32(slot)
+        }
+        memberIndex = index
     }
 }

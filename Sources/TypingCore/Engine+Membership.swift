@@ -1,20 +1,16 @@
 extension Engine {
-    /// The key of the membership of user `u` in conversation `c`.
-    @inline(__always)
-    static func membershipKey(_ c: Int32, _ u: Int32) -> UInt64 {
-        UInt64(UInt32(bitPattern: c)) << 32 | UInt64(UInt32(bitPattern: u))
-    }
-
     /// The conversation, user and member slot of `user` in `conv`, if a member.
+    @inline(__always)
     func membership(of user: Identifier, in conv: Identifier) -> (conv: Int32, user: Int32, slot: Int)? {
-        guard let c = conversationIndex[conv], let u = userIndex[user],
-              let slot = memberships[Engine.membershipKey(c, u)] else { return nil }
-        return (c, u, Int(slot))
-    }
-
-    /// The member slot of user `u` in conversation `c`, if a member.
-    func slot(of u: Int32, in c: Int32) -> Int? {
-        memberships[Engine.membershipKey(c, u)].map(Int.init)
+        guard let c = findConversation(conv) else { return nil }
+        if conversations[Int(c)].isIndexed {
+            guard let u = findUser(user), let slot = conversations[Int(c)].slot(of: u) else { return nil }
+            return (c, u, slot)
+        }
+        guard let slot = conversations[Int(c)].scan(for: user, verify: { users[Int($0)].id == user }) else {
+            return nil
+        }
+        return (c, conversations[Int(c)].members[slot].user, slot)
     }
 
     /// `join`: membership (unless already a member, or past a limit), the name, and
@@ -22,11 +18,11 @@ extension Engine {
     /// (in streak order) when the display name changed, then this one.
     mutating func join<S: EventSink>(conv: Identifier, user: Identifier, name: String?,
                                      sink: inout S) -> Failure? {
-        let existingConv = conversationIndex[conv]
-        let existingUser = userIndex[user]
+        let existingConv = findConversation(conv)
+        let existingUser = findUser(user)
         var isMember = false
         if let c = existingConv, let u = existingUser {
-            isMember = memberships[Engine.membershipKey(c, u)] != nil
+            isMember = conversations[Int(c)].slot(of: u) != nil
         }
         if !isMember, let failure = limitFailure(joining: existingConv, conv: conv) {
             return failure
@@ -49,7 +45,7 @@ extension Engine {
                 render(streaks[Int(s)].conv, scope: .everyone, sink: &sink)
             }
         }
-        if nameChanged, let slot = slot(of: u, in: c),
+        if nameChanged, let slot = conversations[Int(c)].slot(of: u),
            conversations[Int(c)].members[slot].streak >= 0 {
             render(c, scope: .everyone, sink: &sink)
         } else if let newSlot {
@@ -66,7 +62,7 @@ extension Engine {
                 message: "conversation \(Failure.quoted(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
                 field: "conv")
         }
-        if memberships.count >= configuration.maxMemberships {
+        if liveMemberships >= configuration.maxMemberships {
             return Failure(
                 code: .limit,
                 message: "there are already \(configuration.maxMemberships) memberships in all, the most --max-memberships allows",
@@ -107,7 +103,7 @@ extension Engine {
             u = Int32(users.count)
             users.append(record)
         }
-        userIndex[id] = u
+        userIndex.insert(hash: id.hash(seed: seed), record: u)
         return u
     }
 
@@ -121,49 +117,36 @@ extension Engine {
             c = Int32(conversations.count)
             conversations.append(ConversationRecord(id: id))
         }
-        conversationIndex[id] = c
+        conversationIndex.insert(hash: id.hash(seed: seed), record: c)
         liveConversations += 1
         return c
     }
 
     /// Appends user `u` to the members of `c` and returns the new slot.
     mutating func addMember(_ u: Int32, to c: Int32) -> Int {
-        let slot = conversations[Int(c)].members.count
-        conversations[Int(c)].members.append(MemberSlot(user: u, streak: -1, lastSent: .empty))
-        conversations[Int(c)].memberCount += 1
-        memberships[Engine.membershipKey(c, u)] = Int32(slot)
+        let slot = conversations[Int(c)].append(u, id: users[Int(u)].id)
         users[Int(u)].memberships += 1
+        liveMemberships += 1
         return slot
     }
 
     /// Ends the membership of `u` (not typing) in `c`, freeing what is left unused:
     /// the user without memberships, the conversation without members.
     mutating func removeMember(_ u: Int32, slot: Int, from c: Int32) {
-        conversations[Int(c)].members[slot] = MemberSlot(user: MemberSlot.vacant, streak: -1, lastSent: .empty)
-        conversations[Int(c)].memberCount -= 1
-        memberships[Engine.membershipKey(c, u)] = nil
+        conversations[Int(c)].vacate(slot)
+        liveMemberships -= 1
         users[Int(u)].memberships -= 1
         if users[Int(u)].memberships == 0 {
-            userIndex[users[Int(u)].id] = nil
-            users[Int(u)] = UserRecord(id: Identifier(""), displayName: "", memberships: 0, streaks: [])
+            userIndex.remove(hash: users[Int(u)].id.hash(seed: seed), record: u)
+            users[Int(u)] = UserRecord(id: Identifier(bytes: UnsafeRawBufferPointer(start: nil, count: 0)),
+                                       displayName: "", memberships: 0, streaks: [])
             freeUsers.append(u)
         }
         if conversations[Int(c)].memberCount == 0 {
-            conversationIndex[conversations[Int(c)].id] = nil
-            conversations[Int(c)] = ConversationRecord(id: Identifier(""))
+            conversationIndex.remove(hash: conversations[Int(c)].id.hash(seed: seed), record: c)
+            conversations[Int(c)] = ConversationRecord(id: Identifier(bytes: UnsafeRawBufferPointer(start: nil, count: 0)))
             freeConversations.append(c)
             liveConversations -= 1
-        } else if conversations[Int(c)].needsCompaction {
-            compactMembers(of: c)
-        }
-    }
-
-    /// Drops the vacant slots of `c`, keeping join order, and re-points memberships.
-    mutating func compactMembers(of c: Int32) {
-        let kept = conversations[Int(c)].members.filter(\.isOccupied)
-        conversations[Int(c)].members = kept
-        for (slot, member) in kept.enumerated() {
-            memberships[Engine.membershipKey(c, member.user)] = Int32(slot)
         }
     }
 }

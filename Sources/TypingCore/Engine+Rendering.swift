@@ -39,13 +39,14 @@ extension Engine {
             current = full
             if member.lastSent === full { return }
             if member.lastSent !== previous && member.lastSent == full {
-                conversations[Int(c)].members[slot].lastSent = full
+                conversations[Int(c)].setLastSent(full, at: slot)
                 return
             }
         }
-        conversations[Int(c)].members[slot].lastSent = current
-        emit(.indicator(Indicator(at: now, conv: conversations[Int(c)].id,
-                                  viewer: users[Int(member.user)].id, view: current)), to: &sink)
+        conversations[Int(c)].setLastSent(current, at: slot)
+        let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[Int(member.user)].id
+        emit(.indicator(Indicator(at: now, conv: conversations[Int(c)].id, viewer: viewer, view: current)),
+             to: &sink)
     }
 
     /// The view of conversation `c` for a viewer who is user `excluded` (or
@@ -57,14 +58,23 @@ extension Engine {
         if shown <= 0 { return .empty }
         var ids: [Identifier] = []
         ids.reserveCapacity(shown)
-        var names: [String] = []
+        var first: (Int32, Int32, Int32) = (0, 0, 0)
         for s in typers {
             let u = streaks[Int(s)].user
             if u == excluded { continue }
+            switch ids.count {
+            case 0: first.0 = u
+            case 1: first.1 = u
+            case 2: first.2 = u
+            default: break
+            }
             ids.append(users[Int(u)].id)
-            if names.count < 3 { names.append(users[Int(u)].displayName) }
         }
-        return IndicatorView(typing: ids, text: Phrase.text(count: ids.count, names: names,
-                                                            style: configuration.style))
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        Phrase.append(count: ids.count, style: configuration.style, into: &text) { index in
+            users[Int(index == 0 ? first.0 : index == 1 ? first.1 : first.2)].displayName
+        }
+        return IndicatorView(typing: ids, textBytes: text)
     }
 }

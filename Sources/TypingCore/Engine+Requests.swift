@@ -56,7 +56,7 @@ extension Engine {
 
     /// The `state` reply for `conv`: members in join order, typers in streak order.
     func state(of conv: Identifier, id: RequestID?) -> StateReply {
-        guard let c = conversationIndex[conv] else {
+        guard let c = findConversation(conv) else {
             return StateReply(at: now, id: id, conv: conv, members: [], typing: [])
         }
         let record = conversations[Int(c)]
@@ -68,7 +68,7 @@ extension Engine {
     /// The `stats` reply; `line` is the stats command's own line, so lines read.
     func stats(id: RequestID?, line: Int) -> StatsReply {
         StatsReply(at: now, id: id, lines: line, commands: commandsApplied, errors: errorsWritten,
-                   conversations: liveConversations, members: memberships.count,
+                   conversations: liveConversations, members: liveMemberships,
                    typing: liveStreaks, events: eventsWritten)
     }
 }

@@ -34,7 +34,7 @@ extension Engine {
     /// `offline`: every streak of the user stops, in the order they began.
     /// An unknown user has no streaks, so this is then a no-op.
     mutating func offline<S: EventSink>(user: Identifier, sink: inout S) {
-        guard let u = userIndex[user] else { return }
+        guard let u = findUser(user) else { return }
         for streak in users[Int(u)].streaks {
             stop(streak, reason: .offline, render: true, sink: &sink)
         }
@@ -59,7 +59,7 @@ extension Engine {
         timers.insert(TimerEntry(deadline: deadline, keystroke: keystrokes, streak: s,
                                  generation: streaks[Int(s)].generation))
         conversations[Int(c)].typers.append(s)
-        conversations[Int(c)].members[slot].streak = s
+        conversations[Int(c)].setStreak(s, at: slot)
         users[Int(u)].streaks.append(s)
         if configuration.typingEvents {
             emit(.typing(TypingChange(at: now, conv: conversations[Int(c)].id, user: users[Int(u)].id,
@@ -80,8 +80,8 @@ extension Engine {
         if let index = users[Int(u)].streaks.firstIndex(of: s) {
             users[Int(u)].streaks.remove(at: index)
         }
-        if let slot = slot(of: u, in: c) {
-            conversations[Int(c)].members[slot].streak = -1
+        if let slot = conversations[Int(c)].slot(of: u) {
+            conversations[Int(c)].setStreak(-1, at: slot)
         }
         streaks[Int(s)].isLive = false
         streaks[Int(s)].generation &+= 1

@@ -9,25 +9,27 @@ import HeapModule
 ///
 /// Every step costs work in proportion to the members and typers of the
 /// conversations it touches, never to the history or to other conversations: ids
-/// are interned to small integers, memberships live in one hash table, a
-/// conversation with no members is freed, and the timer heap holds at most one
-/// entry per streak (see ``TimerEntry``).
+/// are interned to small integers through seeded hash indexes, a member is found
+/// inside their conversation, a conversation with no members is freed, and the
+/// timer heap holds at most one entry per streak (see ``TimerEntry``).
 public struct Engine {
     /// The settings the engine was made with.
     public let configuration: EngineConfiguration
     /// The current time in milliseconds. It starts at 0 and never goes back.
     public internal(set) var now: Int = 0
 
+    /// The key of the hash indexes, random per engine.
+    let seed: UInt64
+
     var users: [UserRecord] = []
     var freeUsers: [Int32] = []
-    var userIndex: [Identifier: Int32] = [:]
+    var userIndex = IndexTable()
 
     var conversations: [ConversationRecord] = []
     var freeConversations: [Int32] = []
-    var conversationIndex: [Identifier: Int32] = [:]
+    var conversationIndex = IndexTable()
 
-    /// Conversation and user packed into one key → the member's slot index.
-    var memberships: [UInt64: Int32] = [:]
+    var liveMemberships = 0
 
     var streaks: [StreakRecord] = []
     var freeStreaks: [Int32] = []
@@ -43,12 +45,13 @@ public struct Engine {
     /// Creates an empty engine at time 0.
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
         self.configuration = configuration
+        self.seed = UInt64.random(in: .min ... .max)
     }
 
     /// Live conversations (those with at least one member).
     public var conversationCount: Int { liveConversations }
     /// Memberships over all conversations.
-    public var membershipCount: Int { memberships.count }
+    public var membershipCount: Int { liveMemberships }
     /// Active typing streaks.
     public var typingCount: Int { liveStreaks }
     /// Events emitted so far, errors included.
@@ -63,5 +66,19 @@ public struct Engine {
         eventsWritten += 1
         if case .error = event { errorsWritten += 1 }
         sink.emit(event)
+    }
+}
+
+extension Engine {
+    /// The interned number of user `id`, if they are known.
+    @inline(__always)
+    func findUser(_ id: Identifier) -> Int32? {
+        userIndex.find(hash: id.hash(seed: seed)) { users[Int($0)].id == id }
+    }
+
+    /// The interned number of conversation `id`, if it is live.
+    @inline(__always)
+    func findConversation(_ id: Identifier) -> Int32? {
+        conversationIndex.find(hash: id.hash(seed: seed)) { conversations[Int($0)].id == id }
     }
 }

@@ -1,5 +1,7 @@
 /// One member of a conversation, in the conversation's join-ordered member list.
-struct MemberSlot {
+struct MemberSlot: Sendable {
+    /// The user's id, inline: found without touching the user's record.
+    var fingerprint: Identifier.Fingerprint
     /// The user, or ``MemberSlot/vacant`` for a slot freed by a leave.
     var user: Int32
     /// The member's active streak in this conversation, or -1.
@@ -12,4 +14,8 @@ struct MemberSlot {
 
     /// True when the slot holds a member.
     var isOccupied: Bool { user != MemberSlot.vacant }
+
+    /// A freed slot.
+    static let free = MemberSlot(fingerprint: Identifier.Fingerprint(word0: 0, word1: 0, info: 0),
+                                 user: vacant, streak: -1, lastSent: .empty)
 }

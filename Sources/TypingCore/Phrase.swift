@@ -14,19 +14,53 @@ public enum Phrase {
     /// | ≥4 | A, B, and {n−2} others are typing... | A and {n−1} others are typing... |
     public static func text(count: Int, names: [String], style: PhraseStyle) -> String {
         precondition(names.count >= min(count, 3), "Phrase.text needs the first names")
+        var bytes: [UInt8] = []
+        append(count: count, style: style, into: &bytes) { names[$0] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 bytes of the phrase for `count` typers to `bytes`;
+    /// `name(i)` is the display name of typer `i` (only the first three are asked).
+    @inline(__always)
+    static func append(count: Int, style: PhraseStyle, into bytes: inout [UInt8],
+                       name: (Int) -> String) {
+        @inline(__always) func put(_ text: String) {
+            var text = text
+            text.withUTF8 { bytes.append(contentsOf: $0) }
+        }
+        @inline(__always) func put(_ text: StaticString) {
+            text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        }
         switch (count, style) {
         case (...0, _):
-            return ""
+            return
         case (1, _):
-            return names[0] + " is typing..."
+            put(name(0))
+            put(" is typing...")
         case (2, _):
-            return names[0] + " and " + names[1] + " are typing..."
+            put(name(0))
+            put(" and ")
+            put(name(1))
+            put(" are typing...")
         case (3, .group):
-            return names[0] + ", " + names[1] + ", and " + names[2] + " are typing..."
+            put(name(0))
+            put(", ")
+            put(name(1))
+            put(", and ")
+            put(name(2))
+            put(" are typing...")
         case (_, .group):
-            return names[0] + ", " + names[1] + ", and " + String(count - 2) + " others are typing..."
+            put(name(0))
+            put(", ")
+            put(name(1))
+            put(", and ")
+            put(String(count - 2))
+            put(" others are typing...")
         case (_, .compact):
-            return names[0] + " and " + String(count - 1) + " others are typing..."
+            put(name(0))
+            put(" and ")
+            put(String(count - 1))
+            put(" others are typing...")
         }
     }
 }

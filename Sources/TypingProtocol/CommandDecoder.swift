@@ -19,7 +19,7 @@ public struct CommandDecoder: Sendable {
 
     /// Decodes `line` (without LF or trailing CR), which is line `number` of the input.
     public func decode(_ line: UnsafeRawBufferPointer, number: Int) throws(ErrorReport) -> Request {
-        if let nul = line.firstIndex(of: 0) {
+        if let nul = Bytes.firstIndex(of: 0, in: line) {
             throw ErrorReport(line: number, code: .badJSON,
                               message: "invalid JSON: the line holds a NUL byte (byte \(nul + 1)), which JSON text cannot contain")
         }
@@ -44,7 +44,7 @@ public struct CommandDecoder: Sendable {
         let id = try decodeID(object, number: number)
         var fields = FieldReader(object: object, line: number, id: id)
 
-        guard let cmdValue = object["cmd"] else {
+        guard let cmdValue = object.cmd else {
             throw fields.failure(.missingField, field: "cmd",
                                  "the command has no \"cmd\"; it needs one of \(CommandKind.list)")
         }
@@ -63,29 +63,29 @@ public struct CommandDecoder: Sendable {
         let command: Command
         switch kind {
         case .join:
-            let conv = try fields.identifier("conv", for: kind)
-            let user = try fields.identifier("user", for: kind)
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
             command = .join(conv: conv, user: user, name: try fields.name())
         case .type:
-            let conv = try fields.identifier("conv", for: kind)
-            let user = try fields.identifier("user", for: kind)
-            command = .type(conv: conv, user: user, empty: try fields.flag("empty") ?? false)
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            command = .type(conv: conv, user: user, empty: try fields.flag("empty", object.empty) ?? false)
         case .send:
-            let conv = try fields.identifier("conv", for: kind)
-            command = .send(conv: conv, user: try fields.identifier("user", for: kind))
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .send(conv: conv, user: try fields.identifier("user", object.user, for: kind))
         case .leave:
-            let conv = try fields.identifier("conv", for: kind)
-            command = .leave(conv: conv, user: try fields.identifier("user", for: kind))
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .leave(conv: conv, user: try fields.identifier("user", object.user, for: kind))
         case .remove:
-            let conv = try fields.identifier("conv", for: kind)
-            let user = try fields.identifier("user", for: kind)
-            command = .remove(conv: conv, user: user, by: try fields.optionalIdentifier("by"))
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            command = .remove(conv: conv, user: user, by: try fields.optionalIdentifier("by", object.by))
         case .offline:
-            command = .offline(user: try fields.identifier("user", for: kind))
+            command = .offline(user: try fields.identifier("user", object.user, for: kind))
         case .tick:
             command = .tick
         case .query:
-            command = .query(conv: try fields.identifier("conv", for: kind))
+            command = .query(conv: try fields.identifier("conv", object.conv, for: kind))
         case .stats:
             command = .stats
         }
@@ -95,7 +95,7 @@ public struct CommandDecoder: Sendable {
     /// The `id`: a string of at most 256 bytes or an integer within ±(2^53 − 1).
     /// A bad id is reported without an id.
     func decodeID(_ object: JSONObject, number: Int) throws(ErrorReport) -> RequestID? {
-        guard let value = object["id"] else { return nil }
+        guard let value = object.id else { return nil }
         if cj_is_string(value) != 0 {
             let bytes = JSONField.bytes(ofString: value)
             if bytes.count <= FieldLimits.maxIdentifierBytes {
@@ -121,7 +121,7 @@ public struct CommandDecoder: Sendable {
 
     /// The `at`: allowed only with the manual clock, required by `tick`.
     func decodeAt(_ fields: inout FieldReader, kind: CommandKind) throws(ErrorReport) -> Int? {
-        let value = fields.object["at"]
+        let value = fields.object.at
         if clock == .real {
             if value != nil {
                 throw fields.failure(.clockMode, field: "at",

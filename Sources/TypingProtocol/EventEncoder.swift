@@ -35,9 +35,9 @@ public struct EventEncoder: EventSink {
         output.raw("{\"event\":\"indicator\",\"at\":")
         output.integer(indicator.at)
         output.raw(",\"conv\":")
-        output.string(indicator.conv.string)
+        output.identifier(indicator.conv)
         output.raw(",\"viewer\":")
-        output.string(indicator.viewer.string)
+        output.identifier(indicator.viewer)
         if cachedView !== indicator.view {
             var tail = JSONWriter()
             swap(&tail.bytes, &cachedTail)
@@ -45,7 +45,7 @@ public struct EventEncoder: EventSink {
             tail.raw(",\"typing\":")
             tail.array(indicator.view.typing)
             tail.raw(",\"text\":")
-            tail.string(indicator.view.text)
+            indicator.view.textBytes.withUnsafeBytes { tail.string(bytes: $0) }
             tail.raw("}\n")
             cachedTail = tail.bytes
             cachedView = indicator.view
@@ -58,9 +58,9 @@ public struct EventEncoder: EventSink {
         output.raw("{\"event\":\"typing\",\"at\":")
         output.integer(change.at)
         output.raw(",\"conv\":")
-        output.string(change.conv.string)
+        output.identifier(change.conv)
         output.raw(",\"user\":")
-        output.string(change.user.string)
+        output.identifier(change.user)
         output.raw(",\"state\":")
         output.string(change.state.rawValue)
         if let reason = change.reason {
@@ -111,7 +111,7 @@ public struct EventEncoder: EventSink {
             output.requestID(id)
         }
         output.raw(",\"conv\":")
-        output.string(state.conv.string)
+        output.identifier(state.conv)
         output.raw(",\"members\":")
         output.array(state.members)
         output.raw(",\"typing\":")

@@ -17,8 +17,8 @@ struct FieldReader {
     }
 
     /// A required id field (`conv`, `user`): a non-empty string of at most 256 bytes.
-    func identifier(_ key: StaticString, for command: CommandKind) throws(ErrorReport) -> Identifier {
-        guard let value = object[key] else {
+    func identifier(_ key: StaticString, _ value: JSONObject.Value?, for command: CommandKind) throws(ErrorReport) -> Identifier {
+        guard let value else {
             throw failure(.missingField, field: "\(key)",
                           "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes")
         }
@@ -26,8 +26,8 @@ struct FieldReader {
     }
 
     /// An optional id field (`by`).
-    func optionalIdentifier(_ key: StaticString) throws(ErrorReport) -> Identifier? {
-        guard let value = object[key] else { return nil }
+    func optionalIdentifier(_ key: StaticString, _ value: JSONObject.Value?) throws(ErrorReport) -> Identifier? {
+        guard let value else { return nil }
         return try identifier(value, key: key)
     }
 
@@ -45,12 +45,12 @@ struct FieldReader {
             throw failure(.badField, field: "\(key)",
                           "\"\(key)\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxIdentifierBytes)")
         }
-        return Identifier(String(decoding: bytes, as: UTF8.self))
+        return Identifier(bytes: bytes)
     }
 
     /// The optional `name` of a join: a string of at most 1024 bytes, maybe empty.
     func name() throws(ErrorReport) -> String? {
-        guard let value = object["name"] else { return nil }
+        guard let value = object.name else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "name",
                           "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONField.describe(value))")
@@ -64,8 +64,8 @@ struct FieldReader {
     }
 
     /// An optional boolean field (`empty`).
-    func flag(_ key: StaticString) throws(ErrorReport) -> Bool? {
-        guard let value = object[key] else { return nil }
+    func flag(_ key: StaticString, _ value: JSONObject.Value?) throws(ErrorReport) -> Bool? {
+        guard let value else { return nil }
         guard cj_is_boolean(value) != 0 else {
             throw failure(.badField, field: "\(key)",
                           "\"\(key)\" must be true or false, not \(JSONField.describe(value))")

@@ -29,7 +29,7 @@ public struct Framer {
         let end = chunk.count
         while start < end {
             let rest = UnsafeRawBufferPointer(start: base + start, count: end - start)
-            guard let lf = rest.firstIndex(of: 0x0A) else {
+            guard let lf = Bytes.firstIndex(of: 0x0A, in: rest) else {
                 take(rest, to: &handler)
                 return
             }

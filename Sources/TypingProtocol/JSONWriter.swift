@@ -55,28 +55,36 @@ public struct JSONWriter {
 
     /// Appends a quoted, escaped JSON string.
     public mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        let done: Void? = text.utf8.withContiguousStorageIfAvailable { escaped($0) }
-        if done == nil { escaped(Array(text.utf8)) }
-        bytes.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { string(bytes: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Appends the escaped contents of a string (no quotes).
-    mutating func escaped<C: Collection>(_ utf8: C) where C.Element == UInt8, C.Index == Int {
-        var runStart = utf8.startIndex
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
-                index += 1
-                continue
-            }
-            bytes.append(contentsOf: utf8[runStart..<index])
-            escape(byte)
-            index += 1
-            runStart = index
+    /// Appends an id as a quoted JSON string, copying it as is when no byte
+    /// needs an escape.
+    @inline(__always)
+    public mutating func identifier(_ id: Identifier) {
+        if id.needsEscaping {
+            id.withUnsafeBytes { string(bytes: $0) }
+        } else {
+            bytes.append(UInt8(ascii: "\""))
+            id.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(contentsOf: utf8[runStart..<index])
+    }
+
+    /// Appends UTF-8 bytes as a quoted, escaped JSON string.
+    public mutating func string(bytes text: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        var runStart = 0
+        for index in 0..<text.count {
+            let byte = text[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[runStart..<index]))
+            escape(byte)
+            runStart = index + 1
+        }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[runStart...]))
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Appends the escape sequence of one byte that needs one.
@@ -105,7 +113,7 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "["))
         for (index, id) in ids.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            string(id.string)
+            identifier(id)
         }
         bytes.append(UInt8(ascii: "]"))
     }

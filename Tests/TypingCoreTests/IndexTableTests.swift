@@ -1,0 +1,53 @@
+import Testing
+@testable import TypingCore
+
+@Suite("Hash indexes and identifiers")
+struct IndexTableTests {
+    @Test("finds what was inserted and nothing else, through growth, removal and shrinking")
+    func againstDictionary() {
+        var table = IndexTable()
+        var keys: [Identifier] = []
+        var reference: [Identifier: Int32] = [:]
+        let seed: UInt64 = 42
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<4 {
+            for n in 0..<3000 {
+                let id = Identifier("r\(round)-\(n)-\(UInt32.random(in: 0...9, using: &rng))")
+                if reference[id] != nil { continue }
+                let record = Int32(keys.count)
+                keys.append(id)
+                reference[id] = record
+                table.insert(hash: id.hash(seed: seed), record: record)
+            }
+            for (id, record) in reference where Int(record) % 3 != round % 3 {
+                table.remove(hash: id.hash(seed: seed), record: record)
+                reference[id] = nil
+            }
+            #expect(table.count == reference.count)
+            for (index, id) in keys.enumerated() {
+                let found = table.find(hash: id.hash(seed: seed)) { keys[Int($0)] == id }
+                #expect(found == reference[id], "key \(index)")
+                _ = index
+            }
+        }
+        for (id, record) in reference { table.remove(hash: id.hash(seed: seed), record: record) }
+        #expect(table.count == 0)
+        #expect(table.slots.count == IndexTable.minimumCapacity, "an emptied table shrinks back")
+    }
+
+    @Test("identifiers compare and hash by bytes, inline or spilled", arguments: [0, 1, 8, 15, 16, 17, 40, 256])
+    func identifiers(length: Int) {
+        let text = String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+        let a = Identifier(text), b = Identifier(text)
+        #expect(a == b && a.hash(seed: 7) == b.hash(seed: 7) && a.hashValue == b.hashValue)
+        #expect(a.string == text && a.byteCount == length)
+        #expect(Identifier(text + "x") != a)
+        if length > 0 {
+            var changed = Array(text.utf8)
+            changed[length - 1] ^= 1
+            #expect(Identifier(String(decoding: changed, as: UTF8.self)) != a, "the last byte counts")
+        }
+        #expect(Identifier("e\u{301}") != Identifier("\u{E9}"))
+        #expect(Identifier("a\"b").needsEscaping && Identifier("a\nb").needsEscaping && !a.needsEscaping)
+    }
+}
