@@ -2,32 +2,37 @@ extension Engine {
     /// `type`: start a streak, move its deadline, or (with `empty`) stop it.
     mutating func keystroke<S: EventSink>(conv: Identifier, user: Identifier, empty: Bool,
                                           sink: inout S) -> Failure? {
+        let pair = pairHash(conv: conv, user: user)
+        if let streak = findStreak(conv: conv, user: user, hash: pair) {
+            if empty {
+                stop(streak, reason: .empty, render: true, sink: &sink)
+            } else {
+                keystrokes += 1
+                streaks[Int(streak)].deadline = now + configuration.timeout
+                streaks[Int(streak)].keystroke = keystrokes
+            }
+            return nil
+        }
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
-        let streak = conversations[Int(c)].members[slot].streak
-        if empty {
-            if streak >= 0 { stop(streak, reason: .empty, render: true, sink: &sink) }
-            return nil
-        }
+        // Not typing here (the live index would have found the streak).
+        if empty { return nil }
         keystrokes += 1
-        let deadline = now + configuration.timeout
-        if streak >= 0 {
-            streaks[Int(streak)].deadline = deadline
-            streaks[Int(streak)].keystroke = keystrokes
-            return nil
-        }
-        startStreak(conv: c, user: u, slot: slot, deadline: deadline, sink: &sink)
+        startStreak(conv: c, user: u, slot: slot, deadline: now + configuration.timeout, pairHash: pair,
+                    sink: &sink)
         return nil
     }
 
     /// `send`: the streak, if any, stops at once.
     mutating func send<S: EventSink>(conv: Identifier, user: Identifier, sink: inout S) -> Failure? {
-        guard let (c, _, slot) = membership(of: user, in: conv) else {
+        if let streak = findStreak(conv: conv, user: user, hash: pairHash(conv: conv, user: user)) {
+            stop(streak, reason: .send, render: true, sink: &sink)
+            return nil
+        }
+        guard membership(of: user, in: conv) != nil else {
             return .notMember(user, of: conv, field: "user")
         }
-        let streak = conversations[Int(c)].members[slot].streak
-        if streak >= 0 { stop(streak, reason: .send, render: true, sink: &sink) }
         return nil
     }
 
@@ -42,9 +47,11 @@ extension Engine {
 
     /// Starts a streak of member `slot` (user `u`) in `c`, ending at `deadline`.
     mutating func startStreak<S: EventSink>(conv c: Int32, user u: Int32, slot: Int, deadline: Int,
-                                            sink: inout S) {
+                                            pairHash: UInt64, sink: inout S) {
         let record = StreakRecord(conv: c, user: u, deadline: deadline, keystroke: keystrokes,
-                                  generation: 0, isLive: true)
+                                  generation: 0, isLive: true, pairHash: pairHash,
+                                  convID: conversations[Int(c)].id.fingerprint,
+                                  userID: users[Int(u)].id.fingerprint)
         let s: Int32
         if let free = freeStreaks.popLast() {
             s = free
@@ -56,6 +63,7 @@ extension Engine {
             streaks.append(record)
         }
         liveStreaks += 1
+        streakIndex.insert(hash: pairHash, record: s)
         timers.insert(TimerEntry(deadline: deadline, keystroke: keystrokes, streak: s,
                                  generation: streaks[Int(s)].generation))
         conversations[Int(c)].typers.append(s)
@@ -83,6 +91,7 @@ extension Engine {
         if let slot = conversations[Int(c)].slot(of: u) {
             conversations[Int(c)].setStreak(-1, at: slot)
         }
+        streakIndex.remove(hash: record.pairHash, record: s)
         streaks[Int(s)].isLive = false
         streaks[Int(s)].generation &+= 1
         freeStreaks.append(s)

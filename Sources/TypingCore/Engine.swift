@@ -33,6 +33,8 @@ public struct Engine {
 
     var streaks: [StreakRecord] = []
     var freeStreaks: [Int32] = []
+    /// Live streaks by (conversation id, user id): the fast path of keystrokes.
+    var streakIndex = IndexTable()
     var timers = Heap<TimerEntry>()
     var keystrokes: UInt64 = 0
 
@@ -74,6 +76,25 @@ extension Engine {
     @inline(__always)
     func findUser(_ id: Identifier) -> Int32? {
         userIndex.find(hash: id.hash(seed: seed)) { users[Int($0)].id == id }
+    }
+
+    /// The hash of the pair (conversation `conv`, user `user`).
+    @inline(__always)
+    func pairHash(conv: Identifier, user: Identifier) -> UInt64 {
+        Mixer.mix(conv.hash(seed: seed) &+ user.hash(seed: ~seed))
+    }
+
+    /// The live streak of `user` in `conv`, found without looking at the
+    /// conversation or its members (the common case of a keystroke while typing).
+    @inline(__always)
+    func findStreak(conv: Identifier, user: Identifier, hash: UInt64) -> Int32? {
+        let convID = conv.fingerprint, userID = user.fingerprint
+        return streakIndex.find(hash: hash) { s in
+            let streak = streaks[Int(s)]
+            guard streak.convID == convID, streak.userID == userID else { return false }
+            if convID.isComplete && userID.isComplete { return true }
+            return conversations[Int(streak.conv)].id == conv && users[Int(streak.user)].id == user
+        }
     }
 
     /// The interned number of conversation `id`, if it is live.

@@ -12,4 +12,10 @@ struct StreakRecord {
     var generation: UInt32
     /// False while the slot is free.
     var isLive: Bool
+    /// The hash of (conversation, user) the streak is filed under in the live index.
+    var pairHash: UInt64
+    /// The conversation's id, inline (complete for ids of up to 16 bytes).
+    var convID: Identifier.Fingerprint
+    /// The typer's id, inline.
+    var userID: Identifier.Fingerprint
 }
