@@ -22,12 +22,6 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     /// An id with the given UTF-8 bytes.
     public init(bytes: UnsafeRawBufferPointer) {
         let count = bytes.count
-        var escapes = false
-        for byte in bytes where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            escapes = true
-            break
-        }
-        info = UInt64(UInt32(truncatingIfNeeded: count)) | (escapes ? 1 << 32 : 0)
         let head = min(count, Identifier.inlineCapacity)
         withUnsafeMutableBytes(of: &word0) { word in
             word.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<min(head, 8)]))
@@ -37,7 +31,38 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
                 word.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[8..<head]))
             }
         }
-        if count > Identifier.inlineCapacity { spill = IdentifierBytes(bytes) }
+        var escapes = false
+        if count > Identifier.inlineCapacity {
+            spill = IdentifierBytes(bytes)
+            escapes = bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+        } else {
+            // Zero padding would look like control bytes: mark the padding as plain.
+            let plainPadding: (UInt64, UInt64) = Identifier.padding(count)
+            escapes = Identifier.needsEscape(word0 | plainPadding.0) || Identifier.needsEscape(word1 | plainPadding.1)
+        }
+        info = UInt64(UInt32(truncatingIfNeeded: count)) | (escapes ? 1 << 32 : 0)
+    }
+
+    /// 0x20 in each byte position past `count` (of 16), so padding passes as plain.
+    @inline(__always)
+    static func padding(_ count: Int) -> (UInt64, UInt64) {
+        let spaces: UInt64 = 0x2020_2020_2020_2020
+        func fill(_ used: Int) -> UInt64 {
+            used >= 8 ? 0 : used <= 0 ? spaces : spaces & ~(UInt64.max >> (64 - 8 * used))
+        }
+        return (UInt64(littleEndian: fill(count)), UInt64(littleEndian: fill(count - 8)))
+    }
+
+    /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`
+    /// (classic SWAR zero-byte tests, per byte, no loop).
+    @inline(__always)
+    static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let below = (word &- ones &* 0x20) & ~word & highs
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let isQuote = (quote &- ones) & ~quote & highs
+        let isBackslash = (backslash &- ones) & ~backslash & highs
+        return (below | isQuote | isBackslash) != 0
     }
 
     /// An id with the UTF-8 bytes of `string`, unchanged.

@@ -10,10 +10,10 @@ public struct EventEncoder: EventSink {
     /// The encoded events not yet taken by the caller.
     public var output = JSONWriter()
 
-    /// The view whose encoded tail is in `cachedTail`.
+    /// The view whose encoded tail is in `tail`.
     var cachedView: IndicatorView?
     /// `"typing":[…],"text":"…"}` and the LF, for `cachedView`.
-    var cachedTail: [UInt8] = []
+    let tail = JSONWriter(capacity: 256)
 
     /// An empty encoder.
     public init() {}
@@ -39,18 +39,15 @@ public struct EventEncoder: EventSink {
         output.raw(",\"viewer\":")
         output.identifier(indicator.viewer)
         if cachedView !== indicator.view {
-            var tail = JSONWriter()
-            swap(&tail.bytes, &cachedTail)
-            tail.bytes.removeAll(keepingCapacity: true)
+            tail.buffer.removeAll()
             tail.raw(",\"typing\":")
             tail.array(indicator.view.typing)
             tail.raw(",\"text\":")
             indicator.view.textBytes.withUnsafeBytes { tail.string(bytes: $0) }
             tail.raw("}\n")
-            cachedTail = tail.bytes
             cachedView = indicator.view
         }
-        output.raw(cachedTail)
+        output.raw(tail.buffer.bytes)
     }
 
     /// `{"event":"typing","at":…,"conv":…,"user":…,"state":…,"reason":…}`

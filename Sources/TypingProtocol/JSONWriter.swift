@@ -6,28 +6,33 @@ import TypingCore
 /// `\u00xx` with lowercase hex); every other character is written as UTF-8 and
 /// `/` is not escaped.
 public struct JSONWriter {
-    /// The bytes written so far.
-    public var bytes: [UInt8] = []
+    /// Where the bytes go.
+    public let buffer: ByteBuffer
 
-    /// An empty writer.
-    public init() {}
+    /// An empty writer with its own buffer.
+    public init(capacity: Int = 1 << 16) {
+        buffer = ByteBuffer(capacity: capacity)
+    }
+
+    /// A copy of the bytes written so far.
+    public var bytes: [UInt8] { Array(buffer.bytes) }
 
     /// Appends ASCII text as is (keys, punctuation, constant values).
     @inline(__always)
-    public mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    public func raw(_ text: StaticString) {
+        buffer.append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends bytes as is.
     @inline(__always)
-    public mutating func raw(_ other: [UInt8]) {
-        bytes.append(contentsOf: other)
+    public func raw(_ other: UnsafeRawBufferPointer) {
+        buffer.append(other)
     }
 
     /// Appends an integer in decimal.
-    public mutating func integer(_ value: Int) {
+    public func integer(_ value: Int) {
         if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            buffer.append(UInt8(ascii: "-"))
             unsigned(value.magnitude)
         } else {
             unsigned(UInt(value))
@@ -35,9 +40,9 @@ public struct JSONWriter {
     }
 
     /// Appends an unsigned integer in decimal.
-    mutating func unsigned(_ value: UInt) {
+    func unsigned(_ value: UInt) {
         if value < 10 {
-            bytes.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
+            buffer.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
             return
         }
         var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
@@ -49,12 +54,12 @@ public struct JSONWriter {
                 digits[index] = UInt8(truncatingIfNeeded: rest % 10) &+ 0x30
                 rest /= 10
             } while rest > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: digits[index...]))
+            buffer.append(UnsafeRawBufferPointer(rebasing: digits[index...]))
         }
     }
 
     /// Appends a quoted, escaped JSON string.
-    public mutating func string(_ text: String) {
+    public func string(_ text: String) {
         var text = text
         text.withUTF8 { string(bytes: UnsafeRawBufferPointer($0)) }
     }
@@ -62,64 +67,64 @@ public struct JSONWriter {
     /// Appends an id as a quoted JSON string, copying it as is when no byte
     /// needs an escape.
     @inline(__always)
-    public mutating func identifier(_ id: Identifier) {
+    public func identifier(_ id: Identifier) {
         if id.needsEscaping {
             id.withUnsafeBytes { string(bytes: $0) }
         } else {
-            bytes.append(UInt8(ascii: "\""))
-            id.withUnsafeBytes { bytes.append(contentsOf: $0) }
-            bytes.append(UInt8(ascii: "\""))
+            buffer.append(UInt8(ascii: "\""))
+            id.withUnsafeBytes { buffer.append($0) }
+            buffer.append(UInt8(ascii: "\""))
         }
     }
 
     /// Appends UTF-8 bytes as a quoted, escaped JSON string.
-    public mutating func string(bytes text: UnsafeRawBufferPointer) {
-        bytes.append(UInt8(ascii: "\""))
+    public func string(bytes text: UnsafeRawBufferPointer) {
+        buffer.append(UInt8(ascii: "\""))
         var runStart = 0
         for index in 0..<text.count {
             let byte = text[index]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[runStart..<index]))
+            buffer.append(UnsafeRawBufferPointer(rebasing: text[runStart..<index]))
             escape(byte)
             runStart = index + 1
         }
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[runStart...]))
-        bytes.append(UInt8(ascii: "\""))
+        buffer.append(UnsafeRawBufferPointer(rebasing: text[runStart...]))
+        buffer.append(UInt8(ascii: "\""))
     }
 
     /// Appends the escape sequence of one byte that needs one.
-    mutating func escape(_ byte: UInt8) {
-        bytes.append(UInt8(ascii: "\\"))
+    func escape(_ byte: UInt8) {
+        buffer.append(UInt8(ascii: "\\"))
         switch byte {
-        case 0x22: bytes.append(UInt8(ascii: "\""))
-        case 0x5C: bytes.append(UInt8(ascii: "\\"))
-        case 0x08: bytes.append(UInt8(ascii: "b"))
-        case 0x0C: bytes.append(UInt8(ascii: "f"))
-        case 0x0A: bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(UInt8(ascii: "t"))
+        case 0x22: buffer.append(UInt8(ascii: "\""))
+        case 0x5C: buffer.append(UInt8(ascii: "\\"))
+        case 0x08: buffer.append(UInt8(ascii: "b"))
+        case 0x0C: buffer.append(UInt8(ascii: "f"))
+        case 0x0A: buffer.append(UInt8(ascii: "n"))
+        case 0x0D: buffer.append(UInt8(ascii: "r"))
+        case 0x09: buffer.append(UInt8(ascii: "t"))
         default:
             let hex: StaticString = "0123456789abcdef"
             raw("u00")
             hex.withUTF8Buffer { digits in
-                bytes.append(digits[Int(byte >> 4)])
-                bytes.append(digits[Int(byte & 0x0F)])
+                buffer.append(digits[Int(byte >> 4)])
+                buffer.append(digits[Int(byte & 0x0F)])
             }
         }
     }
 
     /// Appends a JSON array of id strings.
-    public mutating func array(_ ids: [Identifier]) {
-        bytes.append(UInt8(ascii: "["))
+    public func array(_ ids: [Identifier]) {
+        buffer.append(UInt8(ascii: "["))
         for (index, id) in ids.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            if index > 0 { buffer.append(UInt8(ascii: ",")) }
             identifier(id)
         }
-        bytes.append(UInt8(ascii: "]"))
+        buffer.append(UInt8(ascii: "]"))
     }
 
     /// Appends an `id` value: a string or an integer.
-    public mutating func requestID(_ id: RequestID) {
+    public func requestID(_ id: RequestID) {
         switch id {
         case .string(let text): string(text)
         case .integer(let value): integer(value)

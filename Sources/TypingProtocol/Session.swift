@@ -51,15 +51,13 @@ public struct Session {
     }
 
     /// The number of bytes of output waiting to be taken.
-    public var pendingOutputCount: Int { processor.encoder.output.bytes.count }
+    public var pendingOutputCount: Int { processor.encoder.output.buffer.count }
 
     /// Hands the waiting output to `body` and then forgets it (even if `body` throws).
     public mutating func takeOutput<E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
-        defer { processor.encoder.output.bytes.removeAll(keepingCapacity: processor.encoder.output.bytes.capacity <= 1 << 20) }
-        let result = processor.encoder.output.bytes.withUnsafeBytes { bytes in
-            Result { () throws(E) in try body(bytes) }
-        }
-        try result.get()
+        let buffer = processor.encoder.output.buffer
+        defer { buffer.removeAll() }
+        try body(buffer.bytes)
     }
 
     /// The engine, for inspection.

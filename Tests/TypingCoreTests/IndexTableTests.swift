@@ -51,3 +51,24 @@ struct IndexTableTests {
         #expect(Identifier("a\"b").needsEscaping && Identifier("a\nb").needsEscaping && !a.needsEscaping)
     }
 }
+
+@Suite("Identifier escape flag")
+struct IdentifierEscapeTests {
+    @Test("every byte value at every inline position and length gets the right flag")
+    func exhaustive() {
+        for length in 1...17 {
+            for position in 0..<length {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = UInt8(value)
+                    let id = bytes.withUnsafeBytes { Identifier(bytes: $0) }
+                    let expected = value < 0x20 || value == 0x22 || value == 0x5C
+                    if id.needsEscaping != expected {
+                        Issue.record("length \(length), byte \(value) at \(position): flag \(id.needsEscaping)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+}
