@@ -3,14 +3,14 @@ extension Engine {
     @inline(__always)
     func membership(of user: Identifier, in conv: Identifier) -> (conv: Int32, user: Int32, slot: Int)? {
         guard let c = findConversation(conv) else { return nil }
-        if conversations[Int(c)].isIndexed {
-            guard let u = findUser(user), let slot = conversations[Int(c)].slot(of: u) else { return nil }
+        if conversations[c].isIndexed {
+            guard let u = findUser(user), let slot = conversations[c].slot(of: u) else { return nil }
             return (c, u, slot)
         }
-        guard let slot = conversations[Int(c)].scan(for: user, verify: { users[Int($0)].id == user }) else {
+        guard let slot = conversations[c].scan(for: user, verify: { users[$0].id == user }) else {
             return nil
         }
-        return (c, conversations[Int(c)].members[slot].user, slot)
+        return (c, conversations[c].members[slot].user, slot)
     }
 
     /// `join`: membership (unless already a member, or past a limit), the name, and
@@ -22,7 +22,7 @@ extension Engine {
         let existingUser = findUser(user)
         var isMember = false
         if let c = existingConv, let u = existingUser {
-            isMember = conversations[Int(c)].slot(of: u) != nil
+            isMember = conversations[c].slot(of: u) != nil
         }
         if !isMember, let failure = limitFailure(joining: existingConv, conv: conv) {
             return failure
@@ -33,20 +33,20 @@ extension Engine {
         var nameChanged = false
         if let name {
             let display = DisplayName.render(name)
-            if !display.sameBytes(as: users[Int(u)].displayName) {
-                users[Int(u)].displayName = display
+            if !display.sameBytes(as: users[u].displayName) {
+                users[u].displayName = display
                 nameChanged = true
             }
         }
         let newSlot = isMember ? nil : addMember(u, to: c)
 
         if nameChanged {
-            for s in users[Int(u)].streaks where streaks[Int(s)].conv != c {
+            for s in users[u].streaks where streaks[Int(s)].conv != c {
                 render(streaks[Int(s)].conv, scope: .everyone, sink: &sink)
             }
         }
-        if nameChanged, let slot = conversations[Int(c)].slot(of: u),
-           conversations[Int(c)].members[slot].streak >= 0 {
+        if nameChanged, let slot = conversations[c].slot(of: u),
+           conversations[c].members[slot].streak >= 0 {
             render(c, scope: .everyone, sink: &sink)
         } else if let newSlot {
             render(c, scope: .member(newSlot), sink: &sink)
@@ -56,7 +56,7 @@ extension Engine {
 
     /// The `limit` failure a new membership in `existing` would cause, if any.
     func limitFailure(joining existing: Int32?, conv: Identifier) -> Failure? {
-        if let c = existing, conversations[Int(c)].memberCount >= configuration.maxMembers {
+        if let c = existing, conversations[c].memberCount >= configuration.maxMembers {
             return Failure(
                 code: .limit,
                 message: "conversation \(Failure.quoted(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
@@ -80,11 +80,11 @@ extension Engine {
         if let by, membership(of: by, in: conv) == nil {
             return .notMember(by, of: conv, field: "by")
         }
-        let streak = conversations[Int(c)].members[slot].streak
+        let streak = conversations[c].members[slot].streak
         if streak >= 0 {
             stop(streak, reason: reason, render: false, sink: &sink)
         }
-        let conversationGoes = conversations[Int(c)].memberCount == 1
+        let conversationGoes = conversations[c].memberCount == 1
         removeMember(u, slot: slot, from: c)
         if streak >= 0 && !conversationGoes {
             render(c, scope: .everyone, sink: &sink)
@@ -94,29 +94,14 @@ extension Engine {
 
     /// Interns a new user, who has no name yet.
     mutating func createUser(_ id: Identifier) -> Int32 {
-        let record = UserRecord(id: id, displayName: DisplayName.unknown, memberships: 0, streaks: [])
-        let u: Int32
-        if let free = freeUsers.popLast() {
-            u = free
-            users[Int(u)] = record
-        } else {
-            u = Int32(users.count)
-            users.append(record)
-        }
+        let u = users.insert(UserRecord(id: id, displayName: DisplayName.unknown, memberships: 0, streaks: []))
         userIndex.insert(hash: id.hash(seed: seed), record: u)
         return u
     }
 
     /// Interns a new, empty conversation.
     mutating func createConversation(_ id: Identifier) -> Int32 {
-        let c: Int32
-        if let free = freeConversations.popLast() {
-            c = free
-            conversations[Int(c)] = ConversationRecord(id: id)
-        } else {
-            c = Int32(conversations.count)
-            conversations.append(ConversationRecord(id: id))
-        }
+        let c = conversations.insert(ConversationRecord(id: id))
         conversationIndex.insert(hash: id.hash(seed: seed), record: c)
         liveConversations += 1
         return c
@@ -124,8 +109,8 @@ extension Engine {
 
     /// Appends user `u` to the members of `c` and returns the new slot.
     mutating func addMember(_ u: Int32, to c: Int32) -> Int {
-        let slot = conversations[Int(c)].append(u, id: users[Int(u)].id)
-        users[Int(u)].memberships += 1
+        let slot = conversations[c].append(u, id: users[u].id)
+        users[u].memberships += 1
         liveMemberships += 1
         return slot
     }
@@ -133,19 +118,16 @@ extension Engine {
     /// Ends the membership of `u` (not typing) in `c`, freeing what is left unused:
     /// the user without memberships, the conversation without members.
     mutating func removeMember(_ u: Int32, slot: Int, from c: Int32) {
-        conversations[Int(c)].vacate(slot)
+        conversations[c].vacate(slot)
         liveMemberships -= 1
-        users[Int(u)].memberships -= 1
-        if users[Int(u)].memberships == 0 {
-            userIndex.remove(hash: users[Int(u)].id.hash(seed: seed), record: u)
-            users[Int(u)] = UserRecord(id: Identifier(bytes: UnsafeRawBufferPointer(start: nil, count: 0)),
-                                       displayName: "", memberships: 0, streaks: [])
-            freeUsers.append(u)
+        users[u].memberships -= 1
+        if users[u].memberships == 0 {
+            userIndex.remove(hash: users[u].id.hash(seed: seed), record: u)
+            users.remove(u)
         }
-        if conversations[Int(c)].memberCount == 0 {
-            conversationIndex.remove(hash: conversations[Int(c)].id.hash(seed: seed), record: c)
-            conversations[Int(c)] = ConversationRecord(id: Identifier(bytes: UnsafeRawBufferPointer(start: nil, count: 0)))
-            freeConversations.append(c)
+        if conversations[c].memberCount == 0 {
+            conversationIndex.remove(hash: conversations[c].id.hash(seed: seed), record: c)
+            conversations.remove(c)
             liveConversations -= 1
         }
     }

@@ -7,17 +7,17 @@ extension Engine {
     /// object is known to need the new one without comparing contents. Only typers
     /// (who see everyone but themselves) get views of their own.
     mutating func render<S: EventSink>(_ c: Int32, scope: RenderScope, sink: inout S) {
-        let previous = conversations[Int(c)].fullView
+        let previous = conversations[c].fullView
         var full = view(of: c, excluding: MemberSlot.vacant)
         let fullChanged = full != previous
         if fullChanged {
-            conversations[Int(c)].fullView = full
+            conversations[c].fullView = full
         } else {
             full = previous
         }
         switch scope {
         case .everyone:
-            for slot in conversations[Int(c)].members.indices {
+            for slot in conversations[c].members.indices {
                 refresh(slot, of: c, full: full, previous: fullChanged ? previous : nil, sink: &sink)
             }
         case .member(let slot):
@@ -29,7 +29,7 @@ extension Engine {
     /// when it changed in this render (so a holder of it certainly needs `full`).
     mutating func refresh<S: EventSink>(_ slot: Int, of c: Int32, full: IndicatorView,
                                         previous: IndicatorView?, sink: inout S) {
-        let member = conversations[Int(c)].members[slot]
+        let member = conversations[c].members[slot]
         guard member.isOccupied else { return }
         let current: IndicatorView
         if member.streak >= 0 {
@@ -39,13 +39,13 @@ extension Engine {
             current = full
             if member.lastSent === full { return }
             if member.lastSent !== previous && member.lastSent == full {
-                conversations[Int(c)].setLastSent(full, at: slot)
+                conversations[c].setLastSent(full, at: slot)
                 return
             }
         }
-        conversations[Int(c)].setLastSent(current, at: slot)
-        let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[Int(member.user)].id
-        emit(.indicator(Indicator(at: now, conv: conversations[Int(c)].id, viewer: viewer, view: current)),
+        conversations[c].setLastSent(current, at: slot)
+        let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[member.user].id
+        emit(.indicator(Indicator(at: now, conv: conversations[c].id, viewer: viewer, view: current)),
              to: &sink)
     }
 
@@ -53,7 +53,7 @@ extension Engine {
     /// ``MemberSlot/vacant`` for one who is not typing): the typers in streak order
     /// but the viewer, and their phrase.
     func view(of c: Int32, excluding excluded: Int32) -> IndicatorView {
-        let typers = conversations[Int(c)].typers
+        let typers = conversations[c].typers
         let shown = typers.count - (excluded == MemberSlot.vacant ? 0 : 1)
         if shown <= 0 { return .empty }
         var ids: [Identifier] = []
@@ -68,12 +68,12 @@ extension Engine {
             case 2: first.2 = u
             default: break
             }
-            ids.append(users[Int(u)].id)
+            ids.append(users[u].id)
         }
         var text: [UInt8] = []
         text.reserveCapacity(64)
         Phrase.append(count: ids.count, style: configuration.style, into: &text) { index in
-            users[Int(index == 0 ? first.0 : index == 1 ? first.1 : first.2)].displayName
+            users[index == 0 ? first.0 : index == 1 ? first.1 : first.2].displayName
         }
         return IndicatorView(typing: ids, textBytes: text)
     }

@@ -59,9 +59,9 @@ extension Engine {
         guard let c = findConversation(conv) else {
             return StateReply(at: now, id: id, conv: conv, members: [], typing: [])
         }
-        let record = conversations[Int(c)]
-        let members = record.members.lazy.filter(\.isOccupied).map { users[Int($0.user)].id }
-        let typing = record.typers.map { users[Int(streaks[Int($0)].user)].id }
+        let record = conversations[c]
+        let members = record.members.lazy.filter(\.isOccupied).map { users[$0.user].id }
+        let typing = record.typers.map { users[streaks[Int($0)].user].id }
         return StateReply(at: now, id: id, conv: conv, members: Array(members), typing: typing)
     }
 

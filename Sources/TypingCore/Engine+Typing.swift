@@ -40,7 +40,7 @@ extension Engine {
     /// An unknown user has no streaks, so this is then a no-op.
     mutating func offline<S: EventSink>(user: Identifier, sink: inout S) {
         guard let u = findUser(user) else { return }
-        for streak in users[Int(u)].streaks {
+        for streak in users[u].streaks {
             stop(streak, reason: .offline, render: true, sink: &sink)
         }
     }
@@ -50,8 +50,8 @@ extension Engine {
                                             pairHash: UInt64, sink: inout S) {
         let record = StreakRecord(conv: c, user: u, deadline: deadline, keystroke: keystrokes,
                                   generation: 0, isLive: true, pairHash: pairHash,
-                                  convID: conversations[Int(c)].id.fingerprint,
-                                  userID: users[Int(u)].id.fingerprint)
+                                  convID: conversations[c].id.fingerprint,
+                                  userID: users[u].id.fingerprint)
         let s: Int32
         if let free = freeStreaks.popLast() {
             s = free
@@ -66,11 +66,11 @@ extension Engine {
         streakIndex.insert(hash: pairHash, record: s)
         timers.insert(TimerEntry(deadline: deadline, keystroke: keystrokes, streak: s,
                                  generation: streaks[Int(s)].generation))
-        conversations[Int(c)].typers.append(s)
-        conversations[Int(c)].setStreak(s, at: slot)
-        users[Int(u)].streaks.append(s)
+        conversations[c].typers.append(s)
+        conversations[c].setStreak(s, at: slot)
+        users[u].streaks.append(s)
         if configuration.typingEvents {
-            emit(.typing(TypingChange(at: now, conv: conversations[Int(c)].id, user: users[Int(u)].id,
+            emit(.typing(TypingChange(at: now, conv: conversations[c].id, user: users[u].id,
                                       state: .started)), to: &sink)
         }
         render(c, scope: .everyone, sink: &sink)
@@ -82,14 +82,14 @@ extension Engine {
                                      sink: inout S) {
         let record = streaks[Int(s)]
         let c = record.conv, u = record.user
-        if let index = conversations[Int(c)].typers.firstIndex(of: s) {
-            conversations[Int(c)].typers.remove(at: index)
+        if let index = conversations[c].typers.firstIndex(of: s) {
+            conversations[c].typers.remove(at: index)
         }
-        if let index = users[Int(u)].streaks.firstIndex(of: s) {
-            users[Int(u)].streaks.remove(at: index)
+        if let index = users[u].streaks.firstIndex(of: s) {
+            users[u].streaks.remove(at: index)
         }
-        if let slot = conversations[Int(c)].slot(of: u) {
-            conversations[Int(c)].setStreak(-1, at: slot)
+        if let slot = conversations[c].slot(of: u) {
+            conversations[c].setStreak(-1, at: slot)
         }
         streakIndex.remove(hash: record.pairHash, record: s)
         streaks[Int(s)].isLive = false
@@ -97,7 +97,7 @@ extension Engine {
         freeStreaks.append(s)
         liveStreaks -= 1
         if configuration.typingEvents {
-            emit(.typing(TypingChange(at: now, conv: conversations[Int(c)].id, user: users[Int(u)].id,
+            emit(.typing(TypingChange(at: now, conv: conversations[c].id, user: users[u].id,
                                       state: .stopped, reason: reason)), to: &sink)
         }
         if shouldRender { render(c, scope: .everyone, sink: &sink) }

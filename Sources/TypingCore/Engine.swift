@@ -21,12 +21,10 @@ public struct Engine {
     /// The key of the hash indexes, random per engine.
     let seed: UInt64
 
-    var users: [UserRecord] = []
-    var freeUsers: [Int32] = []
+    var users = Slab(vacant: UserRecord(id: Identifier(""), displayName: "", memberships: 0, streaks: []))
     var userIndex = IndexTable()
 
-    var conversations: [ConversationRecord] = []
-    var freeConversations: [Int32] = []
+    var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
     var conversationIndex = IndexTable()
 
     var liveMemberships = 0
@@ -75,7 +73,7 @@ extension Engine {
     /// The interned number of user `id`, if they are known.
     @inline(__always)
     func findUser(_ id: Identifier) -> Int32? {
-        userIndex.find(hash: id.hash(seed: seed)) { users[Int($0)].id == id }
+        userIndex.find(hash: id.hash(seed: seed)) { users[$0].id == id }
     }
 
     /// The hash of the pair (conversation `conv`, user `user`).
@@ -93,13 +91,13 @@ extension Engine {
             let streak = streaks[Int(s)]
             guard streak.convID == convID, streak.userID == userID else { return false }
             if convID.isComplete && userID.isComplete { return true }
-            return conversations[Int(streak.conv)].id == conv && users[Int(streak.user)].id == user
+            return conversations[streak.conv].id == conv && users[streak.user].id == user
         }
     }
 
     /// The interned number of conversation `id`, if it is live.
     @inline(__always)
     func findConversation(_ id: Identifier) -> Int32? {
-        conversationIndex.find(hash: id.hash(seed: seed)) { conversations[Int($0)].id == id }
+        conversationIndex.find(hash: id.hash(seed: seed)) { conversations[$0].id == id }
     }
 }

@@ -16,6 +16,8 @@ import TypingProtocol
 /// - End of input: the manual clock drains at once; the real clock waits for the
 ///   remaining deadlines (unless `--no-drain`), then the loop ends.
 /// - SIGINT/SIGTERM: what was produced is written, then the loop ends.
+/// - Memory: when many members have left, freed memory is given back to the
+///   system before waiting (see ``MemoryReturn``).
 struct EventLoop {
     /// Output is written once this much has accumulated, even during a flood.
     static let flushThreshold = 1 << 18
@@ -33,11 +35,13 @@ struct EventLoop {
         let realClock = configuration.clock == .real
         var inputOpen = true
         var flooded = false
+        var memory = MemoryReturn()
 
         while true {
             if session.pendingOutputCount > 0 && (!flooded || session.pendingOutputCount >= EventLoop.flushThreshold) {
                 try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
             }
+            if !flooded { memory.check(memberships: session.engine.membershipCount) }
             let deadline = realClock ? session.nextDeadline() : nil
             if !inputOpen && deadline == nil { break }
 
