@@ -8,13 +8,9 @@ extension Engine {
     /// (who see everyone but themselves) get views of their own.
     mutating func render<S: EventSink>(_ c: Int32, scope: RenderScope, sink: inout S) {
         let previous = conversations[c].fullView
-        var full = view(of: c, excluding: MemberSlot.vacant)
-        let fullChanged = full != previous
-        if fullChanged {
-            conversations[c].fullView = full
-        } else {
-            full = previous
-        }
+        let full = view(of: c, excluding: MemberSlot.vacant, reuse: previous)
+        let fullChanged = full !== previous
+        if fullChanged { conversations[c].fullView = full }
         switch scope {
         case .everyone:
             for slot in conversations[c].members.indices {
@@ -29,52 +25,57 @@ extension Engine {
     /// when it changed in this render (so a holder of it certainly needs `full`).
     mutating func refresh<S: EventSink>(_ slot: Int, of c: Int32, full: IndicatorView,
                                         previous: IndicatorView?, sink: inout S) {
-        let member = conversations[c].members[slot]
-        guard member.isOccupied else { return }
+        let user = conversations[c].members[slot].user
+        guard user != MemberSlot.vacant else { return }
         let current: IndicatorView
-        if member.streak >= 0 {
-            current = view(of: c, excluding: member.user)
-            if member.lastSent == current { return }
+        if conversations[c].members[slot].streak >= 0 {
+            current = view(of: c, excluding: user, reuse: conversations[c].members[slot].lastSent)
+            if current === conversations[c].members[slot].lastSent { return }
         } else {
             current = full
-            if member.lastSent === full { return }
-            if member.lastSent !== previous && member.lastSent == full {
+            let last = conversations[c].members[slot].lastSent
+            if last === full { return }
+            if last !== previous && last == full {
                 conversations[c].setLastSent(full, at: slot)
                 return
             }
         }
         conversations[c].setLastSent(current, at: slot)
-        let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[member.user].id
+        let fingerprint = conversations[c].members[slot].fingerprint
+        let viewer = fingerprint.isComplete ? Identifier(fingerprint) : users[user].id
         emit(.indicator(Indicator(at: now, conv: conversations[c].id, viewer: viewer, view: current)),
              to: &sink)
     }
 
     /// The view of conversation `c` for a viewer who is user `excluded` (or
     /// ``MemberSlot/vacant`` for one who is not typing): the typers in streak order
-    /// but the viewer, and their phrase.
-    func view(of c: Int32, excluding excluded: Int32) -> IndicatorView {
+    /// but the viewer, and their phrase. When `reuse` already shows exactly that,
+    /// it is returned instead of a new object.
+    func view(of c: Int32, excluding excluded: Int32, reuse: IndicatorView? = nil) -> IndicatorView {
         let typers = conversations[c].typers
         let shown = typers.count - (excluded == MemberSlot.vacant ? 0 : 1)
         if shown <= 0 { return .empty }
-        var ids: [Identifier] = []
-        ids.reserveCapacity(shown)
+        var packed: [UInt8] = []
+        packed.reserveCapacity(24 * shown + 48)
         var first: (Int32, Int32, Int32) = (0, 0, 0)
+        var count = 0
         for s in typers {
             let u = streaks[Int(s)].user
             if u == excluded { continue }
-            switch ids.count {
+            switch count {
             case 0: first.0 = u
             case 1: first.1 = u
             case 2: first.2 = u
             default: break
             }
-            ids.append(users[u].id)
+            count += 1
+            IndicatorView.pack(users[u].id, into: &packed)
         }
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        Phrase.append(count: ids.count, style: configuration.style, into: &text) { index in
+        let textStart = packed.count
+        Phrase.append(count: count, style: configuration.style, into: &packed) { index in
             users[index == 0 ? first.0 : index == 1 ? first.1 : first.2].displayName
         }
-        return IndicatorView(typing: ids, textBytes: text)
+        if let reuse, reuse.textStart == textStart, reuse.packed == packed { return reuse }
+        return IndicatorView(packed: packed, typerCount: count, textStart: textStart)
     }
 }

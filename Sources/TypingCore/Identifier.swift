@@ -55,8 +55,8 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
 
     /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`
     /// (classic SWAR zero-byte tests, per byte, no loop).
-    @inline(__always)
-    static func needsEscape(_ word: UInt64) -> Bool {
+    @inlinable @inline(__always)
+    public static func needsEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         let below = (word &- ones &* 0x20) & ~word & highs
         let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)

@@ -69,10 +69,11 @@ struct Slab<Record> {
         }
     }
 
-    /// Record `number`.
+    /// Record `number`, borrowed in place (a getter would copy the whole record,
+    /// retaining everything it holds, on every field read).
     @inline(__always)
     subscript(number: Int32) -> Record {
-        get { records[Int(number)] }
+        _read { yield records[Int(number)] }
         _modify { yield &records[Int(number)] }
     }
 }

@@ -40,10 +40,15 @@ public struct EventEncoder: EventSink {
         output.identifier(indicator.viewer)
         if cachedView !== indicator.view {
             tail.buffer.removeAll()
-            tail.raw(",\"typing\":")
-            tail.array(indicator.view.typing)
-            tail.raw(",\"text\":")
-            indicator.view.textBytes.withUnsafeBytes { tail.string(bytes: $0) }
+            tail.raw(",\"typing\":[")
+            var first = true
+            indicator.view.forEachTyper { id, escapes in
+                if !first { tail.buffer.append(UInt8(ascii: ",")) }
+                first = false
+                tail.identifier(bytes: id, escapes: escapes)
+            }
+            tail.raw("],\"text\":")
+            indicator.view.withTextBytes { tail.string(bytes: $0) }
             tail.raw("}\n")
             cachedView = indicator.view
         }

@@ -5,4 +5,7 @@ public protocol FrameHandler {
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int)
     /// Line `number` is longer than the limit; its bytes are being skipped.
     mutating func handleTooLong(number: Int, limit: Int)
+    /// True when the framer should stop after the current line and return, so
+    /// the caller can write out what the lines produced.
+    var wantsPause: Bool { get }
 }

@@ -22,20 +22,24 @@ public struct Framer {
         self.maxLineBytes = maxLineBytes
     }
 
-    /// Cuts `chunk` into lines and hands each complete one to `handler`.
-    public mutating func feed<H: FrameHandler>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) {
-        guard let base = chunk.baseAddress else { return }
+    /// Cuts `chunk` into lines and hands each complete one to `handler`, until
+    /// the chunk is used up or the handler ``FrameHandler/wantsPause``. Returns
+    /// how many bytes of `chunk` were consumed; the caller feeds the rest later.
+    public mutating func feed<H: FrameHandler>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
+        guard let base = chunk.baseAddress else { return 0 }
         var start = 0
         let end = chunk.count
         while start < end {
             let rest = UnsafeRawBufferPointer(start: base + start, count: end - start)
             guard let lf = Bytes.firstIndex(of: 0x0A, in: rest) else {
                 take(rest, to: &handler)
-                return
+                return end
             }
             finishLine(UnsafeRawBufferPointer(start: base + start, count: lf), to: &handler)
             start += lf + 1
+            if handler.wantsPause { return start }
         }
+        return end
     }
 
     /// Ends the input: a final line without LF, if any, is handed over.

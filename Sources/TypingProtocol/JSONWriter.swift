@@ -71,14 +71,27 @@ public struct JSONWriter {
         if id.needsEscaping {
             id.withUnsafeBytes { string(bytes: $0) }
         } else {
-            buffer.append(UInt8(ascii: "\""))
-            id.withUnsafeBytes { buffer.append($0) }
-            buffer.append(UInt8(ascii: "\""))
+            id.withUnsafeBytes { buffer.appendQuoted($0) }
+        }
+    }
+
+    /// Appends id bytes as a quoted JSON string; `escapes` says whether any byte
+    /// needs an escape (if not, they are copied as they are).
+    @inline(__always)
+    public func identifier(bytes: UnsafeRawBufferPointer, escapes: Bool) {
+        if escapes {
+            string(bytes: bytes)
+        } else {
+            buffer.appendQuoted(bytes)
         }
     }
 
     /// Appends UTF-8 bytes as a quoted, escaped JSON string.
     public func string(bytes text: UnsafeRawBufferPointer) {
+        if !JSONWriter.needsEscaping(text) {
+            buffer.appendQuoted(text)
+            return
+        }
         buffer.append(UInt8(ascii: "\""))
         var runStart = 0
         for index in 0..<text.count {
@@ -90,6 +103,22 @@ public struct JSONWriter {
         }
         buffer.append(UnsafeRawBufferPointer(rebasing: text[runStart...]))
         buffer.append(UInt8(ascii: "\""))
+    }
+
+    /// True when some byte is below 0x20, `"` or `\\`; eight bytes at a time.
+    @inline(__always)
+    static func needsEscaping(_ text: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= text.count {
+            if Identifier.needsEscape(text.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
+            index += 8
+        }
+        while index < text.count {
+            let byte = text[index]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return true }
+            index += 1
+        }
+        return false
     }
 
     /// Appends the escape sequence of one byte that needs one.

@@ -14,11 +14,16 @@ struct LineProcessor: FrameHandler {
     var encoder = EventEncoder()
     /// In real clock mode, the time at which lines now being fed were read.
     var readTime: Int?
+    /// Feeding pauses once this much output is waiting.
+    let outputLimit: Int
+
+    var wantsPause: Bool { encoder.output.buffer.count >= outputLimit }
 
     /// Creates a processor.
     init(configuration: SessionConfiguration) {
         decoder = CommandDecoder(clock: configuration.clock)
         engine = Engine(configuration: configuration.engine)
+        outputLimit = configuration.outputLimit
     }
 
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {

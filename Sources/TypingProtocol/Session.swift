@@ -3,9 +3,10 @@ import TypingCore
 /// A whole conversation with one client, minus the file descriptors: bytes in,
 /// encoded events out.
 ///
-/// Feed it input as it arrives with ``feed(_:)``, take the output with
-/// ``takeOutput(_:)`` before waiting for more, and call ``finish()`` at the end of
-/// input. In real clock mode, tell it the time with ``setTime(_:)`` before feeding
+/// Feed it input as it arrives with ``feed(_:)`` (which may stop early, once
+/// ``SessionConfiguration/outputLimit`` bytes of output wait: take the output and
+/// feed the rest), take the output with ``takeOutput(_:)`` before waiting for
+/// more, and call ``finish()`` at the end of input. In real clock mode, tell it the time with ``setTime(_:)`` before feeding
 /// and let it fire timeouts with ``advance(to:)``.
 public struct Session {
     /// The settings.
@@ -20,8 +21,10 @@ public struct Session {
         processor = LineProcessor(configuration: configuration)
     }
 
-    /// Processes every complete line in `chunk`; a partial last line waits for more.
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer) {
+    /// Processes the complete lines of `chunk` (a partial last line waits for more
+    /// input) until the chunk is used up or the output reaches the limit. Returns
+    /// the number of bytes consumed.
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer) -> Int {
         framer.feed(chunk, to: &processor)
     }
 

@@ -13,6 +13,9 @@ public struct SessionConfiguration: Sendable, Equatable {
     public var maxLineBytes: Int
     /// Whether remaining streaks time out at the end of input.
     public var drain: Bool
+    /// ``Session/feed(_:)`` returns early once this many bytes of output wait, so
+    /// output stays bounded however much a chunk of input produces.
+    public var outputLimit: Int = 1 << 18
 
     /// Creates a configuration; the defaults are the protocol's, but for the
     /// clock, which defaults to manual here (the daemon's default is real).

@@ -8,7 +8,9 @@ import TypingProtocol
 /// - Flushing: output is written before every wait, so nothing is held back
 ///   while idle. When a read fills the whole buffer (a flood), more input is
 ///   surely waiting: output then accumulates up to ``flushThreshold`` bytes and is
-///   written in large chunks.
+///   written in large chunks. A chunk whose lines produce more (a change in a
+///   room of thousands) is processed in parts, writing between them, so output
+///   held in memory stays bounded.
 /// - Back-pressure: writes block until the reader takes the bytes, and no input
 ///   is read meanwhile. Nothing is dropped and memory stays bounded.
 /// - Real clock: lines are stamped with the time they were read; timeouts due by
@@ -19,7 +21,8 @@ import TypingProtocol
 /// - Memory: when many members have left, freed memory is given back to the
 ///   system before waiting (see ``MemoryReturn``).
 struct EventLoop {
-    /// Output is written once this much has accumulated, even during a flood.
+    /// Output is written once this much has accumulated, even during a flood
+    /// (the session also pauses mid-chunk at its own limit, the same size).
     static let flushThreshold = 1 << 18
 
     /// The settings.
@@ -67,7 +70,11 @@ struct EventLoop {
                 session.finish()
                 if !configuration.drain { break }
             } else {
-                session.feed(chunk)
+                var consumed = session.feed(chunk)
+                while consumed < chunk.count {
+                    try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
+                    consumed += session.feed(UnsafeRawBufferPointer(rebasing: chunk[consumed...]))
+                }
                 flooded = chunk.count == input.buffer.count
             }
         }

@@ -40,6 +40,23 @@ struct EncoderTests {
                 == "\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\u{7F}\u{85}é😀\u{2028}\"")
     }
 
+    @Test("text needing an escape at any position of any length is escaped", arguments: Array(1...20))
+    func escapeAnywhere(length: Int) {
+        for position in 0..<length {
+            for special: UInt8 in [0x22, 0x5C, 0x0A, 0x01, 0x1F] {
+                var bytes = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                bytes[position] = special
+                let writer = JSONWriter()
+                bytes.withUnsafeBytes { writer.string(bytes: $0) }
+                let text = String(decoding: writer.bytes, as: UTF8.self)
+                #expect(text.count > length + 2, "length \(length), \(special) at \(position): \(text)")
+            }
+        }
+        let plain = JSONWriter()
+        Array("plain text, long enough for the word-at-a-time path: é ✓".utf8).withUnsafeBytes { plain.string(bytes: $0) }
+        #expect(plain.bytes == Array("\"plain text, long enough for the word-at-a-time path: é ✓\"".utf8))
+    }
+
     @Test("integers", arguments: [0, 7, 10, -1, 1234567890, 9_007_199_254_740_991, -9_007_199_254_740_991, Int.max, Int.min])
     func integers(value: Int) {
         var writer = JSONWriter()

@@ -4,6 +4,10 @@ import Testing
 /// Records what a framer hands over.
 struct FrameRecorder: FrameHandler {
     var frames: [String] = []
+    /// Ask the framer to pause after every line.
+    var pauseAlways = false
+
+    var wantsPause: Bool { pauseAlways }
 
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {
         frames.append("\(number):" + String(decoding: bytes, as: UTF8.self))
@@ -22,7 +26,7 @@ func frame(_ input: String, max: Int = 100, chunkSize: Int = .max) -> [String] {
     var start = 0
     while start < bytes.count {
         let end = min(bytes.count, start + chunkSize)
-        bytes[start..<end].withUnsafeBytes { framer.feed($0, to: &recorder) }
+        _ = bytes[start..<end].withUnsafeBytes { framer.feed($0, to: &recorder) }
         start = end
     }
     framer.finish(to: &recorder)
@@ -65,14 +69,31 @@ struct FramerTests {
         #expect(frame("123456", max: 5, chunkSize: 2) == ["1:too long"])
     }
 
+    @Test("a handler can pause the framer after any line; feeding the rest continues exactly")
+    func pausing() {
+        let input = Array("a\nbb\r\n\nccc\ndd".utf8)
+        var framer = Framer(maxLineBytes: 100)
+        var recorder = FrameRecorder(pauseAlways: true)
+        var offsets: [Int] = []
+        var consumed = 0
+        while consumed < input.count {
+            let used = input[consumed...].withUnsafeBytes { framer.feed($0, to: &recorder) }
+            consumed += used
+            offsets.append(consumed)
+        }
+        framer.finish(to: &recorder)
+        #expect(offsets == [2, 6, 7, 11, 13])
+        #expect(recorder.frames == ["1:a", "2:bb", "3:", "4:ccc", "5:dd"])
+    }
+
     @Test("an over-long line is never held whole")
     func boundedMemory() {
         var framer = Framer(maxLineBytes: 1000)
         var recorder = FrameRecorder()
         let chunk = [UInt8](repeating: 0x61, count: 4096)
-        for _ in 0..<256 { chunk.withUnsafeBytes { framer.feed($0, to: &recorder) } }
+        for _ in 0..<256 { _ = chunk.withUnsafeBytes { framer.feed($0, to: &recorder) } }
         #expect(framer.pending.capacity < 8192)
-        Array("\n{}\n".utf8).withUnsafeBytes { framer.feed($0, to: &recorder) }
+        _ = Array("\n{}\n".utf8).withUnsafeBytes { framer.feed($0, to: &recorder) }
         #expect(recorder.frames == ["1:too long", "2:{}"])
     }
 }

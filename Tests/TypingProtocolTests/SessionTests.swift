@@ -10,8 +10,11 @@ func runSession(_ input: [UInt8], configuration: SessionConfiguration = SessionC
     var start = 0
     while start < input.count {
         let end = min(input.count, start + chunkSize)
-        input[start..<end].withUnsafeBytes { session.feed($0) }
-        session.takeOutput { output.append(contentsOf: $0) }
+        var consumed = start
+        while consumed < end {
+            consumed += input[consumed..<end].withUnsafeBytes { session.feed($0) }
+            session.takeOutput { output.append(contentsOf: $0) }
+        }
         start = end
     }
     session.finish()
@@ -55,6 +58,32 @@ struct SessionTests {
         let output = runSession(Self.transcript, configuration: SessionConfiguration(drain: false))
         #expect(!output.contains("3010"))
         #expect(output.hasSuffix(#""text":"Bo is typing..."}"# + "\n"))
+    }
+
+    @Test("a chunk whose lines produce a lot of output is processed in parts of bounded output")
+    func boundedOutput() {
+        var lines = (0..<300).map { #"{"cmd":"join","conv":"big","user":"u\#($0)"}"# }
+        for turn in 0..<40 {
+            lines.append(#"{"cmd":"type","conv":"big","user":"u\#(turn)"}"#)
+            lines.append(#"{"cmd":"send","conv":"big","user":"u\#(turn)"}"#)
+        }
+        let input = Array((lines.joined(separator: "\n") + "\n").utf8)
+        var configuration = SessionConfiguration(drain: false)
+        configuration.outputLimit = 4096
+        var session = Session(configuration: configuration)
+        var output: [UInt8] = []
+        var largest = 0
+        var consumed = 0
+        while consumed < input.count {
+            consumed += input[consumed...].withUnsafeBytes { session.feed($0) }
+            largest = max(largest, session.pendingOutputCount)
+            session.takeOutput { output.append(contentsOf: $0) }
+        }
+        session.finish()
+        session.takeOutput { output.append(contentsOf: $0) }
+        #expect(largest < 4096 + 300 * 120, "at most one step past the limit")
+        #expect(String(decoding: output, as: UTF8.self)
+                == runSession(input, configuration: SessionConfiguration(drain: false)))
     }
 
     @Test("a line over --max-line-bytes gets line_too_long and the next line is read")
