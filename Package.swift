@@ -5,6 +5,8 @@ let package = Package(
     name: "typingd",
     products: [
         .executable(name: "typingd", targets: ["typingd"]),
+        /// The engine and the codec, for embedding and for the fuzzer (fuzz/).
+        .library(name: "TypingProtocol", targets: ["TypingProtocol", "TypingCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -62,6 +62,12 @@ extension Engine {
                 message: "conversation \(Failure.quoted(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
                 field: "conv")
         }
+        if existing == nil && liveConversations >= configuration.maxConversations {
+            return Failure(
+                code: .limit,
+                message: "there are already \(configuration.maxConversations) conversations, the most --max-conversations allows; \(Failure.quoted(conv)) would be a new one",
+                field: "conv")
+        }
         if liveMemberships >= configuration.maxMemberships {
             return Failure(
                 code: .limit,

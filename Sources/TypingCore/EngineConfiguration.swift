@@ -15,14 +15,18 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var maxMembers: Int
     /// The most memberships over all conversations.
     public var maxMemberships: Int
+    /// The most live conversations.
+    public var maxConversations: Int
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: PhraseStyle = .group, typingEvents: Bool = false,
-                maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000) {
+                maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
+                maxConversations: Int = 10_000_000) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
         self.maxMembers = maxMembers
         self.maxMemberships = maxMemberships
+        self.maxConversations = maxConversations
     }
 }

@@ -18,6 +18,6 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case clockMode = "clock_mode"
     /// The line is longer than `--max-line-bytes`.
     case lineTooLong = "line_too_long"
-    /// A `join` would pass `--max-members` or `--max-memberships`.
+    /// A `join` would pass `--max-members`, `--max-conversations` or `--max-memberships`.
     case limit = "limit"
 }

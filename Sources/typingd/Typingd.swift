@@ -75,6 +75,9 @@ struct Typingd: ParsableCommand {
     @Option(help: ArgumentHelp("The most memberships over all conversations.", valueName: "n"))
     var maxMemberships: Int = 10_000_000
 
+    @Option(help: ArgumentHelp("The most live conversations (those with members).", valueName: "n"))
+    var maxConversations: Int = 10_000_000
+
     func validate() throws {
         guard (1...EngineConfiguration.maxTimeout).contains(timeoutMs) else {
             throw ValidationError("--timeout-ms must be from 1 to \(EngineConfiguration.maxTimeout), not \(timeoutMs)")
@@ -88,13 +91,17 @@ struct Typingd: ParsableCommand {
         guard maxMemberships >= 1 else {
             throw ValidationError("--max-memberships must be at least 1, not \(maxMemberships)")
         }
+        guard maxConversations >= 1 else {
+            throw ValidationError("--max-conversations must be at least 1, not \(maxConversations)")
+        }
     }
 
     /// The settings the options describe.
     var sessionConfiguration: SessionConfiguration {
         SessionConfiguration(
             engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
-                                        maxMembers: maxMembers, maxMemberships: maxMemberships),
+                                        maxMembers: maxMembers, maxMemberships: maxMemberships,
+                                        maxConversations: maxConversations),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 

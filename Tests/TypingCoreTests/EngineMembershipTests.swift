@@ -145,4 +145,18 @@ struct EngineMembershipTests {
         #expect(h.type("g", "a", at: 1) == ["@1 g b: [a] Al is typing..."],
                 "the refused join set no name: a is still Al")
     }
+
+    @Test("a join that would create a conversation past --max-conversations is refused; joining an existing one is not")
+    func conversationLimit() {
+        var h = Harness(EngineConfiguration(maxConversations: 2))
+        h.join("a", "x")
+        h.join("b", "x")
+        #expect(h.run(.join(conv: ID("c"), user: ID("y"), name: "Y")) == ["error 3 limit"])
+        #expect(h.engine.conversationCount == 2 && h.engine.membershipCount == 2, "nothing half-applied")
+        #expect(h.engine.findUser(ID("y")) == nil, "not even the user")
+        h.join("a", "y")
+        #expect(h.engine.membershipCount == 3)
+        h.run(.leave(conv: ID("b"), user: ID("x")))
+        #expect(h.run(.join(conv: ID("c"), user: ID("y"), name: nil)) == [], "room again once one is gone")
+    }
 }

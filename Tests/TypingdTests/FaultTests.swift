@@ -1,0 +1,84 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Faults at the process level: hostile bytes through the real binary, a signal
+/// in the middle of a flood, input cut in the middle of a line.
+@Suite("Faults")
+struct FaultTests {
+    @Test("a hostile stream through the binary: exit 0, every output line one JSON object, one error per bad line")
+    func hostileStream() throws {
+        var input: [UInt8] = []
+        var bad = 0
+        let hostile: [[UInt8]] = [
+            Array("{".utf8), Array("[".utf8) + Array(repeating: UInt8(ascii: "["), count: 5000),
+            [0x00, 0xFF, 0xFE], [0xEF, 0xBB, 0xBF] + Array(#"{"cmd":"stats"}"#.utf8),
+            Array(#"{"cmd":"join","conv":"g","user":"\ud800"}"#.utf8), Array("NaN".utf8), [0x0D, 0x0D],
+        ]
+        for _ in 0..<200 {
+            for line in hostile {
+                input += line + [0x0A]
+                bad += 1
+            }
+            input += Array(#"{"cmd":"join","conv":"g","user":"a"}"#.utf8) + [0x0A]
+        }
+        input += Array(#"{"cmd":"stats","pad":""#.utf8) + Array(repeating: UInt8(ascii: "z"), count: 3 << 20)
+        bad += 1  // the last line: too long, and without LF
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-hostile-\(getpid())")
+        try Data(input).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        let run = try Daemon.run(["--clock", "manual"], input: file)
+        #expect(run.status == 0)
+        #expect(run.stderr.isEmpty)
+        let lines = String(decoding: run.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.last == "", "output ends with LF")
+        var errorLines = Set<Int>()
+        for line in lines.dropLast() {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if object["event"] as? String == "error", let number = object["line"] as? Int {
+                #expect(errorLines.insert(number).inserted, "one error per line")
+            }
+        }
+        #expect(errorLines.count == bad)
+        #expect(errorLines.max() == 200 * 8 + 1, "the final line without LF is numbered and reported")
+    }
+
+    @Test("SIGTERM in the middle of a flood: exit 0, and the output ends on a whole event")
+    func signalMidFlood() throws {
+        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])
+        var flood = (0..<500).map { #"{"cmd":"join","conv":"big","user":"u\#($0)"}"# }
+        for turn in 0..<2000 {
+            flood.append(#"{"cmd":"type","conv":"big","user":"u\#(turn % 500)"}"#)
+            flood.append(#"{"cmd":"send","conv":"big","user":"u\#(turn % 500)"}"#)
+        }
+        let bytes = Array((flood.joined(separator: "\n") + "\n").utf8)
+        let writer = Thread {
+            try? daemon.send(bytes: bytes)
+            try? daemon.send(bytes: bytes)
+        }
+        writer.start()
+        #expect(daemon.readLine(timeout: 10) != nil, "the flood is being processed")
+        daemon.signal(SIGTERM)
+        var count = 1
+        while let line = daemon.readLine(timeout: 10) {
+            count += 1
+            #expect(line.hasPrefix("{\"event\":") && line.hasSuffix("}"), "a whole event: \(line.prefix(80))")
+        }
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(count < 2 * 2000 * 2 * 499, "it stopped before the end of the flood")
+        #expect(daemon.stderr.isEmpty)
+    }
+
+    @Test("input that ends in the middle of a line: the partial line is a line")
+    func partialLastLine() throws {
+        let daemon = try LiveDaemon(["--clock", "manual"])
+        try daemon.send(bytes: Array(#"{"cmd":"stats","id":"whole"}"#.utf8) + [0x0A] + Array(#"{"cmd":"stats","id":"cut"#.utf8))
+        try daemon.closeInput()
+        let lines = daemon.readAll(timeout: 10)
+        #expect(lines.count == 2)
+        #expect(object(lines.first)["id"] as? String == "whole")
+        #expect(object(lines.last)["code"] as? String == "bad_json" && object(lines.last)["line"] as? Int == 2)
+        #expect(daemon.waitForExit() == 0)
+    }
+}

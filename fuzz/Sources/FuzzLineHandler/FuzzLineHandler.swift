@@ -1,0 +1,91 @@
+import CJansson
+import TypingCore
+import TypingProtocol
+
+/// libFuzzer's entry point: the whole line handler (framing, jansson decoding,
+/// engine, encoding) on arbitrary bytes, with invariants that trap when broken.
+///
+/// The first byte picks the options (timeout 1…8 ms, style, typing events, a
+/// small --max-line-bytes, small limits) so timers, every phrase and every limit
+/// are reached; the second picks where the input is cut into two reads.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzLineHandler(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size >= 2 else { return 0 }
+    let settings = data[0], cut = Int(data[1])
+    let input = UnsafeRawBufferPointer(start: data + 2, count: size - 2)
+    var configuration = SessionConfiguration(
+        engine: EngineConfiguration(timeout: Int(settings & 7) + 1,
+                                    style: settings & 8 == 0 ? .group : .compact,
+                                    typingEvents: settings & 16 != 0,
+                                    maxMembers: settings & 32 == 0 ? 100_000 : 3,
+                                    maxMemberships: settings & 64 == 0 ? 10_000_000 : 5),
+        clock: .manual,
+        maxLineBytes: settings & 128 == 0 ? 1 << 20 : 64,
+        drain: true)
+    configuration.outputLimit = 512
+
+    let whole = run(input, configuration: configuration, cuts: [])
+    let split = run(input, configuration: configuration, cuts: [cut * input.count / 256])
+    precondition(whole.output == split.output, "output depends on how input is cut into reads")
+    precondition(whole.typing == 0, "streaks left after the drain")
+    check(whole.output)
+    return 0
+}
+
+/// Runs `input` through a session, fed in parts cut at `cuts`.
+func run(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
+         cuts: [Int]) -> (output: [UInt8], typing: Int) {
+    var session = Session(configuration: configuration)
+    var output: [UInt8] = []
+    var start = 0
+    for end in cuts + [input.count] where end >= start {
+        var consumed = start
+        while consumed < end {
+            consumed += session.feed(UnsafeRawBufferPointer(rebasing: input[consumed..<end]))
+            session.takeOutput { output.append(contentsOf: $0) }
+        }
+        start = end
+    }
+    session.finish()
+    session.takeOutput { output.append(contentsOf: $0) }
+    return (output, session.engine.typingCount)
+}
+
+/// Every output line is one JSON object starting with "event", with no raw
+/// control byte; no input line gets two errors, or an error and an ok.
+func check(_ output: [UInt8]) {
+    var errorLines = Set<Int>(), okLines = Set<Int>()
+    output.withUnsafeBytes { bytes in
+        var start = 0
+        while start < bytes.count {
+            guard let lf = bytes[start...].firstIndex(of: 0x0A) else {
+                preconditionFailure("output does not end with LF")
+            }
+            let line = UnsafeRawBufferPointer(rebasing: bytes[start..<lf])
+            precondition(!line.contains { $0 < 0x20 }, "raw control byte in an event")
+            precondition(line.starts(with: #"{"event":""#.utf8), "event key not first")
+            var error = json_error_t()
+            guard let root = json_loadb(line.baseAddress?.assumingMemoryBound(to: CChar.self), line.count,
+                                        cj_decode_flags(), &error) else {
+                preconditionFailure("output line is not valid JSON")
+            }
+            precondition(cj_is_object(root) != 0, "output line is not an object")
+            if let event = json_object_get(root, "event"), let kind = json_string_value(event) {
+                let name = String(cString: kind)
+                let number = Int(json_integer_value(json_object_get(root, "line")))
+                if name == "error" {
+                    precondition(errorLines.insert(number).inserted, "two errors for line \(number)")
+                    precondition(!okLines.contains(number), "ok and error for line \(number)")
+                } else if name == "ok" {
+                    precondition(okLines.insert(number).inserted, "two oks for line \(number)")
+                }
+                if name == "indicator", let text = json_string_value(json_object_get(root, "text")) {
+                    precondition(!String(cString: text).unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                                 "control character in an indicator text")
+                }
+            }
+            json_decref(root)
+            start = lf + 1
+        }
+    }
+}
