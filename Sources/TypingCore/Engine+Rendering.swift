@@ -28,8 +28,9 @@ extension Engine {
         let user = conversations[c].members[slot].user
         guard user != MemberSlot.vacant else { return }
         let current: IndicatorView
-        if conversations[c].members[slot].streak >= 0 {
-            current = view(of: c, excluding: user, reuse: conversations[c].members[slot].lastSent)
+        let streak = conversations[c].members[slot].streak
+        if streak >= 0 {
+            current = typerView(of: c, streak: streak, full: full, last: conversations[c].members[slot].lastSent)
             if current === conversations[c].members[slot].lastSent { return }
         } else {
             current = full
@@ -47,35 +48,55 @@ extension Engine {
              to: &sink)
     }
 
-    /// The view of conversation `c` for a viewer who is user `excluded` (or
-    /// ``MemberSlot/vacant`` for one who is not typing): the typers in streak order
-    /// but the viewer, and their phrase. When `reuse` already shows exactly that,
-    /// it is returned instead of a new object.
+    /// The view of conversation `c` for members who are not typing: all typers in
+    /// streak order and their phrase. When `reuse` already shows exactly that, it is
+    /// returned instead of a new object.
     func view(of c: Int32, excluding excluded: Int32, reuse: IndicatorView? = nil) -> IndicatorView {
         let typers = conversations[c].typers
-        let shown = typers.count - (excluded == MemberSlot.vacant ? 0 : 1)
-        if shown <= 0 { return .empty }
+        if typers.isEmpty { return .empty }
         var packed: [UInt8] = []
-        packed.reserveCapacity(24 * shown + 48)
-        var first: (Int32, Int32, Int32) = (0, 0, 0)
-        var count = 0
+        packed.reserveCapacity(24 * typers.count + 48)
+        var starts: [Int32] = []
+        starts.reserveCapacity(typers.count)
         for s in typers {
-            let u = streaks[Int(s)].user
-            if u == excluded { continue }
-            switch count {
-            case 0: first.0 = u
-            case 1: first.1 = u
-            case 2: first.2 = u
-            default: break
-            }
-            count += 1
-            IndicatorView.pack(users[u].id, into: &packed)
+            starts.append(Int32(packed.count))
+            IndicatorView.pack(users[streaks[Int(s)].user].id, into: &packed)
         }
         let textStart = packed.count
-        Phrase.append(count: count, style: configuration.style, into: &packed) { index in
-            users[index == 0 ? first.0 : index == 1 ? first.1 : first.2].displayName
+        Phrase.append(count: typers.count, style: configuration.style, into: &packed) { index in
+            users[streaks[Int(typers[index])].user].displayName
         }
-        if let reuse, reuse.textStart == textStart, reuse.packed == packed { return reuse }
-        return IndicatorView(packed: packed, typerCount: count, textStart: textStart)
+        if let reuse, reuse.base == nil, reuse.textStart == textStart, reuse.storage == packed { return reuse }
+        return IndicatorView(packed: packed, typerCount: typers.count, textStart: textStart, entryStarts: starts)
+    }
+
+    /// The view of typer `streak` in `c`: the full view without them, and the
+    /// phrase for the others. Returns `last` when that is what it already shows
+    /// (compared without building anything); otherwise a view derived from `full`.
+    func typerView(of c: Int32, streak: Int32, full: IndicatorView, last: IndicatorView) -> IndicatorView {
+        let typers = conversations[c].typers
+        guard typers.count > 1, let index = typers.firstIndex(of: streak), index < full.entryStarts.count else {
+            return .empty
+        }
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        Phrase.append(count: typers.count - 1, style: configuration.style, into: &text) { position in
+            users[streaks[Int(typers[position < index ? position : position + 1])].user].displayName
+        }
+        let omitted = full.entryBytes(index)
+        let sameText = last.withTextBytes { lastText in
+            text.withUnsafeBytes { mine in lastText.count == mine.count && IndicatorView.bytesEqual(lastText, mine) }
+        }
+        if sameText && last.typerCount == typers.count - 1 {
+            if let base = last.base, base === full, last.omitted == index { return last }
+            let same = full.storage.withUnsafeBytes { bytes in
+                last.withIDSegments { l1, l2 in
+                    IndicatorView.equal(l1, l2, UnsafeRawBufferPointer(rebasing: bytes[0..<omitted.lowerBound]),
+                                        UnsafeRawBufferPointer(rebasing: bytes[omitted.upperBound..<full.typerBytesEnd]))
+                }
+            }
+            if same { return last }
+        }
+        return IndicatorView(base: full, omitting: index, bytes: omitted, text: text)
     }
 }

@@ -4,35 +4,65 @@
 /// view object, so it is built (and, by the encoder, serialized) once per change,
 /// however large the conversation.
 ///
-/// The typers' ids and the text are packed into one byte array: for each id a
-/// two-byte header (its length, and bit 15 set when it needs JSON escapes) and its
-/// bytes, then the text. Building a view is a few copies, comparing two is one
-/// byte comparison, and nothing inside is reference-counted.
+/// A view built from ids packs them and the text into one byte array: for each id
+/// a two-byte header (its length, and bit 15 set when it needs JSON escapes) and its
+/// bytes, then the text. A typer's view is *derived*: the shared view of the
+/// others plus which entry it leaves out (the typer) and its own phrase, so the
+/// personal views of T typers take O(T) memory in all, not O(T²).
 public final class IndicatorView: Sendable, Equatable {
-    /// The packed ids, then the text.
-    public let packed: [UInt8]
+    /// Packed ids then text; for a derived view, only its text.
+    @usableFromInline let storage: [UInt8]
     /// How many typers the view shows.
     public let typerCount: Int
-    /// Where the text starts in `packed`.
-    public let textStart: Int
+    /// Where the text starts in `storage`.
+    @usableFromInline let textStart: Int
+    /// The view this one is derived from, leaving out one entry.
+    public let base: IndicatorView?
+    /// The entry of `base` left out (its index among the typers).
+    public let omitted: Int
+    /// The bytes of the left-out entry in `base.storage`.
+    @usableFromInline let omittedBytes: Range<Int>
+    /// Where each entry starts in `storage` (own views built by the engine).
+    public let entryStarts: [Int32]
 
     /// The empty indicator every viewer starts from.
     public static let empty = IndicatorView(packed: [], typerCount: 0, textStart: 0)
 
     /// A view from bytes packed as described above.
-    public init(packed: [UInt8], typerCount: Int, textStart: Int) {
-        self.packed = packed
+    public init(packed: [UInt8], typerCount: Int, textStart: Int, entryStarts: [Int32] = []) {
+        storage = packed
         self.typerCount = typerCount
         self.textStart = textStart
+        base = nil
+        omitted = 0
+        omittedBytes = 0..<0
+        self.entryStarts = entryStarts
+    }
+
+    /// The view of `base` without entry `index` (whose bytes are `bytes`), with the
+    /// phrase `text`.
+    public init(base: IndicatorView, omitting index: Int, bytes: Range<Int>, text: [UInt8]) {
+        precondition(base.base == nil, "a view is derived from an own view")
+        storage = text
+        typerCount = base.typerCount - 1
+        textStart = 0
+        self.base = base
+        omitted = index
+        omittedBytes = bytes
+        entryStarts = []
     }
 
     /// A view of `typing` with the phrase `text`.
     public convenience init(typing: [Identifier], text: String) {
         var packed: [UInt8] = []
-        for id in typing { IndicatorView.pack(id, into: &packed) }
+        var starts: [Int32] = []
+        for id in typing {
+            starts.append(Int32(packed.count))
+            IndicatorView.pack(id, into: &packed)
+        }
         let textStart = packed.count
         packed.append(contentsOf: text.utf8)
-        self.init(packed: packed, typerCount: typing.count, textStart: textStart)
+        self.init(packed: packed, typerCount: typing.count, textStart: textStart, entryStarts: starts)
     }
 
     /// Appends the header and bytes of `id` to `packed`.
@@ -44,16 +74,45 @@ public final class IndicatorView: Sendable, Equatable {
         id.withUnsafeBytes { packed.append(contentsOf: $0) }
     }
 
+    /// Where the packed ids of an own view end (and its text starts).
+    public var typerBytesEnd: Int { textStart }
+
+    /// The byte range of entry `index` in an own view's storage.
+    public func entryBytes(_ index: Int) -> Range<Int> {
+        let start = Int(entryStarts[index])
+        let end = index + 1 < entryStarts.count ? Int(entryStarts[index + 1]) : textStart
+        return start..<end
+    }
+
+    /// Calls `body` with the packed ids as two segments (the second is empty for
+    /// an own view; for a derived one they are the base's entries before and after
+    /// the one left out).
+    @inlinable
+    public func withIDSegments<Result>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result) -> Result {
+        if let base {
+            return base.storage.withUnsafeBytes { bytes in
+                body(UnsafeRawBufferPointer(rebasing: bytes[0..<omittedBytes.lowerBound]),
+                     UnsafeRawBufferPointer(rebasing: bytes[omittedBytes.upperBound..<base.textStart]))
+            }
+        }
+        return storage.withUnsafeBytes { bytes in
+            body(UnsafeRawBufferPointer(rebasing: bytes[0..<textStart]), UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
     /// Calls `body` with each typer's id bytes and whether they need escapes.
     @inlinable
     public func forEachTyper(_ body: (UnsafeRawBufferPointer, Bool) -> Void) {
-        packed.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < textStart {
-                let header = UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
-                let length = Int(header & 0x7FFF)
-                body(UnsafeRawBufferPointer(rebasing: bytes[(offset + 2)..<(offset + 2 + length)]), header & 0x8000 != 0)
-                offset += 2 + length
+        withIDSegments { first, second in
+            for segment in [first, second] {
+                var offset = 0
+                while offset < segment.count {
+                    let header = UInt16(segment[offset]) | UInt16(segment[offset + 1]) << 8
+                    let length = Int(header & 0x7FFF)
+                    body(UnsafeRawBufferPointer(rebasing: segment[(offset + 2)..<(offset + 2 + length)]),
+                         header & 0x8000 != 0)
+                    offset += 2 + length
+                }
             }
         }
     }
@@ -61,7 +120,7 @@ public final class IndicatorView: Sendable, Equatable {
     /// Calls `body` with the UTF-8 bytes of the phrase.
     @inlinable
     public func withTextBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        packed.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[textStart...])) }
+        storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[textStart...])) }
     }
 
     /// The user ids the viewer sees typing, in streak order.
@@ -78,8 +137,59 @@ public final class IndicatorView: Sendable, Equatable {
     /// True when nobody is shown typing.
     public var isEmpty: Bool { typerCount == 0 }
 
+    /// True when both show the same ids, whatever their representation.
+    public func sameTypers(as other: IndicatorView) -> Bool {
+        if self === other { return true }
+        guard typerCount == other.typerCount else { return false }
+        if let base, base === other.base, omitted == other.omitted { return true }
+        return withIDSegments { a1, a2 in
+            other.withIDSegments { b1, b2 in
+                IndicatorView.equal(a1, a2, b1, b2)
+            }
+        }
+    }
+
+    /// True when the bytes of `a1` then `a2` equal those of `b1` then `b2`.
+    public static func equal(_ a1: UnsafeRawBufferPointer, _ a2: UnsafeRawBufferPointer,
+                             _ b1: UnsafeRawBufferPointer, _ b2: UnsafeRawBufferPointer) -> Bool {
+        guard a1.count + a2.count == b1.count + b2.count else { return false }
+        var left = (a1, 0), right = (b1, 0)
+        var done = 0
+        let total = a1.count + a2.count
+        while done < total {
+            if left.1 == left.0.count { left = (a2, 0) }
+            if right.1 == right.0.count { right = (b2, 0) }
+            let run = min(left.0.count - left.1, right.0.count - right.1)
+            guard bytesEqual(UnsafeRawBufferPointer(rebasing: left.0[left.1..<(left.1 + run)]),
+                             UnsafeRawBufferPointer(rebasing: right.0[right.1..<(right.1 + run)])) else { return false }
+            left.1 += run
+            right.1 += run
+            done += run
+        }
+        return true
+    }
+
+    /// Byte equality of two buffers of the same length, eight bytes at a time.
+    @inline(__always)
+    static func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= a.count {
+            if a.loadUnaligned(fromByteOffset: index, as: UInt64.self) != b.loadUnaligned(fromByteOffset: index, as: UInt64.self) {
+                return false
+            }
+            index += 8
+        }
+        while index < a.count {
+            if a[index] != b[index] { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// Equal when they show the same ids and text (or are the same object).
     public static func == (lhs: IndicatorView, rhs: IndicatorView) -> Bool {
-        lhs === rhs || (lhs.textStart == rhs.textStart && lhs.packed == rhs.packed)
+        if lhs === rhs { return true }
+        let sameText = lhs.withTextBytes { a in rhs.withTextBytes { b in a.elementsEqual(b) } }
+        return sameText && lhs.sameTypers(as: rhs)
     }
 }

@@ -53,6 +53,14 @@ public struct Session {
         processor.engine.nextDeadline()
     }
 
+    /// Installs where output goes when a single step produces more than
+    /// `threshold` bytes (see ``EventEncoder/spill``); output between steps is
+    /// still taken with ``takeOutput(_:)``.
+    public mutating func spillOutput(over threshold: Int, to handler: @escaping (UnsafeRawBufferPointer) -> Void) {
+        processor.encoder.spillThreshold = threshold
+        processor.encoder.spill = handler
+    }
+
     /// The number of bytes of output waiting to be taken.
     public var pendingOutputCount: Int { processor.encoder.output.buffer.count }
 

@@ -9,8 +9,9 @@ import TypingProtocol
 ///   while idle. When a read fills the whole buffer (a flood), more input is
 ///   surely waiting: output then accumulates up to ``flushThreshold`` bytes and is
 ///   written in large chunks. A chunk whose lines produce more (a change in a
-///   room of thousands) is processed in parts, writing between them, so output
-///   held in memory stays bounded.
+///   room of thousands) is processed in parts, writing between them, and a single
+///   step that produces more than 1 MiB writes as it goes, so output held in
+///   memory stays bounded.
 /// - Back-pressure: writes block until the reader takes the bytes, and no input
 ///   is read meanwhile. Nothing is dropped and memory stays bounded.
 /// - Real clock: lines are stamped with the time they were read; timeouts due by
@@ -33,6 +34,11 @@ struct EventLoop {
         var session = Session(configuration: configuration)
         let input = InputReader(fd: 0)
         let output = OutputWriter(fd: 1)
+        let spillFailure = FailureBox()
+        session.spillOutput(over: 4 * EventLoop.flushThreshold) { bytes in
+            guard spillFailure.failure == nil else { return }
+            do throws(IOFailure) { try output.write(bytes) } catch { spillFailure.failure = error }
+        }
         let signals = SignalWatcher()
         let clock = MonotonicClock()
         let realClock = configuration.clock == .real
@@ -41,6 +47,7 @@ struct EventLoop {
         var memory = MemoryReturn()
 
         while true {
+            if let failure = spillFailure.failure { throw failure }
             if session.pendingOutputCount > 0 && (!flooded || session.pendingOutputCount >= EventLoop.flushThreshold) {
                 try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
             }
@@ -72,12 +79,14 @@ struct EventLoop {
             } else {
                 var consumed = session.feed(chunk)
                 while consumed < chunk.count {
+                    if let failure = spillFailure.failure { throw failure }
                     try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
                     consumed += session.feed(UnsafeRawBufferPointer(rebasing: chunk[consumed...]))
                 }
                 flooded = chunk.count == input.buffer.count
             }
         }
+        if let failure = spillFailure.failure { throw failure }
         try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
     }
 

@@ -133,4 +133,21 @@ struct EngineTypingTests {
         #expect(h.drain() == ["@3100 y d: [] ", "@3200 x b: [] "])
         #expect(h.engine.now == 3200)
     }
+
+    @Test("when everyone in a room types, each typer's view costs O(1): derived from one shared view")
+    func personalViewsShareTheirBase() {
+        var h = Harness()
+        let count = 120
+        for n in 0..<count { h.join("g", "u\(n)") }
+        for n in 0..<count { h.type("g", "u\(n)", at: n) }
+        let record = h.engine.conversations[h.engine.findConversation(ID("g"))!]
+        let bases = Set(record.members.compactMap { $0.lastSent.base.map(ObjectIdentifier.init) })
+        let ownViews = record.members.filter { $0.lastSent.base == nil && $0.lastSent !== record.fullView }
+        #expect(ownViews.count <= 1,
+                "typers hold derived views (the last to start may keep the shared view it saw before)")
+        #expect(bases.count <= 2, "all derived from the same shared view (\(bases.count) bases)")
+        let last = record.members[count - 1].lastSent
+        #expect(last.typerCount == count - 1 && last.typing.first == ID("u0"))
+        #expect(h.type("g", "u5", at: 400) == [], "a keystroke that changes nothing writes nothing")
+    }
 }

@@ -32,6 +32,44 @@ struct EncoderTests {
                 == #"{"event":"stats","at":1,"lines":2,"commands":3,"errors":4,"conversations":5,"members":6,"typing":7,"events":8}"# + "\n")
     }
 
+    @Test("a typer's view, derived from the shared one, leaves out the right entry", arguments: [0, 1, 3])
+    func derivedViews(omitted: Int) {
+        let ids = ["a", "b\"q", "c", "d"].map(Identifier.init)
+        let full = IndicatorView(typing: ids, text: "everyone")
+        let derived = IndicatorView(base: full, omitting: omitted, bytes: full.entryBytes(omitted), text: Array("others".utf8))
+        var expected = ids
+        expected.remove(at: omitted)
+        #expect(derived.typing == expected && derived.text == "others")
+        #expect(derived == IndicatorView(typing: expected, text: "others"), "equal to the same view built directly")
+        var encoder = EventEncoder()
+        encoder.emit(.indicator(Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("v"), view: full)))
+        encoder.emit(.indicator(Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("t"), view: derived)))
+        let lines = String(decoding: encoder.output.bytes, as: UTF8.self).split(separator: "\n")
+        let list = expected.map { id in id.string == "b\"q" ? #""b\"q""# : "\"\(id.string)\"" }.joined(separator: ",")
+        #expect(lines.last == #"{"event":"indicator","at":1,"conv":"g","viewer":"t","typing":[\#(list)],"text":"others"}"#)
+        var alone = EventEncoder()
+        alone.emit(.indicator(Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("t"), view: derived)))
+        #expect(String(decoding: alone.output.bytes, as: UTF8.self) == lines.last.map { $0 + "\n" },
+                "the same without the shared view encoded first")
+    }
+
+    @Test("a step that writes more than the spill threshold hands output over as it goes")
+    func spilling() {
+        var encoder = EventEncoder()
+        var spilled: [UInt8] = []
+        var largest = 0
+        encoder.spillThreshold = 1000
+        encoder.spill = { spilled.append(contentsOf: $0) }
+        let view = IndicatorView(typing: [Identifier("a")], text: "A is typing...")
+        for n in 0..<500 {
+            largest = max(largest, encoder.output.buffer.count)
+            encoder.emit(.indicator(Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("v\(n)"), view: view)))
+        }
+        #expect(largest < 1200)
+        spilled.append(contentsOf: encoder.output.bytes)
+        #expect(String(decoding: spilled, as: UTF8.self).split(separator: "\n").count == 500)
+    }
+
     @Test("strings escape quote, backslash and U+0000–U+001F only")
     func escaping() {
         var writer = JSONWriter()
