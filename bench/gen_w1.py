@@ -10,7 +10,9 @@ bursts run interleaved at any time: a member types 3..40 keystrokes 80..300 ms
 apart (sometimes pausing longer than the 3 s timeout), and the burst ends with
 send (75 %), an emptied box (10 %), silence (the streak times out), leave,
 remove or offline; whoever left or was removed joins again later. The same seed
-gives the same bytes.
+gives the same bytes. With --churn, conversations are also replaced over time
+by new ones with new users, so the ids seen keep growing while the live state
+stays the same size (bench/soak.py uses it to look for leaks).
 """
 import argparse
 import heapq
@@ -29,6 +31,11 @@ def main():
     parser.add_argument("--median-size", type=float, default=5.0, help="median conversation size")
     parser.add_argument("--long-pause", type=float, default=0.01,
                         help="chance that a gap between keystrokes outlasts the timeout")
+    parser.add_argument("--users", type=int, default=0,
+                        help="size of the user pool members are drawn from (default 4 per conversation)")
+    parser.add_argument("--churn", type=float, default=0.0,
+                        help="chance, after each burst, that an idle conversation is replaced: all "
+                             "its members leave, and a new conversation of new users is joined")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     out = sys.stdout
@@ -44,7 +51,8 @@ def main():
 
     # Phase 1: membership. Lognormal sizes (sigma 0.8) around --median-size.
     members = []
-    pool = max(100, args.conversations * 4)
+    names = [f"c{c}" for c in range(args.conversations)]
+    pool = args.users or max(100, args.conversations * 4)
     for c in range(args.conversations):
         size = int(round(math.exp(rng.gauss(math.log(args.median_size), 0.8))))
         size = max(2, min(50, size))
@@ -60,6 +68,9 @@ def main():
     seq = 0
     heap = []
     absent = {}  # (conv, user) -> True while left/removed, rejoin pending
+    busy = [0] * args.conversations  # bursts and rejoins pending per conversation
+    next_user = pool
+    generation = 0
 
     def new_burst(start):
         nonlocal seq
@@ -67,7 +78,23 @@ def main():
         u = rng.choice(members[c])
         keys = rng.randint(3, 40)
         seq += 1
+        busy[c] += 1
         heapq.heappush(heap, (start, seq, ["type", c, u, keys]))
+
+    def replace_conversation():
+        nonlocal next_user, generation
+        c = rng.randrange(args.conversations)
+        if busy[c]:
+            return
+        for u in members[c]:
+            emit({"cmd": "leave", "conv": names[c], "user": f"u{u}", "at": now})
+        generation += 1
+        names[c] = f"c{c}.{generation}"
+        fresh = list(range(next_user, next_user + len(members[c])))
+        next_user += len(fresh)
+        members[c] = fresh
+        for u in fresh:
+            emit({"cmd": "join", "conv": names[c], "user": f"u{u}", "name": f"User {u}", "at": now})
 
     for _ in range(args.bursts):
         new_burst(rng.randint(0, 5000))
@@ -76,12 +103,14 @@ def main():
         t, _, burst = heapq.heappop(heap)
         now = max(now, t)
         kind, c, u = burst[0], burst[1], burst[2]
-        conv, user = f"c{c}", f"u{u}"
+        conv, user = names[c], f"u{u}"
         if kind == "rejoin":
             absent.pop((c, u), None)
+            busy[c] -= 1
             emit({"cmd": "join", "conv": conv, "user": user, "name": f"User {u}", "at": now})
             continue
         if (c, u) in absent:  # this member is away: start another burst instead
+            busy[c] -= 1
             new_burst(now + rng.randint(80, 300))
             continue
         keys = burst[3]
@@ -109,9 +138,13 @@ def main():
                 absent[(c, u)] = True
         else:
             emit({"cmd": "offline", "user": user, "at": now})
+        busy[c] -= 1
         if (c, u) in absent:
             seq += 1
+            busy[c] += 1
             heapq.heappush(heap, (now + rng.randint(1000, 20000), seq, ["rejoin", c, u]))
+        if args.churn and rng.random() < args.churn:
+            replace_conversation()
         new_burst(now + rng.randint(200, 2000))
 
 
