@@ -108,6 +108,7 @@ struct Typingd: ParsableCommand {
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
         do {
+            try StandardDescriptors.check()
             try EventLoop(configuration: sessionConfiguration).run()
         } catch .readerGone {
             return

@@ -81,4 +81,23 @@ struct FaultTests {
         #expect(object(lines.last)["code"] as? String == "bad_json" && object(lines.last)["line"] as? Int == 2)
         #expect(daemon.waitForExit() == 0)
     }
+
+    @Test("started with stdin or stdout closed: a message and exit 74; with stderr closed it still works",
+          arguments: [("<&-", Int32(74), "cannot read stdin"), (">&-", Int32(74), "cannot write stdout"),
+                      ("2>&-", Int32(0), "")])
+    func closedDescriptors(redirect: String, status: Int32, message: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "echo '{\"cmd\":\"stats\"}' | \"$0\" --clock manual \(redirect)", Daemon.binary.path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == status)
+        #expect(message.isEmpty ? stderr.isEmpty : stderr.contains(message), "\(stderr)")
+        if status == 0 { #expect(stdout.hasPrefix(#"{"event":"stats""#)) }
+    }
 }
