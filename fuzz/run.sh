@@ -9,6 +9,10 @@
 # transcripts, plus what the fuzzer found worth keeping); new finds go there,
 # crashes to fuzz/out/. A crash found is replayed with
 #   fuzz/.build/release/FuzzLineHandler fuzz/out/crash-...
+# and belongs in examples/transcripts/ as a regression transcript once fixed.
+# Before committing a grown corpus, keep only what adds coverage:
+#   mkdir corpus-min && .build/release/FuzzLineHandler -merge=1 corpus-min corpus
+#   rm -rf corpus && mv corpus-min corpus
 set -eu
 cd "$(dirname "$0")"
 seconds=${1:-60}
