@@ -28,15 +28,13 @@ struct LineProcessor: FrameHandler {
 
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {
         if LineProcessor.isBlank(bytes) { return }
-        let request: Request
         do {
-            request = try decoder.decode(bytes, number: number)
+            let request = try decoder.decode(bytes, number: number)
+            if let readTime { engine.advance(to: readTime, sink: &encoder) }
+            engine.apply(request, to: &encoder)
         } catch {
             engine.reject(error, to: &encoder)
-            return
         }
-        if let readTime { engine.advance(to: readTime, sink: &encoder) }
-        engine.apply(request, to: &encoder)
     }
 
     mutating func handleTooLong(number: Int, limit: Int) {
