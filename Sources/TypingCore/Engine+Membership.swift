@@ -62,7 +62,7 @@ extension Engine {
                 message: "conversation \(Failure.quoted(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
                 field: "conv")
         }
-        if existing == nil && liveConversations >= configuration.maxConversations {
+        if existing == nil && conversations.count >= configuration.maxConversations {
             return Failure(
                 code: .limit,
                 message: "there are already \(configuration.maxConversations) conversations, the most --max-conversations allows; \(Failure.quoted(conv)) would be a new one",
@@ -109,7 +109,6 @@ extension Engine {
     mutating func createConversation(_ id: Identifier) -> Int32 {
         let c = conversations.insert(ConversationRecord(id: id))
         conversationIndex.insert(hash: id.hash(seed: seed), record: c)
-        liveConversations += 1
         return c
     }
 
@@ -134,7 +133,6 @@ extension Engine {
         if conversations[c].memberCount == 0 {
             conversationIndex.remove(hash: conversations[c].id.hash(seed: seed), record: c)
             conversations.remove(c)
-            liveConversations -= 1
         }
     }
 }

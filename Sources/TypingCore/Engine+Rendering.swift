@@ -8,7 +8,7 @@ extension Engine {
     /// (who see everyone but themselves) get views of their own.
     mutating func render<S: EventSink>(_ c: Int32, scope: RenderScope, sink: inout S) {
         let previous = conversations[c].fullView
-        let full = view(of: c, excluding: MemberSlot.vacant, reuse: previous)
+        let full = fullView(of: c, reuse: previous)
         let fullChanged = full !== previous
         if fullChanged { conversations[c].fullView = full }
         switch scope {
@@ -51,7 +51,7 @@ extension Engine {
     /// The view of conversation `c` for members who are not typing: all typers in
     /// streak order and their phrase. When `reuse` already shows exactly that, it is
     /// returned instead of a new object.
-    func view(of c: Int32, excluding excluded: Int32, reuse: IndicatorView? = nil) -> IndicatorView {
+    func fullView(of c: Int32, reuse: IndicatorView? = nil) -> IndicatorView {
         let typers = conversations[c].typers
         if typers.isEmpty { return .empty }
         var packed: [UInt8] = []
@@ -92,7 +92,7 @@ extension Engine {
             let same = full.storage.withUnsafeBytes { bytes in
                 last.withIDSegments { l1, l2 in
                     IndicatorView.equal(l1, l2, UnsafeRawBufferPointer(rebasing: bytes[0..<omitted.lowerBound]),
-                                        UnsafeRawBufferPointer(rebasing: bytes[omitted.upperBound..<full.typerBytesEnd]))
+                                        UnsafeRawBufferPointer(rebasing: bytes[omitted.upperBound..<full.textStart]))
                 }
             }
             if same { return last }

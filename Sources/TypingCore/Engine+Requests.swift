@@ -68,7 +68,7 @@ extension Engine {
     /// The `stats` reply; `line` is the stats command's own line, so lines read.
     func stats(id: RequestID?, line: Int) -> StatsReply {
         StatsReply(at: now, id: id, lines: line, commands: commandsApplied, errors: errorsWritten,
-                   conversations: liveConversations, members: liveMemberships,
-                   typing: liveStreaks, events: eventsWritten)
+                   conversations: conversations.count, members: liveMemberships,
+                   typing: streakIndex.count, events: eventsWritten)
     }
 }

@@ -69,7 +69,7 @@ extension Engine {
     mutating func compactTimersIfNeeded() {
         guard timers.count > 2 * streaks.count + 1024 else { return }
         var live: [TimerEntry] = []
-        live.reserveCapacity(liveStreaks)
+        live.reserveCapacity(streakIndex.count)
         for (index, streak) in streaks.enumerated() where streak.isLive {
             live.append(TimerEntry(deadline: streak.deadline, keystroke: streak.keystroke,
                                    streak: Int32(index), generation: streak.generation))

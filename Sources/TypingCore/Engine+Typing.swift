@@ -62,7 +62,6 @@ extension Engine {
             s = Int32(streaks.count)
             streaks.append(record)
         }
-        liveStreaks += 1
         streakIndex.insert(hash: pairHash, record: s)
         timers.insert(TimerEntry(deadline: deadline, keystroke: keystrokes, streak: s,
                                  generation: streaks[Int(s)].generation))
@@ -95,7 +94,6 @@ extension Engine {
         streaks[Int(s)].isLive = false
         streaks[Int(s)].generation &+= 1
         freeStreaks.append(s)
-        liveStreaks -= 1
         if configuration.typingEvents {
             emit(.typing(TypingChange(at: now, conv: conversations[c].id, user: users[u].id,
                                       state: .stopped, reason: reason)), to: &sink)

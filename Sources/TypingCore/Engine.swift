@@ -36,8 +36,6 @@ public struct Engine {
     var timers = Heap<TimerEntry>()
     var keystrokes: UInt64 = 0
 
-    var liveConversations = 0
-    var liveStreaks = 0
     var commandsApplied = 0
     var errorsWritten = 0
     var eventsWritten = 0
@@ -49,17 +47,11 @@ public struct Engine {
     }
 
     /// Live conversations (those with at least one member).
-    public var conversationCount: Int { liveConversations }
+    public var conversationCount: Int { conversations.count }
     /// Memberships over all conversations.
     public var membershipCount: Int { liveMemberships }
     /// Active typing streaks.
-    public var typingCount: Int { liveStreaks }
-    /// Events emitted so far, errors included.
-    public var eventCount: Int { eventsWritten }
-    /// `error` events emitted so far.
-    public var errorCount: Int { errorsWritten }
-    /// Commands applied so far.
-    public var commandCount: Int { commandsApplied }
+    public var typingCount: Int { streakIndex.count }
 
     /// Sends `event` to `sink`, keeping the counters `stats` reports.
     mutating func emit<S: EventSink>(_ event: Event, to sink: inout S) {

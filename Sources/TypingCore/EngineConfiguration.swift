@@ -2,8 +2,6 @@
 public struct EngineConfiguration: Sendable, Equatable {
     /// The longest timeout accepted, one day in milliseconds.
     public static let maxTimeout = 86_400_000
-    /// The largest time and the largest magnitude of an integer id: 2^53 − 1.
-    public static let maxTime = 9_007_199_254_740_991
 
     /// Milliseconds after the last keystroke at which a streak ends (1 … ``maxTimeout``).
     public var timeout: Int

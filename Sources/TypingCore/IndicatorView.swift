@@ -74,9 +74,6 @@ public final class IndicatorView: Sendable, Equatable {
         id.withUnsafeBytes { packed.append(contentsOf: $0) }
     }
 
-    /// Where the packed ids of an own view end (and its text starts).
-    public var typerBytesEnd: Int { textStart }
-
     /// The byte range of entry `index` in an own view's storage.
     public func entryBytes(_ index: Int) -> Range<Int> {
         let start = Int(entryStarts[index])
@@ -133,9 +130,6 @@ public final class IndicatorView: Sendable, Equatable {
 
     /// The phrase, such as "Alice and Bob are typing...", or "" when nobody types.
     public var text: String { withTextBytes { String(decoding: $0, as: UTF8.self) } }
-
-    /// True when nobody is shown typing.
-    public var isEmpty: Bool { typerCount == 0 }
 
     /// True when both show the same ids, whatever their representation.
     public func sameTypers(as other: IndicatorView) -> Bool {

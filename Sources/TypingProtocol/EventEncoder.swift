@@ -138,10 +138,7 @@ public struct EventEncoder: EventSink {
     mutating func encode(_ report: ErrorReport) {
         output.raw("{\"event\":\"error\",\"line\":")
         output.integer(report.line)
-        if let id = report.id {
-            output.raw(",\"id\":")
-            output.requestID(id)
-        }
+        output.optionalID(report.id)
         output.raw(",\"code\":")
         output.string(report.code.rawValue)
         output.raw(",\"message\":")
@@ -150,10 +147,7 @@ public struct EventEncoder: EventSink {
             output.raw(",\"field\":")
             output.string(field)
         }
-        if let column = report.column {
-            output.raw(",\"column\":")
-            output.integer(column)
-        }
+        if let column = report.column { output.integer(",\"column\":", column) }
         output.raw("}\n")
     }
 
@@ -161,10 +155,7 @@ public struct EventEncoder: EventSink {
     mutating func encode(_ state: StateReply) {
         output.raw("{\"event\":\"state\",\"at\":")
         output.integer(state.at)
-        if let id = state.id {
-            output.raw(",\"id\":")
-            output.requestID(id)
-        }
+        output.optionalID(state.id)
         output.raw(",\"conv\":")
         output.identifier(state.conv)
         output.raw(",\"members\":")
@@ -178,24 +169,14 @@ public struct EventEncoder: EventSink {
     mutating func encode(_ stats: StatsReply) {
         output.raw("{\"event\":\"stats\",\"at\":")
         output.integer(stats.at)
-        if let id = stats.id {
-            output.raw(",\"id\":")
-            output.requestID(id)
-        }
-        output.raw(",\"lines\":")
-        output.integer(stats.lines)
-        output.raw(",\"commands\":")
-        output.integer(stats.commands)
-        output.raw(",\"errors\":")
-        output.integer(stats.errors)
-        output.raw(",\"conversations\":")
-        output.integer(stats.conversations)
-        output.raw(",\"members\":")
-        output.integer(stats.members)
-        output.raw(",\"typing\":")
-        output.integer(stats.typing)
-        output.raw(",\"events\":")
-        output.integer(stats.events)
+        output.optionalID(stats.id)
+        output.integer(",\"lines\":", stats.lines)
+        output.integer(",\"commands\":", stats.commands)
+        output.integer(",\"errors\":", stats.errors)
+        output.integer(",\"conversations\":", stats.conversations)
+        output.integer(",\"members\":", stats.members)
+        output.integer(",\"typing\":", stats.typing)
+        output.integer(",\"events\":", stats.events)
         output.raw("}\n")
     }
 }

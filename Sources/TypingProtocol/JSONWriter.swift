@@ -152,6 +152,21 @@ public struct JSONWriter {
         buffer.append(UInt8(ascii: "]"))
     }
 
+    /// Appends `key` (ASCII, with its leading comma and colon) and an integer.
+    @inline(__always)
+    public func integer(_ key: StaticString, _ value: Int) {
+        raw(key)
+        integer(value)
+    }
+
+    /// Appends `,"id":` and the id, if there is one.
+    @inline(__always)
+    public func optionalID(_ id: RequestID?) {
+        guard let id else { return }
+        raw(",\"id\":")
+        requestID(id)
+    }
+
     /// Appends an `id` value: a string or an integer.
     public func requestID(_ id: RequestID) {
         switch id {

@@ -12,8 +12,6 @@ struct LineProcessor: FrameHandler {
     var engine: Engine
     /// The encoder holding the output not yet written.
     var encoder = EventEncoder()
-    /// In real clock mode, the time at which lines now being fed were read.
-    var readTime: Int?
     /// Feeding pauses once this much output is waiting.
     let outputLimit: Int
 
@@ -30,7 +28,6 @@ struct LineProcessor: FrameHandler {
         if LineProcessor.isBlank(bytes) { return }
         do {
             let request = try decoder.decode(bytes, number: number)
-            if let readTime { engine.advance(to: readTime, sink: &encoder) }
             engine.apply(request, to: &encoder)
         } catch {
             engine.reject(error, to: &encoder)

@@ -6,8 +6,9 @@ import TypingCore
 /// Feed it input as it arrives with ``feed(_:)`` (which may stop early, once
 /// ``SessionConfiguration/outputLimit`` bytes of output wait: take the output and
 /// feed the rest), take the output with ``takeOutput(_:)`` before waiting for
-/// more, and call ``finish()`` at the end of input. In real clock mode, tell it the time with ``setTime(_:)`` before feeding
-/// and let it fire timeouts with ``advance(to:)``.
+/// more, and call ``finish()`` at the end of input. In real clock mode, call
+/// ``advance(to:)`` with the time the input was read before feeding it (lines are
+/// applied at the engine's current time), and whenever a deadline passes.
 public struct Session {
     /// The settings.
     public let configuration: SessionConfiguration
@@ -36,11 +37,6 @@ public struct Session {
         if configuration.drain && configuration.clock == .manual {
             processor.engine.drain(sink: &processor.encoder)
         }
-    }
-
-    /// In real clock mode: the time (ms since start) at which the next lines were read.
-    public mutating func setTime(_ now: Int) {
-        processor.readTime = now
     }
 
     /// Fires the timeouts due by `time` and moves the clock there.

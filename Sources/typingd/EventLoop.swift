@@ -67,7 +67,6 @@ struct EventLoop {
             if realClock {
                 let now = clock.milliseconds
                 session.advance(to: now)
-                session.setTime(now)
             }
             flooded = false
             guard ready.input else { continue }

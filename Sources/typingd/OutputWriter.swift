@@ -34,17 +34,7 @@ struct OutputWriter {
     /// Writes a diagnostic line to stderr, ignoring failures (there is nowhere
     /// else to report them).
     static func diagnose(_ message: String) {
-        var line = message
-        line.append("\n")
-        line.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(2, base + offset, bytes.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        var line = message + "\n"
+        line.withUTF8 { bytes in try? OutputWriter(fd: 2).write(UnsafeRawBufferPointer(bytes)) }
     }
 }
