@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Release builds specialize generics across the package's modules: the daemon
+/// instantiates `Session<JSONFormat, StandardOutput>`, whose hot path (framing,
+/// decoding, the engine, encoding) lives in the library modules; without this it
+/// would run unspecialized, looking up generic metadata on every line.
+let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "typingd",
     products: [
@@ -24,12 +30,14 @@ let package = Package(
         /// The pure engine: membership, streaks, timers, names, phrases. No I/O, no clock.
         .target(
             name: "TypingCore",
-            dependencies: [.product(name: "HeapModule", package: "swift-collections")]
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: crossModule
         ),
         /// Framing, jansson decoding of commands, byte encoding of events.
         .target(
             name: "TypingProtocol",
-            dependencies: ["TypingCore", "CJansson"]
+            dependencies: ["TypingCore", "CJansson"],
+            swiftSettings: crossModule
         ),
         /// The executable: options, raw stdin/stdout, the event loop.
         .executableTarget(
@@ -38,7 +46,8 @@ let package = Package(
                 "TypingProtocol",
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            swiftSettings: crossModule
         ),
         .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"]),
         .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol"]),

@@ -1,12 +1,17 @@
 #ifndef TYPINGD_CLINUX_SHIM_H
 #define TYPINGD_CLINUX_SHIM_H
 
-// Linux interfaces the Glibc module does not export: malloc_trim(3), to give
-// freed memory back, and signalfd(2), which lets the
-// event loop wait for SIGINT/SIGTERM in poll(2) like any other input, with no
-// signal handler and no global state.
+// Linux interfaces the Glibc module does not export, or exports only as macros:
+// malloc_trim(3), to give freed memory back; eventfd(2), which the signal thread
+// uses to wake the event loop; and the bounds of the real-time signals.
 #include <signal.h>
-#include <sys/signalfd.h>
+#include <sys/eventfd.h>
 #include <malloc.h>
+
+/// The first real-time signal glibc leaves to applications (`SIGRTMIN`).
+static inline int cl_sigrtmin(void) { return SIGRTMIN; }
+
+/// The last real-time signal (`SIGRTMAX`).
+static inline int cl_sigrtmax(void) { return SIGRTMAX; }
 
 #endif

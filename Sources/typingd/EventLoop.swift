@@ -5,53 +5,42 @@ import TypingProtocol
 /// due timeouts; read and process what is available; write every event before
 /// waiting again.
 ///
-/// - Flushing: output is written before every wait, so nothing is held back
-///   while idle. When a read fills the whole buffer (a flood), more input is
-///   surely waiting: output then accumulates up to ``flushThreshold`` bytes and is
-///   written in large chunks. A chunk whose lines produce more (a change in a
-///   room of thousands) is processed in parts, writing between them, and a single
-///   step that produces more than 1 MiB writes as it goes, so output held in
-///   memory stays bounded.
-/// - Back-pressure: writes block until the reader takes the bytes, and no input
-///   is read meanwhile. Nothing is dropped and memory stays bounded.
+/// - Flushing: output is written before every wait, so nothing is held back while
+///   idle. When a read fills the whole input buffer (a flood), more input is surely
+///   waiting: output then collects and the session writes it each time
+///   ``OutputPolicy/flushThreshold`` bytes wait, in the middle of a step if need
+///   be, so what is held stays bounded.
+/// - Back-pressure: writes block until the reader takes the bytes, and no input is
+///   read meanwhile. Nothing is dropped and memory stays bounded.
 /// - Real clock: lines are stamped with the time they were read; timeouts due by
 ///   then fire first, and timeouts also fire while no input arrives.
 /// - End of input: the manual clock drains at once; the real clock waits for the
 ///   remaining deadlines (unless `--no-drain`), then the loop ends.
-/// - SIGINT/SIGTERM: what was produced is written, then the loop ends.
-/// - Memory: when many members have left, freed memory is given back to the
-///   system before waiting (see ``MemoryReturn``).
+/// - Signals (see ``SignalWatcher``): noticed between two lines, while waiting and
+///   while blocked on a slow reader; what was produced is written, then the loop ends.
+/// - Memory: after a large drop in state, freed memory is given back to the system
+///   before waiting (see ``MemoryReturn``).
 struct EventLoop {
-    /// Output is written once this much has accumulated, even during a flood
-    /// (the session also pauses mid-chunk at its own limit, the same size).
-    static let flushThreshold = 1 << 18
-
     /// The settings.
     let configuration: SessionConfiguration
 
     /// Runs until the end of input (and drain) or a signal.
-    func run() throws(IOFailure) {
-        var session = Session(configuration: configuration)
+    func run(signals: SignalWatcher) throws(IOFailure) {
+        let output = StandardOutput(fd: 1, signals: signals)
+        defer { output.restore() }
+        var session = Session(configuration: configuration, sink: output)
         let input = InputReader(fd: 0)
-        let output = OutputWriter(fd: 1)
-        let spillFailure = FailureBox()
-        session.spillOutput(over: 4 * EventLoop.flushThreshold) { bytes in
-            guard spillFailure.failure == nil else { return }
-            do throws(IOFailure) { try output.write(bytes) } catch { spillFailure.failure = error }
-        }
-        let signals = SignalWatcher()
         let clock = MonotonicClock()
         let realClock = configuration.clock == .real
         var inputOpen = true
         var flooded = false
         var memory = MemoryReturn()
 
-        while true {
-            if let failure = spillFailure.failure { throw failure }
-            if session.pendingOutputCount > 0 && (!flooded || session.pendingOutputCount >= EventLoop.flushThreshold) {
-                try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
+        while signals.signal == nil {
+            if !flooded {
+                try session.flush()
+                memory.check(footprint: session.engine.membershipCount + session.engine.typingCount)
             }
-            if !flooded { memory.check(memberships: session.engine.membershipCount) }
             let deadline = realClock ? session.nextDeadline() : nil
             if !inputOpen && deadline == nil { break }
 
@@ -64,29 +53,21 @@ struct EventLoop {
             let ready = try wait(input: inputOpen ? input.fd : -1, signals: signals.fd, timeout: timeout)
             if ready.signal { break }
 
-            if realClock {
-                let now = clock.milliseconds
-                session.advance(to: now)
-            }
+            if realClock { try session.advance(to: clock.milliseconds) }
             flooded = false
             guard ready.input else { continue }
             let chunk = try input.read()
             if chunk.isEmpty {
                 inputOpen = false
-                session.finish()
+                try session.finish()
                 if !configuration.drain { break }
             } else {
-                var consumed = session.feed(chunk)
-                while consumed < chunk.count {
-                    if let failure = spillFailure.failure { throw failure }
-                    try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
-                    consumed += session.feed(UnsafeRawBufferPointer(rebasing: chunk[consumed...]))
-                }
+                // Less than the whole chunk: the session paused for a signal.
+                guard try session.feed(chunk) == chunk.count else { break }
                 flooded = chunk.count == input.buffer.count
             }
         }
-        if let failure = spillFailure.failure { throw failure }
-        try session.takeOutput { bytes throws(IOFailure) in try output.write(bytes) }
+        try session.flush()
     }
 
     /// Waits up to `timeout` ms (-1: forever) for input or a signal; a descriptor

@@ -4,6 +4,10 @@ import TypingCore
 import TypingProtocol
 
 /// The `typingd` command: options, then the event loop.
+///
+/// Every default and range shown here comes from the declarations in `TypingCore`
+/// and `TypingProtocol` (``EngineConfiguration``, ``SessionConfiguration``), and
+/// the list of commands from ``Command/Name``: the help cannot drift from the code.
 @main
 struct Typingd: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,8 +17,9 @@ struct Typingd: ParsableCommand {
         typingd reads one JSON command per line on stdin and keeps, per conversation, \
         who is a member and who is typing. On stdout it writes one JSON event per line, \
         above all the indicator each member should see ("Alice and Bob are typing..."). \
-        Typing ends 3 s after the last keystroke, at once on send, on an emptied input \
-        box, on leave, removal or going offline. Nobody sees their own typing.
+        Typing ends \(EngineConfiguration.defaults.timeout / 1000) s after the last keystroke \
+        (--timeout-ms), at once on send, on an emptied input box, on leave, removal or \
+        going offline. Nobody sees their own typing.
 
         Try it (manual clock: time is what each command's "at" says, in ms):
 
@@ -32,12 +37,17 @@ struct Typingd: ParsableCommand {
         written the moment it exists. Close stdin to finish (remaining streaks time \
         out first, unless --no-drain) or send SIGTERM.
 
-        Commands: join, type, send, leave, remove, offline, tick, query, stats. \
+        Commands: \(Command.Name.list). \
         Events: indicator, typing, ok, error, state, stats. Bad lines get an error \
         event with the line number and a code; nothing else is affected.
 
-        Exit status: 0 at the end of input, on SIGINT/SIGTERM and when stdout's \
-        reader goes away; 64 for a bad option; 74 for another I/O error.
+        Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT and the other signals that would \
+        end a process (SIGUSR1, SIGUSR2, SIGALRM, ...) end typingd between two lines: \
+        it writes what it has produced and exits 0. SIGPIPE and SIGXFSZ are ignored \
+        (the failing write reports them).
+
+        Exit status: 0 at the end of input, on a signal and when stdout's reader goes \
+        away; 64 for a bad option; 74 for another I/O error (with a message on stderr).
         The full reference is Protocol.md.
         """,
         version: "typingd 1.0.0 (protocol v1)"
@@ -46,54 +56,69 @@ struct Typingd: ParsableCommand {
     @Option(help: ArgumentHelp(
         "Where time comes from: 'real' (ms since start) or 'manual' (the commands' \"at\").",
         valueName: "real|manual"))
-    var clock: ClockMode = .real
+    var clock: SessionConfiguration.Clock = .real
 
-    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp(
-        "Milliseconds after the last keystroke at which typing stops (1 … 86400000).",
+    @Option(name: .customLong("timeout-ms"), parsing: .unconditional, help: ArgumentHelp(
+        "Milliseconds after the last keystroke at which typing stops (\(Typingd.describe(EngineConfiguration.timeoutRange))).",
         valueName: "ms"))
-    var timeoutMs: Int = 3000
+    var timeoutMs: Int = EngineConfiguration.defaults.timeout
 
     @Option(help: ArgumentHelp(
         "Phrases for 3+ typers: 'group' (\"A, B, and 2 others\") or 'compact' (\"A and 3 others\").",
         valueName: "group|compact"))
-    var style: PhraseStyle = .group
+    var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
 
     @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
-    var typingEvents = false
+    var typingEvents = EngineConfiguration.defaults.typingEvents
 
     @Flag(help: "At the end of input, exit at once instead of letting active streaks time out.")
     var noDrain = false
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped.",
         valueName: "bytes"))
     var maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes
 
-    @Option(help: ArgumentHelp("The most members one conversation may have.", valueName: "n"))
-    var maxMembers: Int = 100_000
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most members one conversation may have (\(Typingd.describe(EngineConfiguration.limitRange))).",
+        valueName: "n"))
+    var maxMembers: Int = EngineConfiguration.defaults.maxMembers
 
-    @Option(help: ArgumentHelp("The most memberships over all conversations.", valueName: "n"))
-    var maxMemberships: Int = 10_000_000
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most memberships over all conversations (\(Typingd.describe(EngineConfiguration.limitRange))).",
+        valueName: "n"))
+    var maxMemberships: Int = EngineConfiguration.defaults.maxMemberships
 
-    @Option(help: ArgumentHelp("The most live conversations (those with members).", valueName: "n"))
-    var maxConversations: Int = 10_000_000
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most live conversations, those with members (\(Typingd.describe(EngineConfiguration.limitRange))).",
+        valueName: "n"))
+    var maxConversations: Int = EngineConfiguration.defaults.maxConversations
+
+    /// Blocks the signals first, so that one arriving while the options are parsed
+    /// is kept for the loop instead of killing typingd; then runs as usual.
+    static func main() {
+        SignalWatcher.install()
+        main(nil)
+    }
 
     func validate() throws {
-        guard (1...EngineConfiguration.maxTimeout).contains(timeoutMs) else {
-            throw ValidationError("--timeout-ms must be from 1 to \(EngineConfiguration.maxTimeout), not \(timeoutMs)")
+        try Typingd.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
+        try Typingd.check("--max-line-bytes", maxLineBytes, in: 1...Int.max)
+        try Typingd.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
+        try Typingd.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
+        try Typingd.check("--max-conversations", maxConversations, in: EngineConfiguration.limitRange)
+    }
+
+    /// Fails unless `value` of `option` is in `range`.
+    static func check(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws {
+        guard range.contains(value) else {
+            throw ValidationError("\(option) must be \(describe(range)), not \(value)")
         }
-        guard maxLineBytes >= 1 else {
-            throw ValidationError("--max-line-bytes must be at least 1, not \(maxLineBytes)")
-        }
-        guard maxMembers >= 1 else {
-            throw ValidationError("--max-members must be at least 1, not \(maxMembers)")
-        }
-        guard maxMemberships >= 1 else {
-            throw ValidationError("--max-memberships must be at least 1, not \(maxMemberships)")
-        }
-        guard maxConversations >= 1 else {
-            throw ValidationError("--max-conversations must be at least 1, not \(maxConversations)")
-        }
+    }
+
+    /// "from 1 to 86400000", or "at least 1".
+    static func describe(_ range: ClosedRange<Int>) -> String {
+        range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
     }
 
     /// The settings the options describe.
@@ -106,15 +131,17 @@ struct Typingd: ParsableCommand {
     }
 
     func run() throws {
-        signal(SIGPIPE, SIG_IGN)
         do {
             try StandardDescriptors.check()
-            try EventLoop(configuration: sessionConfiguration).run()
-        } catch .readerGone {
-            return
+            let signals = try SignalWatcher()
+            try EventLoop(configuration: sessionConfiguration).run(signals: signals)
         } catch {
-            OutputWriter.diagnose(error.message)
+            guard let message = error.message else { return }
+            StandardOutput.diagnose(message)
             throw ExitCode(74)
         }
     }
 }
+
+extension SessionConfiguration.Clock: ExpressibleByArgument {}
+extension EngineConfiguration.Style: ExpressibleByArgument {}

@@ -104,7 +104,7 @@ struct EngineMembershipTests {
                 == ["@7 g b: [a] Someone is typing...", "ok 3"])
         var events: [Event] = []
         h.engine.apply(Request(line: 4, id: .string("q"), command: .query(conv: ID("g"))), to: &events)
-        #expect(events == [.state(StateReply(at: 7, id: .string("q"), conv: ID("g"),
+        #expect(events == [.state(Event.State(at: 7, id: .string("q"), conv: ID("g"),
                                              members: [ID("a"), ID("b")], typing: [ID("a")]))])
         h.line = 4
         #expect(h.run(.tick, at: 8, id: .integer(9)) == ["ok 5"])
@@ -128,7 +128,7 @@ struct EngineMembershipTests {
         h.type("g", "a", at: 1)
         h.type("g", "z")
         var ignored: [Event] = []
-        h.engine.reject(ErrorReport(line: 5, code: .badJSON, message: "bad"), to: &ignored)
+        h.engine.reject(Event.Error(line: 5, code: .badJSON, message: "bad"), to: &ignored)
         h.line = 9
         #expect(h.run(.stats) == ["stats lines=10 commands=4 errors=2 conversations=1 members=2 typing=1 events=3"])
     }

@@ -3,20 +3,28 @@ import TypingCore
 /// Drives an engine line by line and describes what came out in short strings,
 /// so expectations read like a transcript:
 /// `"@100 g b: [a] Alice is typing..."`, `"@200 g a stopped send"`, `"ok 3"`.
+///
+/// After every step it checks the engine's invariants (``Engine/checkInvariants()``),
+/// so every test that drives the engine also tests that its structures agree.
 struct Harness {
     var engine: Engine
     var line = 0
+    /// Whether every step is followed by an invariant check (big tests turn it
+    /// off and check once at the end: a check costs time in proportion to the state).
+    var checksEveryStep: Bool
 
-    init(_ configuration: EngineConfiguration = EngineConfiguration()) {
+    init(_ configuration: EngineConfiguration = EngineConfiguration(), checksEveryStep: Bool = true) {
         engine = Engine(configuration: configuration)
+        self.checksEveryStep = checksEveryStep
     }
 
     /// Applies one command and returns what it wrote.
     @discardableResult
-    mutating func run(_ command: Command, at: Int? = nil, id: RequestID? = nil) -> [String] {
+    mutating func run(_ command: Command, at: Int? = nil, id: Request.ID? = nil) -> [String] {
         line += 1
         var events: [Event] = []
         engine.apply(Request(line: line, id: id, at: at, command: command), to: &events)
+        if checksEveryStep { engine.checkInvariants() }
         return events.map(Harness.describe)
     }
 
@@ -37,6 +45,7 @@ struct Harness {
     mutating func drain() -> [String] {
         var events: [Event] = []
         engine.drain(sink: &events)
+        engine.checkInvariants()
         return events.map(Harness.describe)
     }
 

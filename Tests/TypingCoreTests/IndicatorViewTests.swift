@@ -1,5 +1,5 @@
 import Testing
-import TypingCore
+@testable import TypingCore
 
 @Suite("Indicator views")
 struct IndicatorViewTests {
@@ -12,6 +12,17 @@ struct IndicatorViewTests {
         var flags: [Bool] = []
         view.forEachTyper { _, escapes in flags.append(escapes) }
         #expect(flags == [false, false, true, false])
+    }
+
+    @Test("ids of any length pack and unpack (the protocol's 256 bytes is the decoder's limit, not the engine's)",
+          arguments: [0, 255, 256, 32_767, 32_768, 40_000, 65_536, 1 << 20])
+    func longIDs(length: Int) {
+        let long = Identifier(String(repeating: "x", count: max(length - 1, 0)) + (length > 0 ? "\"" : ""))
+        let view = IndicatorView(typing: [Identifier("a"), long, Identifier("b")], text: "t")
+        #expect(view.typing == [Identifier("a"), long, Identifier("b")])
+        var flags: [Bool] = []
+        view.forEachTyper { _, escapes in flags.append(escapes) }
+        #expect(flags == [false, length > 0, false])
     }
 
     @Test("views are equal exactly when ids and text are")

@@ -1,9 +1,16 @@
 import Testing
-import TypingCore
+@testable import TypingCore
 
 @Suite("Phrases")
 struct PhraseTests {
     static let names = ["A", "B", "C"]
+
+    /// The phrase for `count` typers named A, B, C, ….
+    static func text(_ count: Int, _ style: EngineConfiguration.Style) -> String {
+        var bytes: [UInt8] = []
+        Phrase.append(count: count, style: style, into: &bytes) { names[$0] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     @Test("group style", arguments: [
         (0, ""),
@@ -14,7 +21,7 @@ struct PhraseTests {
         (100, "A, B, and 98 others are typing..."),
     ])
     func group(count: Int, expected: String) {
-        #expect(Phrase.text(count: count, names: Array(Self.names.prefix(count)), style: .group) == expected)
+        #expect(Self.text(count, .group) == expected)
     }
 
     @Test("compact style", arguments: [
@@ -25,6 +32,6 @@ struct PhraseTests {
         (4, "A and 3 others are typing..."),
     ])
     func compact(count: Int, expected: String) {
-        #expect(Phrase.text(count: count, names: Array(Self.names.prefix(count)), style: .compact) == expected)
+        #expect(Self.text(count, .compact) == expected)
     }
 }

@@ -22,7 +22,7 @@ struct SlabTests {
 
     @Test("the engine forgets everything when everyone leaves")
     func engineReleases() {
-        var h = Harness()
+        var h = Harness(checksEveryStep: false)
         for c in 0..<300 { h.join("c\(c)", "a\(c)", "b\(c)", "shared") }
         h.type("c7", "a7", at: 1)
         for c in 0..<300 {
@@ -31,6 +31,6 @@ struct SlabTests {
         #expect(h.engine.conversations.records.isEmpty && h.engine.users.records.isEmpty)
         #expect(h.engine.conversationIndex.slots.count == IndexTable.minimumCapacity)
         #expect(h.engine.userIndex.slots.count == IndexTable.minimumCapacity)
-        #expect(h.engine.streakIndex.count == 0)
+        #expect(h.engine.streakIndex.count == 0 && h.engine.streaks.records.isEmpty)
     }
 }

@@ -3,15 +3,15 @@ import TypingCore
 @testable import TypingProtocol
 
 /// Decodes one line with a decoder for `clock`.
-func decode(_ line: String, clock: ClockMode = .manual) -> Result<Request, ErrorReport> {
+func decode(_ line: String, clock: SessionConfiguration.Clock = .manual) -> Result<Request, Event.Error> {
     let decoder = CommandDecoder(clock: clock)
     return Array(line.utf8).withUnsafeBytes { bytes in
-        Result { () throws(ErrorReport) in try decoder.decode(bytes, number: 7) }
+        Result { () throws(Event.Error) in try decoder.decode(bytes, number: 7) }
     }
 }
 
 /// The error a line gets: "code field id", or "ok" when it decodes.
-func verdict(_ line: String, clock: ClockMode = .manual) -> String {
+func verdict(_ line: String, clock: SessionConfiguration.Clock = .manual) -> String {
     switch decode(line, clock: clock) {
     case .success: return "ok"
     case .failure(let report):
@@ -47,12 +47,12 @@ struct DecoderTests {
     }
 
     @Test("id, at and unknown keys", arguments: [
-        (#"{"cmd":"stats","id":"x"}"#, RequestID.string("x"), nil as Int?),
-        (#"{"cmd":"stats","id":-9007199254740991}"#, RequestID.integer(-9_007_199_254_740_991), nil),
-        (#"{"cmd":"tick","at":9007199254740991,"id":0,"extra":{"deep":[1,{"x":null}]}}"#, RequestID.integer(0), 9_007_199_254_740_991),
-        (#"{"cmd":"tick","at":0,"id":""}"#, RequestID.string(""), 0),
+        (#"{"cmd":"stats","id":"x"}"#, Request.ID.string("x"), nil as Int?),
+        (#"{"cmd":"stats","id":-9007199254740991}"#, Request.ID.integer(-9_007_199_254_740_991), nil),
+        (#"{"cmd":"tick","at":9007199254740991,"id":0,"extra":{"deep":[1,{"x":null}]}}"#, Request.ID.integer(0), 9_007_199_254_740_991),
+        (#"{"cmd":"tick","at":0,"id":""}"#, Request.ID.string(""), 0),
     ])
-    func envelope(line: String, id: RequestID, at: Int?) throws {
+    func envelope(line: String, id: Request.ID, at: Int?) throws {
         let request = try decode(line).get()
         #expect(request.id == id)
         #expect(request.at == at)
@@ -147,7 +147,7 @@ struct DecoderTests {
             Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xC0, 0x80] + Array(#""}"#.utf8),
         ] {
             let result = bytes.withUnsafeBytes { raw in
-                Result { () throws(ErrorReport) in try decoder.decode(raw, number: 1) }
+                Result { () throws(Event.Error) in try decoder.decode(raw, number: 1) }
             }
             guard case .failure(let report) = result else {
                 Issue.record("accepted \(bytes)")

@@ -53,6 +53,7 @@ struct FaultTests {
             flood.append(#"{"cmd":"send","conv":"big","user":"u\#(turn % 500)"}"#)
         }
         let bytes = Array((flood.joined(separator: "\n") + "\n").utf8)
+        defer { daemon.stop() }
         let writer = Thread {
             try? daemon.send(bytes: bytes)
             try? daemon.send(bytes: bytes)
@@ -99,5 +100,86 @@ struct FaultTests {
         #expect(process.terminationStatus == status)
         #expect(message.isEmpty ? stderr.isEmpty : stderr.contains(message), "\(stderr)")
         if status == 0 { #expect(stdout.hasPrefix(#"{"event":"stats""#)) }
+    }
+}
+
+/// Signals at awkward moments: while busy with a flood, while blocked on a reader
+/// that stopped reading, right after start; and a file-size limit.
+@Suite("Signals and limits")
+struct SignalTests {
+    /// A room of 500 and lines that each make 499 events: one 64 KiB read of it
+    /// produces some 650,000 events.
+    static let flood: [UInt8] = {
+        var lines = (0..<500).map { #"{"cmd":"join","conv":"big","user":"u\#($0)"}"# }
+        for turn in 0..<4000 {
+            lines.append(#"{"cmd":"type","conv":"big","user":"u\#(turn % 500)"}"#)
+            lines.append(#"{"cmd":"send","conv":"big","user":"u\#(turn % 500)"}"#)
+        }
+        return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }()
+
+    @Test("a signal while busy is noticed between lines, not after the whole read", arguments: [SIGTERM, SIGHUP, SIGQUIT])
+    func promptWhileBusy(signal: Int32) throws {
+        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])
+        defer { daemon.stop() }
+        let writer = Thread { try? daemon.send(bytes: Self.flood) }
+        writer.start()
+        #expect(daemon.readLine(timeout: 10) != nil, "the flood is being processed")
+        daemon.signal(signal)
+        var after = 0
+        while after < 100_000, let line = daemon.readLine(timeout: 10) {
+            after += 1
+            #expect(line.hasPrefix("{\"event\":") && line.hasSuffix("}"), "a whole event: \(line.prefix(80))")
+        }
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(daemon.stderr.isEmpty, "\(daemon.stderr)")
+        // What was produced before the signal (at most the 256 KiB buffer, the pipe
+        // and one step) is written; the rest of the 64 KiB read is not processed.
+        #expect(after < 20_000, "\(after) events after the signal")
+    }
+
+    @Test("a signal while blocked on a reader that stopped reading: exit 0 within the stall limit")
+    func stoppedReader() throws {
+        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])
+        defer { daemon.stop() }
+        let writer = Thread { try? daemon.send(bytes: Self.flood) }
+        writer.start()
+        #expect(daemon.readLine(timeout: 10) != nil)
+        usleep(300_000)  // typingd fills the pipe and blocks writing
+        let sent = Date()
+        daemon.signal(SIGTERM)
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        let took = Date().timeIntervalSince(sent)
+        #expect(took < 3, "exited \(took) s after the signal")
+        #expect(daemon.stderr.isEmpty)
+    }
+
+    @Test("a signal right after start is kept for the loop, not fatal")
+    func signalAtStart() throws {
+        for _ in 0..<20 {
+            let daemon = try LiveDaemon(["--clock", "manual"])
+            usleep(20_000)
+            daemon.signal(SIGTERM)
+            #expect(daemon.waitForExit(timeout: 10) == 0)
+        }
+    }
+
+    @Test("a file-size limit (SIGXFSZ) is an I/O error: a message and exit 74, not death by signal")
+    func fileSizeLimit() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-fsize-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "ulimit -f 8 && exec \"$0\" --clock manual --no-drain > \"$1\"", Daemon.binary.path, file.path]
+        let input = Pipe(), err = Pipe()
+        process.standardInput = input
+        process.standardError = err
+        try process.run()
+        try? input.fileHandleForWriting.write(contentsOf: Data(Self.flood.prefix(200_000)))
+        try? input.fileHandleForWriting.close()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit && process.terminationStatus == 74)
+        #expect(stderr.contains("cannot write stdout: File too large"), "\(stderr)")
     }
 }

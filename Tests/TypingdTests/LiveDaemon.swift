@@ -26,8 +26,17 @@ final class LiveDaemon: @unchecked Sendable {
         errorCollector = ErrorCollector(errors.fileHandleForReading)
     }
 
+    /// A daemon that outlives its test is killed, so a regression fails the
+    /// suite instead of hanging it (and a writer thread blocked on its stdin gets
+    /// EPIPE).
     deinit {
-        if process.isRunning { process.terminate() }
+        stop()
+    }
+
+    /// Kills typingd if it still runs (tests whose writer threads hold the daemon
+    /// call this in a `defer`, as their deinit would come too late).
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     /// Writes `lines`, each followed by LF.
@@ -108,9 +117,11 @@ final class LiveDaemon: @unchecked Sendable {
     /// True while typingd runs.
     var isRunning: Bool { process.isRunning }
 
-    /// Everything typingd wrote on stderr (after it exited).
+    /// Everything typingd wrote on stderr; a daemon still running is killed first
+    /// (its stderr would never end).
     var stderr: String {
-        String(decoding: errorCollector?.finish() ?? Data(), as: UTF8.self)
+        stop()
+        return String(decoding: errorCollector?.finish() ?? Data(), as: UTF8.self)
     }
 }
 

@@ -67,7 +67,8 @@ struct LiveProcessTests {
         #expect(daemon.waitForExit(timeout: 10) == 0)
     }
 
-    @Test("SIGINT and SIGTERM: what was produced is written, exit 0", arguments: [SIGTERM, SIGINT])
+    @Test("every signal that would end a process ends typingd cleanly: what was produced is written, exit 0",
+          arguments: [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU])
     func signals(signal: Int32) throws {
         let daemon = try LiveDaemon(["--timeout-ms", "60000"])
         try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
@@ -106,6 +107,7 @@ struct LiveProcessTests {
         let input = commands.joined(separator: "\n") + "\n"
 
         let daemon = try LiveDaemon(["--timeout-ms", "60000", "--no-drain"])
+        defer { daemon.stop() }
         let writer = Thread {
             try? daemon.send(bytes: Array(input.utf8))
             try? daemon.closeInput()
@@ -130,14 +132,20 @@ struct LiveProcessTests {
         #expect(same, "the live output is the manual run's, event for event, but for times")
     }
 
-    @Test("a bad option or value is a message on stderr and exit 64", arguments: [
-        ["--timeout-ms", "0"], ["--timeout-ms", "86400001"], ["--clock", "sometimes"], ["--style", "loud"],
-        ["--max-line-bytes", "0"], ["--max-members", "-1"], ["--max-memberships", "0"], ["--frobnicate"],
+    @Test("a bad option or value is a message on stderr that names the range, and exit 64", arguments: [
+        (["--timeout-ms", "0"], "--timeout-ms must be from 1 to 86400000, not 0"),
+        (["--timeout-ms", "-1"], "--timeout-ms must be from 1 to 86400000, not -1"),
+        (["--timeout-ms", "86400001"], "--timeout-ms must be from 1 to 86400000, not 86400001"),
+        (["--clock", "sometimes"], "sometimes"), (["--style", "loud"], "loud"),
+        (["--max-line-bytes", "0"], "--max-line-bytes must be at least 1, not 0"),
+        (["--max-members", "-1"], "--max-members must be from 1 to 2147483647, not -1"),
+        (["--max-memberships", "0"], "--max-memberships must be from 1 to 2147483647, not 0"),
+        (["--frobnicate"], "--frobnicate"),
     ])
-    func badOptions(arguments: [String]) throws {
+    func badOptions(arguments: [String], message: String) throws {
         let daemon = try LiveDaemon(arguments)
         #expect(daemon.waitForExit() == 64)
-        #expect(!daemon.stderr.isEmpty)
+        #expect(daemon.stderr.contains(message), "\(daemon.stderr)")
         #expect(daemon.readAll(timeout: 2).isEmpty)
     }
 

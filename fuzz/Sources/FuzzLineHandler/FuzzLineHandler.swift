@@ -3,7 +3,9 @@ import TypingCore
 import TypingProtocol
 
 /// libFuzzer's entry point: the whole line handler (framing, jansson decoding,
-/// engine, encoding) on arbitrary bytes, with invariants that trap when broken.
+/// engine, encoding) on arbitrary bytes, with invariants that trap when broken:
+/// the engine's own (``Engine/checkInvariants()``, after every line) and the
+/// output's (one JSON object per line, one reply per line, independent of reads).
 ///
 /// The first byte picks the options (timeout 1…8 ms, style, typing events, a
 /// small --max-line-bytes, small limits) so timers, every phrase and every limit
@@ -13,7 +15,7 @@ public func fuzzLineHandler(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 2 else { return 0 }
     let settings = data[0], cut = Int(data[1])
     let input = UnsafeRawBufferPointer(start: data + 2, count: size - 2)
-    var configuration = SessionConfiguration(
+    let configuration = SessionConfiguration(
         engine: EngineConfiguration(timeout: Int(settings & 7) + 1,
                                     style: settings & 8 == 0 ? .group : .compact,
                                     typingEvents: settings & 16 != 0,
@@ -21,8 +23,8 @@ public func fuzzLineHandler(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                                     maxMemberships: settings & 64 == 0 ? 10_000_000 : 5),
         clock: .manual,
         maxLineBytes: settings & 128 == 0 ? 1 << 20 : 64,
-        drain: true)
-    configuration.outputLimit = 512
+        drain: true,
+        output: OutputPolicy(flushThreshold: 512))
 
     let whole = run(input, configuration: configuration, cuts: [])
     let split = run(input, configuration: configuration, cuts: [cut * input.count / 256])
@@ -35,20 +37,20 @@ public func fuzzLineHandler(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// Runs `input` through a session, fed in parts cut at `cuts`.
 func run(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
          cuts: [Int]) -> (output: [UInt8], typing: Int) {
-    var session = Session(configuration: configuration)
-    var output: [UInt8] = []
+    var configuration = configuration
+    configuration.checksInvariants = true
+    var session = Session(configuration: configuration, sink: [UInt8]())
     var start = 0
     for end in cuts + [input.count] where end >= start {
-        var consumed = start
-        while consumed < end {
-            consumed += session.feed(UnsafeRawBufferPointer(rebasing: input[consumed..<end]))
-            session.takeOutput { output.append(contentsOf: $0) }
-        }
+        let consumed = session.feed(UnsafeRawBufferPointer(rebasing: input[start..<end]))
+        precondition(consumed == end - start, "a sink that never pauses got a partial feed")
+        session.flush()
         start = end
     }
     session.finish()
-    session.takeOutput { output.append(contentsOf: $0) }
-    return (output, session.engine.typingCount)
+    session.flush()
+    session.engine.checkInvariants()
+    return (session.sink, session.engine.typingCount)
 }
 
 /// Every output line is one JSON object starting with "event", with no raw

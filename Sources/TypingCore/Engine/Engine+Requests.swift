@@ -1,0 +1,95 @@
+extension Engine {
+    /// Applies one request: checks its time, fires the timeouts due by then, runs
+    /// the command and ends with its `ok`, its reply or its `error`.
+    public mutating func apply<S: EventSink & ~Copyable>(_ request: Request, to sink: inout S) {
+        if let at = request.at {
+            guard (0...Engine.maxTime).contains(at) else {
+                reject(Event.Error(line: request.line, id: request.id, code: .badField,
+                                   message: "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(at)",
+                                   field: "at"), to: &sink)
+                return
+            }
+            guard at >= now else {
+                reject(Event.Error(line: request.line, id: request.id, code: .timeBackwards,
+                                   message: "at \(at) is earlier than the current time \(now); time never goes back",
+                                   field: "at"), to: &sink)
+                return
+            }
+            advance(to: at, sink: &sink)
+        }
+        var failure: Failure?
+        switch request.command {
+        case let .join(conv, user, name):
+            failure = join(conv: conv, user: user, name: name, sink: &sink)
+        case let .type(conv, user, empty):
+            failure = keystroke(conv: conv, user: user, empty: empty, sink: &sink)
+        case let .send(conv, user):
+            failure = send(conv: conv, user: user, sink: &sink)
+        case let .leave(conv, user):
+            failure = depart(conv: conv, user: user, by: nil, reason: .leave, sink: &sink)
+        case let .remove(conv, user, by):
+            failure = depart(conv: conv, user: user, by: by, reason: .removed, sink: &sink)
+        case let .offline(user):
+            offline(user: user, sink: &sink)
+        case .tick:
+            break
+        case let .query(conv):
+            commandsApplied += 1
+            emit(.state(state(of: conv, id: request.id)), to: &sink)
+            return
+        case .stats:
+            commandsApplied += 1
+            emit(.stats(stats(id: request.id, line: request.line)), to: &sink)
+            return
+        }
+        if let failure {
+            reject(Event.Error(line: request.line, id: request.id, code: failure.code,
+                               message: failure.message, field: failure.field), to: &sink)
+            return
+        }
+        commandsApplied += 1
+        if let id = request.id {
+            emit(.ok(Event.OK(line: request.line, id: id)), to: &sink)
+        }
+    }
+
+    /// Writes an `error` event for a line that was not applied (the decoder's errors
+    /// come here too, so that `stats` counts every error and event).
+    public mutating func reject<S: EventSink & ~Copyable>(_ error: Event.Error, to sink: inout S) {
+        emit(.error(error), to: &sink)
+    }
+
+    /// The `state` reply for `conv`: members in join order, typers in streak order.
+    func state(of conv: Identifier, id: Request.ID?) -> Event.State {
+        guard let c = findConversation(conv) else {
+            return Event.State(at: now, id: id, conv: conv, members: [], typing: [])
+        }
+        let members = conversations[c].members.lazy.filter(\.isOccupied).map { users[$0.user].id }
+        let typing = conversations[c].typers.map { users[streaks[$0].user].id }
+        return Event.State(at: now, id: id, conv: conv, members: Array(members), typing: typing)
+    }
+
+    /// The `stats` reply; `line` is the stats command's own line, so lines read.
+    func stats(id: Request.ID?, line: Int) -> Event.Stats {
+        Event.Stats(at: now, id: id, lines: line, commands: commandsApplied, errors: errorsWritten,
+                    conversations: conversations.count, members: liveMemberships,
+                    typing: streaks.count, events: eventsWritten)
+    }
+}
+
+/// Why the engine refused a command that decoded fine (membership, limits).
+struct Failure: Error, Equatable {
+    /// The error code.
+    var code: Event.Error.Code
+    /// A sentence for a person.
+    var message: String
+    /// The field at fault.
+    var field: String?
+
+    /// `user` (named by `field`) is not a member of `conv`.
+    static func notMember(_ user: Identifier, of conv: Identifier, field: String) -> Failure {
+        let who = field == "user" ? "user \(Quote.id(user))" : "\"\(field)\" user \(Quote.id(user))"
+        return Failure(code: .notMember, message: "\(who) is not a member of conversation \(Quote.id(conv))",
+                       field: field)
+    }
+}

@@ -1,0 +1,102 @@
+/// The typing engine: conversations, members, typing streaks and their timeouts.
+///
+/// Requests go in through ``apply(_:to:)``, events come out through an
+/// ``EventSink``, in the order the protocol prescribes. The engine does no I/O and
+/// never reads a clock: time is what requests carry (``Request/at``) or what the
+/// caller passes to ``advance(to:sink:)``.
+///
+/// Every step costs work in proportion to what it changes: the members and typers
+/// of the conversations it touches, never the history, other conversations or the
+/// user's other memberships. Ids are interned to small integers through seeded hash
+/// indexes; a member is found inside their conversation; a user's streaks form a
+/// linked list, so stopping one is O(1); a conversation with no members, a user
+/// with no memberships and a stopped streak are freed at once, and the storage of
+/// each shrinks when it is mostly unused.
+///
+/// ``checkInvariants()`` checks that the structures agree; the unit tests and the
+/// fuzzer call it after every step.
+public struct Engine {
+    /// The largest time, and the largest `at`: 2^53 − 1 ms, the largest integer a
+    /// JSON reader of any language reads exactly.
+    public static let maxTime = 9_007_199_254_740_991
+
+    /// The settings the engine was made with (clamped into their ranges).
+    public let configuration: EngineConfiguration
+    /// The current time in milliseconds. It starts at 0 and never goes back.
+    public internal(set) var now: Int = 0
+
+    /// The key of the hash indexes, random per engine.
+    let seed: UInt64
+
+    var users = Slab(vacant: UserRecord(id: Identifier("")))
+    var userIndex = IndexTable()
+
+    var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
+    var conversationIndex = IndexTable()
+    var liveMemberships = 0
+
+    var streaks = Slab(vacant: StreakRecord.vacant)
+    /// Live streaks by (conversation id, user id): the fast path of keystrokes.
+    var streakIndex = IndexTable()
+    var timers = TimerQueue()
+    /// Keystrokes so far: the next keystroke's number.
+    var keystrokes: UInt64 = 0
+
+    var commandsApplied = 0
+    var errorsWritten = 0
+    var eventsWritten = 0
+
+    /// Creates an empty engine at time 0. Values of `configuration` outside their
+    /// ranges are clamped into them.
+    public init(configuration: EngineConfiguration = .defaults) {
+        self.configuration = configuration.clamped
+        self.seed = UInt64.random(in: .min ... .max)
+    }
+
+    /// Live conversations (those with at least one member).
+    public var conversationCount: Int { conversations.count }
+    /// Memberships over all conversations.
+    public var membershipCount: Int { liveMemberships }
+    /// Active typing streaks.
+    public var typingCount: Int { streaks.count }
+
+    /// Sends `event` to `sink`, keeping the counters `stats` reports.
+    mutating func emit<S: EventSink & ~Copyable>(_ event: Event, to sink: inout S) {
+        eventsWritten += 1
+        if case .error = event { errorsWritten += 1 }
+        sink.emit(event)
+    }
+}
+
+extension Engine {
+    /// The interned number of user `id`, if they are known.
+    @inline(__always)
+    func findUser(_ id: Identifier) -> Int32? {
+        userIndex.find(hash: id.hash(seed: seed)) { users[$0].id == id }
+    }
+
+    /// The interned number of conversation `id`, if it is live.
+    @inline(__always)
+    func findConversation(_ id: Identifier) -> Int32? {
+        conversationIndex.find(hash: id.hash(seed: seed)) { conversations[$0].id == id }
+    }
+
+    /// The hash of the pair (conversation `conv`, user `user`).
+    @inline(__always)
+    func pairHash(conv: Identifier, user: Identifier) -> UInt64 {
+        Mixer.mix(conv.hash(seed: seed) &+ user.hash(seed: ~seed))
+    }
+
+    /// The live streak of `user` in `conv`, found without looking at the
+    /// conversation or its members (the common case of a keystroke while typing).
+    @inline(__always)
+    func findStreak(conv: Identifier, user: Identifier, hash: UInt64) -> Int32? {
+        let convID = conv.fingerprint, userID = user.fingerprint
+        return streakIndex.find(hash: hash) { s in
+            let streak = streaks[s]
+            guard streak.convID == convID, streak.userID == userID else { return false }
+            if convID.isComplete && userID.isComplete { return true }
+            return conversations[streak.conv].id == conv && users[streak.user].id == user
+        }
+    }
+}

@@ -1,0 +1,90 @@
+/// What a command line asks the engine to do, with its fields.
+///
+/// The decoder produces a `Command` only when every field has the right type and
+/// size; the engine checks what depends on state (membership, limits, time).
+public enum Command: Sendable, Equatable {
+    /// `user` becomes a member of `conv`; `name`, when given, sets the display name.
+    case join(conv: Identifier, user: Identifier, name: String?)
+    /// A keystroke in `user`'s input box; `empty` means the box is now empty.
+    case type(conv: Identifier, user: Identifier, empty: Bool)
+    /// `user` sent a message: their streak in `conv` stops at once.
+    case send(conv: Identifier, user: Identifier)
+    /// `user` leaves `conv`.
+    case leave(conv: Identifier, user: Identifier)
+    /// `user` is removed from `conv`, optionally by member `by`.
+    case remove(conv: Identifier, user: Identifier, by: Identifier?)
+    /// `user` went offline: all their streaks stop.
+    case offline(user: Identifier)
+    /// Advances the manual clock (the time is the request's `at`).
+    case tick
+    /// Asks for the members and typers of `conv`.
+    case query(conv: Identifier)
+    /// Asks for the counters.
+    case stats
+
+    /// The commands' names as written in `cmd`: the one list the decoder, its
+    /// messages and the help text use.
+    public enum Name: String, Sendable, CaseIterable {
+        case join, type, send, leave, remove, offline, tick, query, stats
+
+        /// The names, comma-separated, for messages and help.
+        public static let list = allCases.map(\.rawValue).joined(separator: ", ")
+    }
+}
+
+/// One decoded input line: a command with its optional id and time.
+public struct Request: Sendable, Equatable {
+    /// The optional `id` of a command, echoed in its reply so a client can match them.
+    ///
+    /// The protocol allows a string of at most 256 bytes or an integer within
+    /// ±(2^53−1); the decoder enforces those limits, this type only carries the value.
+    public enum ID: Sendable, Equatable {
+        /// A string id, echoed byte for byte.
+        case string(String)
+        /// An integer id, echoed as an integer.
+        case integer(Int)
+
+        /// Equal when both are integers of the same value or strings of the same bytes.
+        public static func == (lhs: ID, rhs: ID) -> Bool {
+            switch (lhs, rhs) {
+            case let (.string(a), .string(b)): return a.sameBytes(as: b)
+            case let (.integer(a), .integer(b)): return a == b
+            default: return false
+            }
+        }
+    }
+
+    /// The physical line number the command came from (the first line is 1).
+    public var line: Int
+    /// The client's id, echoed in the reply.
+    public var id: ID?
+    /// The command's time in milliseconds (manual clock only), 0 … ``Engine/maxTime``.
+    public var at: Int?
+    /// What to do.
+    public var command: Command
+
+    /// Creates a request.
+    public init(line: Int, id: ID? = nil, at: Int? = nil, command: Command) {
+        self.line = line
+        self.id = id
+        self.at = at
+        self.command = command
+    }
+}
+
+extension String {
+    /// True when `self` and `other` have exactly the same UTF-8 bytes.
+    ///
+    /// Unlike `==`, which treats canonically equivalent strings as equal, this is
+    /// the comparison the protocol needs for ids and for "did the text change".
+    func sameBytes(as other: String) -> Bool {
+        let lhs = utf8, rhs = other.utf8
+        guard lhs.count == rhs.count else { return false }
+        let fast: Bool? = lhs.withContiguousStorageIfAvailable { left in
+            rhs.withContiguousStorageIfAvailable { right in
+                left.elementsEqual(right)
+            }
+        } ?? nil
+        return fast ?? lhs.elementsEqual(rhs)
+    }
+}

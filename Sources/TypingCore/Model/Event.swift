@@ -1,0 +1,220 @@
+/// Everything typingd writes, one event per line, as a value: the engine produces
+/// events and an ``EventSink`` takes them (the daemon's encodes them on the fly).
+public enum Event: Sendable, Equatable {
+    /// What a viewer sees changed.
+    case indicator(Indicator)
+    /// A streak started or stopped (only with `--typing-events`).
+    case typing(Typing)
+    /// A command with an id was applied.
+    case ok(OK)
+    /// A line was not applied.
+    case error(Error)
+    /// The reply to `query`.
+    case state(State)
+    /// The reply to `stats`.
+    case stats(Stats)
+}
+
+/// Where the engine puts the events it produces, in order.
+public protocol EventSink: ~Copyable {
+    /// Receives the next event.
+    mutating func emit(_ event: Event)
+}
+
+extension Array: EventSink where Element == Event {
+    /// Appends the event.
+    public mutating func emit(_ event: Event) {
+        append(event)
+    }
+}
+
+extension Event {
+    /// An `indicator` event: what `viewer` now sees in `conv`.
+    public struct Indicator: Sendable, Equatable {
+        /// The time of the step, in milliseconds.
+        public var at: Int
+        /// The conversation.
+        public var conv: Identifier
+        /// The member this indicator is for.
+        public var viewer: Identifier
+        /// The typers and the phrase the viewer sees.
+        public var view: IndicatorView
+
+        /// Creates an indicator event.
+        public init(at: Int, conv: Identifier, viewer: Identifier, view: IndicatorView) {
+            self.at = at
+            self.conv = conv
+            self.viewer = viewer
+            self.view = view
+        }
+    }
+
+    /// A `typing` event: a streak started or stopped.
+    public struct Typing: Sendable, Equatable {
+        /// Whether the streak started or stopped.
+        public enum State: String, Sendable {
+            case started, stopped
+        }
+
+        /// Why a streak stopped.
+        public enum Reason: String, Sendable {
+            /// No keystroke for the timeout.
+            case timeout
+            /// The input box was emptied (`type` with `empty: true`).
+            case empty
+            /// The user sent the message.
+            case send
+            /// The user left the conversation.
+            case leave
+            /// The user was removed from the conversation.
+            case removed
+            /// The user went offline.
+            case offline
+        }
+
+        /// The time of the step, in milliseconds.
+        public var at: Int
+        /// The conversation.
+        public var conv: Identifier
+        /// The typer.
+        public var user: Identifier
+        /// Started or stopped.
+        public var state: State
+        /// Why it stopped (nil when it started).
+        public var reason: Reason?
+
+        /// Creates a typing event.
+        public init(at: Int, conv: Identifier, user: Identifier, state: State, reason: Reason? = nil) {
+            self.at = at
+            self.conv = conv
+            self.user = user
+            self.state = state
+            self.reason = reason
+        }
+    }
+
+    /// An `ok` event: the command on `line` that carried `id` was applied.
+    public struct OK: Sendable, Equatable {
+        /// The command's line number.
+        public var line: Int
+        /// The command's id.
+        public var id: Request.ID
+
+        /// Creates an acknowledgement.
+        public init(line: Int, id: Request.ID) {
+            self.line = line
+            self.id = id
+        }
+    }
+
+    /// An `error` event: the line was not applied, and why. The decoder throws it
+    /// for a line it cannot turn into a request.
+    public struct Error: Swift.Error, Sendable, Equatable {
+        /// The machine-readable reason.
+        public enum Code: String, Sendable {
+            /// jansson rejected the line, or it holds a NUL byte, `\u0000` or invalid UTF-8.
+            case badJSON = "bad_json"
+            /// Valid JSON, but not an object.
+            case notObject = "not_object"
+            /// A required field is absent.
+            case missingField = "missing_field"
+            /// A field has the wrong type, size or range.
+            case badField = "bad_field"
+            /// `cmd` is a string but not a known command.
+            case unknownCmd = "unknown_cmd"
+            /// The user (or `by`) is not a member of the conversation.
+            case notMember = "not_member"
+            /// `at` is earlier than the current time.
+            case timeBackwards = "time_backwards"
+            /// `at` or `tick` was used in real clock mode.
+            case clockMode = "clock_mode"
+            /// The line is longer than `--max-line-bytes`.
+            case lineTooLong = "line_too_long"
+            /// A `join` would pass `--max-members`, `--max-conversations` or `--max-memberships`.
+            case limit = "limit"
+        }
+
+        /// The line number.
+        public var line: Int
+        /// The command's id, when the id itself was valid.
+        public var id: Request.ID?
+        /// The machine-readable reason.
+        public var code: Code
+        /// A sentence for a person: what was wrong and where.
+        public var message: String
+        /// The field at fault, for field and membership errors.
+        public var field: String?
+        /// jansson's column (in characters, from 1) for `bad_json`, when it has one.
+        public var column: Int?
+
+        /// Creates an error event.
+        public init(line: Int, id: Request.ID? = nil, code: Code, message: String,
+                    field: String? = nil, column: Int? = nil) {
+            self.line = line
+            self.id = id
+            self.code = code
+            self.message = message
+            self.field = field
+            self.column = column
+        }
+    }
+
+    /// A `state` event: the reply to `query`.
+    public struct State: Sendable, Equatable {
+        /// The current time, in milliseconds.
+        public var at: Int
+        /// The query's id.
+        public var id: Request.ID?
+        /// The conversation asked about.
+        public var conv: Identifier
+        /// Its members in join order (empty for an unknown conversation).
+        public var members: [Identifier]
+        /// Its typers, in the order viewers see them.
+        public var typing: [Identifier]
+
+        /// Creates a state reply.
+        public init(at: Int, id: Request.ID?, conv: Identifier, members: [Identifier], typing: [Identifier]) {
+            self.at = at
+            self.id = id
+            self.conv = conv
+            self.members = members
+            self.typing = typing
+        }
+    }
+
+    /// A `stats` event: the reply to `stats`.
+    public struct Stats: Sendable, Equatable {
+        /// The current time, in milliseconds.
+        public var at: Int
+        /// The stats command's id.
+        public var id: Request.ID?
+        /// Lines read, blank ones included (the stats command's own line number).
+        public var lines: Int
+        /// Commands applied (this one included).
+        public var commands: Int
+        /// `error` events written.
+        public var errors: Int
+        /// Live conversations (those with at least one member).
+        public var conversations: Int
+        /// Memberships, over all conversations.
+        public var members: Int
+        /// Active typing streaks.
+        public var typing: Int
+        /// Events written before this one.
+        public var events: Int
+
+        /// Creates a stats reply.
+        public init(at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
+                    conversations: Int, members: Int, typing: Int, events: Int) {
+            self.at = at
+            self.id = id
+            self.lines = lines
+            self.commands = commands
+            self.errors = errors
+            self.conversations = conversations
+            self.members = members
+            self.typing = typing
+            self.events = events
+        }
+    }
+}

@@ -1,0 +1,81 @@
+/// What the engine knows about a user while they are a member somewhere.
+struct UserRecord {
+    /// The user's id.
+    var id: Identifier
+    /// The display name shown in phrases.
+    var displayName: String
+    /// How many conversations the user is a member of; the record goes at zero.
+    var memberships: Int
+    /// The user's live streaks, a list linked through ``StreakRecord/userNext`` in the
+    /// order they began (so stopping one is O(1), wherever it is in the list).
+    var streaks = StreakList()
+
+    /// A user with no name yet (``DisplayName/unknown``) and no memberships.
+    init(id: Identifier) {
+        self.id = id
+        self.displayName = DisplayName.unknown
+        self.memberships = 0
+    }
+}
+
+/// The ends of a doubly linked list of streaks (-1: none).
+struct StreakList: Equatable {
+    var first: Int32 = -1
+    var last: Int32 = -1
+    var count = 0
+}
+
+/// A typing streak: from the first keystroke until it stops.
+struct StreakRecord {
+    /// The conversation typed in.
+    var conv: Int32
+    /// The typer.
+    var user: Int32
+    /// When it times out: the last keystroke + the timeout.
+    var deadline: Int
+    /// The global number of the keystroke that set `deadline` (breaks deadline ties).
+    var keystroke: UInt64
+    /// The key of the streak's one entry in the timer queue, which is never later
+    /// than (`deadline`, `keystroke`): see ``TimerQueue``.
+    var alarm: TimerQueue.Key
+    /// The global number of the keystroke that started the streak: streak order.
+    var started: UInt64
+    /// The hash of (conversation, user) the streak is filed under in the live index.
+    var pairHash: UInt64
+    /// The conversation's id, inline (complete for ids of up to 16 bytes).
+    var convID: Identifier.Fingerprint
+    /// The typer's id, inline.
+    var userID: Identifier.Fingerprint
+    /// The neighbours in the user's list of streaks (-1: none).
+    var userPrevious: Int32 = -1
+    var userNext: Int32 = -1
+
+    /// The (deadline, keystroke) key the streak times out at.
+    var key: TimerQueue.Key { TimerQueue.Key(deadline: deadline, keystroke: keystroke) }
+
+    /// What a free slab record holds.
+    static let vacant = StreakRecord(
+        conv: -1, user: -1, deadline: 0, keystroke: 0, alarm: TimerQueue.Key(deadline: 0, keystroke: 0),
+        started: 0, pairHash: 0, convID: .none, userID: .none)
+}
+
+/// One member of a conversation, in the conversation's join-ordered member list.
+struct MemberSlot {
+    /// The user's id, inline: found without touching the user's record.
+    var fingerprint: Identifier.Fingerprint
+    /// The user, or ``MemberSlot/vacant`` for a slot freed by a leave.
+    var user: Int32
+    /// The member's live streak in this conversation, or -1.
+    var streak: Int32
+    /// The indicator last written to this member (they start from the empty one).
+    var lastSent: IndicatorView
+
+    /// The `user` of a freed slot.
+    static let vacant: Int32 = -1
+
+    /// True when the slot holds a member.
+    var isOccupied: Bool { user != MemberSlot.vacant }
+
+    /// A freed slot.
+    static let free = MemberSlot(fingerprint: .none, user: vacant, streak: -1, lastSent: .empty)
+}

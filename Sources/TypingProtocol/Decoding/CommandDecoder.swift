@@ -1,0 +1,195 @@
+import CJansson
+import TypingCore
+
+/// Decodes one input line into a ``TypingCore/Request``, or the error to report.
+///
+/// The line goes through jansson (`json_loadb` with `JSON_REJECT_DUPLICATES` and
+/// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order: `id`,
+/// `cmd`, `at`, `conv`, `user`, `name`, `empty`, `by`. The first failure is the one
+/// reported; the id is attached to every error after the id itself was accepted.
+/// Fields a command does not read are ignored, like unknown keys.
+@usableFromInline
+package struct CommandDecoder: Sendable {
+    /// The clock mode, which decides whether `at` and `tick` are allowed.
+    package let clock: SessionConfiguration.Clock
+
+    /// Creates a decoder for `clock` mode.
+    @usableFromInline
+    package init(clock: SessionConfiguration.Clock) {
+        self.clock = clock
+    }
+
+    /// Decodes `line` (without LF or trailing CR), which is line `number` of the input.
+    @usableFromInline
+    package func decode(_ line: UnsafeRawBufferPointer, number: Int) throws(Event.Error) -> Request {
+        if let nul = Bytes.firstIndex(of: 0, in: line) {
+            throw Event.Error(line: number, code: .badJSON,
+                              message: "invalid JSON: the line holds a NUL byte (byte \(nul + 1)), which JSON text cannot contain")
+        }
+        guard let base = line.baseAddress else {
+            throw Event.Error(line: number, code: .badJSON, message: "invalid JSON: the line is empty")
+        }
+        var error = json_error_t()
+        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), line.count,
+                                    cj_decode_flags(), &error) else {
+            throw CommandDecoder.report(error, line: number)
+        }
+        defer { json_decref(root) }
+        guard cj_is_object(root) != 0 else {
+            throw Event.Error(line: number, code: .notObject,
+                              message: "a command must be a JSON object, like {\"cmd\":\"stats\"}; this line is \(JSONObject.describe(root))")
+        }
+        return try decodeObject(JSONObject(root), number: number)
+    }
+
+    /// Checks the fields of a command object.
+    func decodeObject(_ object: JSONObject, number: Int) throws(Event.Error) -> Request {
+        let id = try decodeID(object, number: number)
+        var fields = FieldReader(object: object, line: number, id: id)
+
+        guard let cmdValue = object.cmd else {
+            throw fields.failure(.missingField, field: "cmd",
+                                 "the command has no \"cmd\"; it needs one of \(Command.Name.list)")
+        }
+        guard cj_is_string(cmdValue) != 0 else {
+            throw fields.failure(.badField, field: "cmd",
+                                 "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONObject.describe(cmdValue))")
+        }
+        let cmdBytes = JSONObject.bytes(ofString: cmdValue)
+        guard let kind = Command.Name(bytes: cmdBytes) else {
+            let name = Quote.bytes(cmdBytes)
+            throw fields.failure(.unknownCmd, field: "cmd",
+                                 "unknown command \(name); the commands are \(Command.Name.list)")
+        }
+
+        let at = try decodeAt(&fields, kind: kind)
+        let command: Command
+        switch kind {
+        case .join:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            command = .join(conv: conv, user: user, name: try fields.name())
+        case .type:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            command = .type(conv: conv, user: user, empty: try fields.flag("empty", object.empty) ?? false)
+        case .send:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .send(conv: conv, user: try fields.identifier("user", object.user, for: kind))
+        case .leave:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .leave(conv: conv, user: try fields.identifier("user", object.user, for: kind))
+        case .remove:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            command = .remove(conv: conv, user: user, by: try fields.optionalIdentifier("by", object.by))
+        case .offline:
+            command = .offline(user: try fields.identifier("user", object.user, for: kind))
+        case .tick:
+            command = .tick
+        case .query:
+            command = .query(conv: try fields.identifier("conv", object.conv, for: kind))
+        case .stats:
+            command = .stats
+        }
+        return Request(line: number, id: id, at: at, command: command)
+    }
+
+    /// The `id`: a string of at most 256 bytes or an integer within ±(2^53 − 1).
+    /// A bad id is reported without an id.
+    func decodeID(_ object: JSONObject, number: Int) throws(Event.Error) -> Request.ID? {
+        guard let value = object.id else { return nil }
+        if cj_is_string(value) != 0 {
+            let bytes = JSONObject.bytes(ofString: value)
+            if bytes.count <= FieldLimits.maxIdentifierBytes {
+                return .string(String(decoding: bytes, as: UTF8.self))
+            }
+            throw Event.Error(line: number, code: .badField,
+                              message: "\"id\" is \(bytes.count) bytes long; a string id may have at most \(FieldLimits.maxIdentifierBytes)",
+                              field: "id")
+        }
+        if cj_is_integer(value) != 0 {
+            let integer = json_integer_value(value)
+            if integer >= -Int64(Engine.maxTime) && integer <= Int64(Engine.maxTime) {
+                return .integer(Int(integer))
+            }
+            throw Event.Error(line: number, code: .badField,
+                              message: "\"id\" \(integer) is out of range; an integer id must be within ±\(Engine.maxTime)",
+                              field: "id")
+        }
+        throw Event.Error(line: number, code: .badField,
+                          message: "\"id\" must be a string of at most \(FieldLimits.maxIdentifierBytes) bytes or an integer, not \(JSONObject.describe(value))",
+                          field: "id")
+    }
+
+    /// The `at`: allowed only with the manual clock, required by `tick`.
+    func decodeAt(_ fields: inout FieldReader, kind: Command.Name) throws(Event.Error) -> Int? {
+        let value = fields.object.at
+        if clock == .real {
+            if value != nil {
+                throw fields.failure(.clockMode, field: "at",
+                                     "\"at\" is only for --clock manual; with the real clock, a command happens when it is read")
+            }
+            if kind == .tick {
+                throw fields.failure(.clockMode, field: "cmd",
+                                     "tick is only for --clock manual; the real clock advances by itself")
+            }
+            return nil
+        }
+        guard let value else {
+            if kind == .tick {
+                throw fields.failure(.missingField, field: "at",
+                                     "tick needs \"at\", the time in milliseconds to move the clock to")
+            }
+            return nil
+        }
+        if cj_is_integer(value) != 0 {
+            let integer = json_integer_value(value)
+            if integer >= 0 && integer <= Int64(Engine.maxTime) { return Int(integer) }
+            throw fields.failure(.badField, field: "at",
+                                 "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(integer)")
+        }
+        throw fields.failure(.badField, field: "at",
+                             "\"at\" must be an integer number of milliseconds, not \(JSONObject.describe(value))")
+    }
+
+    /// The error event for a line jansson rejected, with its text and column.
+    static func report(_ error: json_error_t, line: Int) -> Event.Error {
+        var error = error
+        let code = json_error_code(&error)
+        var text = withUnsafeBytes(of: &error.text) { raw -> String in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        if code == json_error_null_character {
+            text = "strings must not contain \\u0000" + (text.firstRange(of: " near ").map { String(text[$0.lowerBound...]) } ?? "")
+        }
+        let column = Int(error.column)
+        let place = column > 0 ? " at column \(column)" : ""
+        return Event.Error(line: line, code: .badJSON, message: "invalid JSON\(place): \(text)",
+                           column: column > 0 ? column : nil)
+    }
+}
+
+extension Command.Name {
+    /// Each name packed into a little-endian integer with its length: every name
+    /// fits in eight bytes, so finding one is a few integer comparisons.
+    private static let packed: [(word: UInt64, count: Int, name: Command.Name)] = allCases.map { name in
+        let bytes = Array(name.rawValue.utf8)
+        precondition(bytes.count <= 8, "command names must fit in eight bytes")
+        var word: UInt64 = 0
+        for (index, byte) in bytes.enumerated() { word |= UInt64(byte) << (8 * index) }
+        return (word, bytes.count, name)
+    }
+
+    /// Finds the command named by the UTF-8 bytes of a `cmd` string.
+    init?(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= 8 else { return nil }
+        var word: UInt64 = 0
+        for index in 0..<bytes.count { word |= UInt64(bytes[index]) << (8 * index) }
+        guard let entry = Command.Name.packed.first(where: { $0.word == word && $0.count == bytes.count }) else {
+            return nil
+        }
+        self = entry.name
+    }
+}

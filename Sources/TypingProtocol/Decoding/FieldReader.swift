@@ -1,0 +1,84 @@
+import CJansson
+import TypingCore
+
+/// The sizes the decoder enforces, from §2 of the protocol (times and integer ids
+/// are limited by ``TypingCore/Engine/maxTime``).
+enum FieldLimits {
+    /// The most bytes of a string `id`, `conv`, `user` or `by`.
+    static let maxIdentifierBytes = 256
+    /// The most bytes of a `name`.
+    static let maxNameBytes = 1024
+}
+
+/// Reads and checks the fields of one command object, building errors that carry
+/// the line number and the command's id.
+struct FieldReader {
+    /// The command object.
+    let object: JSONObject
+    /// The line number, for errors.
+    let line: Int
+    /// The command's id, for errors.
+    let id: Request.ID?
+
+    /// The error to throw for `field`.
+    func failure(_ code: Event.Error.Code, field: String, _ message: String) -> Event.Error {
+        Event.Error(line: line, id: id, code: code, message: message, field: field)
+    }
+
+    /// A required id field (`conv`, `user`): a non-empty string of at most 256 bytes.
+    func identifier(_ key: StaticString, _ value: JSONObject.Value?, for command: Command.Name) throws(Event.Error) -> Identifier {
+        guard let value else {
+            throw failure(.missingField, field: "\(key)",
+                          "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes")
+        }
+        return try identifier(value, key: key)
+    }
+
+    /// An optional id field (`by`).
+    func optionalIdentifier(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Identifier? {
+        guard let value else { return nil }
+        return try identifier(value, key: key)
+    }
+
+    /// Checks an id value.
+    func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(Event.Error) -> Identifier {
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "\(key)",
+                          "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONObject.describe(value))")
+        }
+        let bytes = JSONObject.bytes(ofString: value)
+        if bytes.isEmpty {
+            throw failure(.badField, field: "\(key)", "\"\(key)\" must not be empty")
+        }
+        if bytes.count > FieldLimits.maxIdentifierBytes {
+            throw failure(.badField, field: "\(key)",
+                          "\"\(key)\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxIdentifierBytes)")
+        }
+        return Identifier(bytes: bytes)
+    }
+
+    /// The optional `name` of a join: a string of at most 1024 bytes, maybe empty.
+    func name() throws(Event.Error) -> String? {
+        guard let value = object.name else { return nil }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "name",
+                          "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONObject.describe(value))")
+        }
+        let bytes = JSONObject.bytes(ofString: value)
+        if bytes.count > FieldLimits.maxNameBytes {
+            throw failure(.badField, field: "name",
+                          "\"name\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxNameBytes)")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// An optional boolean field (`empty`).
+    func flag(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Bool? {
+        guard let value else { return nil }
+        guard cj_is_boolean(value) != 0 else {
+            throw failure(.badField, field: "\(key)",
+                          "\"\(key)\" must be true or false, not \(JSONObject.describe(value))")
+        }
+        return cj_is_true(value) != 0
+    }
+}

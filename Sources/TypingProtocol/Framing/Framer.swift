@@ -1,0 +1,122 @@
+/// Receives the lines a ``Framer`` cuts from the input.
+@usableFromInline
+protocol FrameHandler: ~Copyable {
+    /// A complete line, without its LF and without one trailing CR. The bytes are
+    /// only valid during the call.
+    mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int)
+    /// Line `number` is longer than the limit; its bytes are being skipped.
+    mutating func handleTooLong(number: Int, limit: Int)
+    /// True when the framer should stop after the current line and return.
+    var wantsPause: Bool { get }
+}
+
+/// Cuts a byte stream into numbered lines, as §1 of the protocol says.
+///
+/// Lines end at LF; one CR before the LF is dropped; a final line without LF still
+/// counts. A line longer than ``maxLineBytes`` (counted with its CR) is reported
+/// once, as soon as it is known to be too long, and its bytes are dropped up to the
+/// next LF: it is never held whole in memory. Lines that fit in a chunk are handed
+/// over in place; only a line split between chunks is copied.
+@usableFromInline
+struct Framer {
+    /// The longest line accepted, in bytes, CR included, LF not.
+    @usableFromInline let maxLineBytes: Int
+    /// Lines completed so far (the number of the last line handed over).
+    @usableFromInline var lineCount = 0
+
+    /// The start of a line whose LF has not arrived yet.
+    @usableFromInline var pending: [UInt8] = []
+    /// True while skipping the rest of a line already reported too long.
+    @usableFromInline var skipping = false
+
+    /// Creates a framer for lines of at most `maxLineBytes` bytes (at least 1).
+    @usableFromInline
+    init(maxLineBytes: Int) {
+        self.maxLineBytes = max(1, maxLineBytes)
+    }
+
+    /// Cuts `chunk` into lines and hands each complete one to `handler`, until
+    /// the chunk is used up or the handler ``FrameHandler/wantsPause``. Returns
+    /// how many bytes of `chunk` were consumed; the caller feeds the rest later.
+    @inlinable
+    mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
+        guard let base = chunk.baseAddress else { return 0 }
+        var start = 0
+        let end = chunk.count
+        while start < end {
+            let rest = UnsafeRawBufferPointer(start: base + start, count: end - start)
+            guard let lf = Bytes.firstIndex(of: 0x0A, in: rest) else {
+                take(rest, to: &handler)
+                return end
+            }
+            finishLine(UnsafeRawBufferPointer(start: base + start, count: lf), to: &handler)
+            start += lf + 1
+            if handler.wantsPause { return start }
+        }
+        return end
+    }
+
+    /// Ends the input: a final line without LF, if any, is handed over.
+    @inlinable
+    mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
+        if skipping {
+            skipping = false
+            lineCount += 1
+        } else if !pending.isEmpty {
+            lineCount += 1
+            pending.withUnsafeBytes { deliver($0, to: &handler) }
+            pending.removeAll(keepingCapacity: false)
+        }
+    }
+
+    /// Keeps `part`, the start of a line whose end is in a later chunk.
+    @inlinable
+    mutating func take<H: FrameHandler & ~Copyable>(_ part: UnsafeRawBufferPointer, to handler: inout H) {
+        if skipping { return }
+        if pending.count + part.count > maxLineBytes {
+            startSkipping(to: &handler)
+            return
+        }
+        pending.append(contentsOf: part)
+    }
+
+    /// `part` ends a line (its LF follows it).
+    @inlinable
+    mutating func finishLine<H: FrameHandler & ~Copyable>(_ part: UnsafeRawBufferPointer, to handler: inout H) {
+        if skipping {
+            skipping = false
+            lineCount += 1
+            return
+        }
+        if pending.count + part.count > maxLineBytes {
+            startSkipping(to: &handler)
+            skipping = false
+            lineCount += 1
+            return
+        }
+        lineCount += 1
+        if pending.isEmpty {
+            deliver(part, to: &handler)
+        } else {
+            pending.append(contentsOf: part)
+            pending.withUnsafeBytes { deliver($0, to: &handler) }
+            pending.removeAll(keepingCapacity: pending.capacity <= 65_536)
+        }
+    }
+
+    /// Reports the current line as too long and drops what was kept of it.
+    @inlinable
+    mutating func startSkipping<H: FrameHandler & ~Copyable>(to handler: inout H) {
+        pending.removeAll(keepingCapacity: false)
+        skipping = true
+        handler.handleTooLong(number: lineCount + 1, limit: maxLineBytes)
+    }
+
+    /// Hands a complete line to `handler`, dropping one trailing CR.
+    @inlinable
+    func deliver<H: FrameHandler & ~Copyable>(_ line: UnsafeRawBufferPointer, to handler: inout H) {
+        var count = line.count
+        if count > 0 && line[count - 1] == 0x0D { count -= 1 }
+        handler.handleLine(UnsafeRawBufferPointer(rebasing: line[0..<count]), number: lineCount)
+    }
+}

@@ -1,6 +1,0 @@
-import ArgumentParser
-import TypingCore
-import TypingProtocol
-
-extension ClockMode: ExpressibleByArgument {}
-extension PhraseStyle: ExpressibleByArgument {}
