@@ -35,6 +35,7 @@ struct EventLoop {
         var inputOpen = true
         var flooded = false
         var memory = MemoryReturn()
+        MemoryReturn.configure()
 
         while signals.signal == nil {
             if !flooded {

@@ -18,8 +18,13 @@ struct Typingd: ParsableCommand {
         who is a member and who is typing. On stdout it writes one JSON event per line, \
         above all the indicator each member should see ("Alice and Bob are typing..."). \
         Typing ends \(EngineConfiguration.defaults.timeout / 1000) s after the last keystroke \
-        (--timeout-ms), at once on send, on an emptied input box, on leave, removal or \
-        going offline. Nobody sees their own typing.
+        (--timeout-ms, or the keystroke's own "timeout_ms"), at once on send, on an emptied \
+        input box, on closing the chat screen, on leave, removal or going offline. Nobody \
+        sees their own typing, and users who turned off "send_typing" are never seen typing.
+
+        Views: "open" and "close" say which conversation a person has on screen. With \
+        --audience open, only they receive indicators, so in a big room the output \
+        follows the people watching, not the member count.
 
         Try it (manual clock: time is what each command's "at" says, in ms):
 
@@ -50,7 +55,7 @@ struct Typingd: ParsableCommand {
         away; 64 for a bad option; 74 for another I/O error (with a message on stderr).
         The full reference is Protocol.md.
         """,
-        version: "typingd 1.0.0 (protocol v1)"
+        version: "typingd 2.0.0 (protocol v2)"
     )
 
     @Option(help: ArgumentHelp(
@@ -73,6 +78,21 @@ struct Typingd: ParsableCommand {
 
     @Flag(help: "At the end of input, exit at once instead of letting active streaks time out.")
     var noDrain = false
+
+    @Option(help: ArgumentHelp(
+        "Who receives indicators: 'members' (every member) or 'open' (members whose view is open).",
+        valueName: "members|open"))
+    var audience: EngineConfiguration.Audience = EngineConfiguration.defaults.audience
+
+    @Option(help: ArgumentHelp(
+        "How typers are listed: 'start' (when their streak began), 'recent' (latest keystroke first) or 'name'. Named typers come first.",
+        valueName: "start|recent|name"))
+    var order: EngineConfiguration.Order = EngineConfiguration.defaults.order
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most user ids an indicator lists; the others are counted in \"more\" (\(Typingd.describe(EngineConfiguration.maxListedRange))).",
+        valueName: "n"))
+    var maxListed: Int = EngineConfiguration.defaults.maxListed
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped.",
@@ -103,6 +123,7 @@ struct Typingd: ParsableCommand {
 
     func validate() throws {
         try Typingd.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
+        try Typingd.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
         try Typingd.check("--max-line-bytes", maxLineBytes, in: 1...Int.max)
         try Typingd.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
         try Typingd.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
@@ -126,7 +147,8 @@ struct Typingd: ParsableCommand {
         SessionConfiguration(
             engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
                                         maxMembers: maxMembers, maxMemberships: maxMemberships,
-                                        maxConversations: maxConversations),
+                                        maxConversations: maxConversations, audience: audience, order: order,
+                                        maxListed: maxListed),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
@@ -145,3 +167,5 @@ struct Typingd: ParsableCommand {
 
 extension SessionConfiguration.Clock: ExpressibleByArgument {}
 extension EngineConfiguration.Style: ExpressibleByArgument {}
+extension EngineConfiguration.Audience: ExpressibleByArgument {}
+extension EngineConfiguration.Order: ExpressibleByArgument {}

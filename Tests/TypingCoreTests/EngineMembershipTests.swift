@@ -105,7 +105,7 @@ struct EngineMembershipTests {
         var events: [Event] = []
         h.engine.apply(Request(line: 4, id: .string("q"), command: .query(conv: ID("g"))), to: &events)
         #expect(events == [.state(Event.State(at: 7, id: .string("q"), conv: ID("g"),
-                                             members: [ID("a"), ID("b")], typing: [ID("a")]))])
+                                             members: [ID("a"), ID("b")], open: [], typing: [ID("a")]))])
         h.line = 4
         #expect(h.run(.tick, at: 8, id: .integer(9)) == ["ok 5"])
     }

@@ -8,7 +8,7 @@ struct PhraseTests {
     /// The phrase for `count` typers named A, B, C, ….
     static func text(_ count: Int, _ style: EngineConfiguration.Style) -> String {
         var bytes: [UInt8] = []
-        Phrase.append(count: count, style: style, into: &bytes) { names[$0] }
+        Phrase.append(count: count, named: count, style: style, into: &bytes) { names[$0] }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -34,8 +34,11 @@ struct EncoderTests {
                 == #"{"event":"error","line":2,"id":"e","code":"bad_json","message":"m","field":"f","column":4}"# + "\n")
         #expect(encoded(.error(Event.Error(line: 2, code: .limit, message: "m")))
                 == #"{"event":"error","line":2,"code":"limit","message":"m"}"# + "\n")
-        #expect(encoded(.state(Event.State(at: 1, id: .string("q"), conv: Identifier("g"), members: [Identifier("a")], typing: [])))
-                == #"{"event":"state","at":1,"id":"q","conv":"g","members":["a"],"typing":[]}"# + "\n")
+        #expect(encoded(.state(Event.State(at: 1, id: .string("q"), conv: Identifier("g"), members: [Identifier("a")], open: [Identifier("a")], typing: [])))
+                == #"{"event":"state","at":1,"id":"q","conv":"g","members":["a"],"open":["a"],"typing":[]}"# + "\n")
+        #expect(encoded(.indicator(Event.Indicator(at: 5, conv: Identifier("g"), viewer: Identifier("v"),
+                                                   view: IndicatorView(typing: [Identifier("a")], more: 2, text: "t"))))
+                == #"{"event":"indicator","at":5,"conv":"g","viewer":"v","typing":["a"],"more":2,"text":"t"}"# + "\n")
         #expect(encoded(.stats(Event.Stats(at: 1, id: nil, lines: 2, commands: 3, errors: 4, conversations: 5, members: 6, typing: 7, events: 8)))
                 == #"{"event":"stats","at":1,"lines":2,"commands":3,"errors":4,"conversations":5,"members":6,"typing":7,"events":8}"# + "\n")
     }
@@ -44,7 +47,7 @@ struct EncoderTests {
     func derivedViews(omitted: Int) {
         let ids = ["a", "b\"q", "c", "d"].map(Identifier.init)
         let full = IndicatorView(typing: ids, text: "everyone")
-        let derived = IndicatorView(base: full, omitting: omitted, bytes: full.entryBytes(omitted), text: Array("others".utf8))
+        let derived = IndicatorView(base: full, omitting: omitted, listed: 3, more: 0, text: Array("others".utf8))
         var expected = ids
         expected.remove(at: omitted)
         #expect(derived.typing == expected && derived.text == "others")
@@ -58,10 +61,13 @@ struct EncoderTests {
                 == lines.last.map { $0 + "\n" }, "the same without the shared view encoded first")
     }
 
-    @Test("strings escape quote, backslash and U+0000–U+001F only")
+    @Test("strings escape quote, backslash, U+0000–U+001F, U+007F–U+009F, U+2028 and U+2029, nothing else")
     func escaping() {
         #expect(written { $0.jsonString("q\"b\\s/\u{8}\u{C}\n\r\t\u{1}\u{1F}\u{7F}\u{85}é😀\u{2028}") }
-                == "\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\u{7F}\u{85}é😀\u{2028}\"")
+                == #""q\"b\\s/\b\f\n\r\t\u0001\u001f\u007f\u0085é😀\u2028""#)
+        // Lead bytes of escaped characters, next to ones that are not escaped.
+        #expect(written { $0.jsonString("\u{9F}\u{A0}©\u{2027}\u{2028}\u{2029}\u{202A}…€\u{80}") }
+                == #""\u009f\#u{A0}©\#u{2027}\u2028\u2029\#u{202A}…€\u0080""#)
     }
 
     @Test("text needing an escape at any position of any length is escaped", arguments: Array(1...20))

@@ -6,14 +6,17 @@ extension Engine {
     /// slab, the live index by (conversation, user), its conversation's typers and
     /// member slot, its user's list and the timer queue. Members are recorded in
     /// their conversation's slots (and index), in their user's count and in the
-    /// totals. This walks all of them, and also checks that every member's
-    /// indicator is up to date: rendering any conversation now would write nothing.
+    /// totals; an open view in the member slot, the conversation's open slots and
+    /// the user's open views. This walks all of them, checks that typers are in the
+    /// configured order (named ones first), and that every viewer's indicator is up
+    /// to date: rendering any conversation now would write nothing.
     ///
     /// It costs time in proportion to the whole state, so it is for tests and the
     /// fuzzer, which call it after every step, not for the daemon.
     public func checkInvariants() {
         var memberships = 0
         var membershipsOfUser: [Int32: Int] = [:]
+        var openViewsOfUser: [Int32: Int] = [:]
         var streaksSeen = 0
 
         conversations.forEachLive { c, record in
@@ -27,25 +30,43 @@ extension Engine {
                       "member slot \(slot) of \(record.id) has another user's fingerprint")
                 check(record.slot(of: member.user) == slot, "member \(users[member.user].id) of \(record.id) is not found in its slot")
                 membershipsOfUser[member.user, default: 0] += 1
+                if member.isOpen {
+                    openViewsOfUser[member.user, default: 0] += 1
+                    let openViews = users[member.user].openViews
+                    check(Int(member.openIndex) < openViews.count && openViews[Int(member.openIndex)] == c,
+                          "the open view of \(users[member.user].id) in \(record.id) is not where its user says")
+                }
                 if member.streak >= 0 {
                     typing += 1
                     check(streaks.contains(member.streak), "member \(users[member.user].id) of \(record.id) has a freed streak")
                     check(streaks[member.streak].conv == c && streaks[member.streak].user == member.user,
                           "member \(users[member.user].id) of \(record.id) has another member's streak")
                 }
-                let expected = member.streak >= 0
-                    ? typerView(of: c, streak: member.streak, full: record.fullView, last: member.lastSent)
-                    : record.fullView
+                guard configuration.audience == .members || member.isOpen else {
+                    check(member.lastSent === IndicatorView.empty, "the closed view of \(users[member.user].id) in \(record.id) remembers what it was sent")
+                    continue
+                }
+                var expected = record.fullView
+                if member.streak >= 0, let rank = record.typers.firstIndex(of: member.streak) {
+                    expected = typerView(of: c, rank: rank, viewerIsNamed: users[member.user].isNamed,
+                                         full: record.fullView, last: member.lastSent).0
+                }
                 check(member.lastSent == expected, "member \(users[member.user].id) of \(record.id) was last sent \(member.lastSent.text.debugDescription), but sees \(expected.text.debugDescription)")
             }
             check(occupied == record.memberCount && occupied > 0, "conversation \(record.id) counts \(record.memberCount) members, holds \(occupied)")
             memberships += occupied
             check(record.typers.count == typing, "conversation \(record.id) lists \(record.typers.count) typers, its members have \(typing) streaks")
             check(Set(record.typers).count == record.typers.count, "conversation \(record.id) lists a typer twice")
-            for (a, b) in zip(record.typers, record.typers.dropFirst()) {
-                check(streaks[a].started < streaks[b].started, "the typers of \(record.id) are not in streak order")
+            let named = record.typers.prefix { users[streaks[$0].user].isNamed }.count
+            check(named == record.namedCount, "conversation \(record.id) counts \(record.namedCount) named typers, lists \(named) first")
+            check(record.typers.dropFirst(named).allSatisfy { !users[streaks[$0].user].isNamed },
+                  "a named typer of \(record.id) is listed among the unnamed")
+            for (index, (a, b)) in zip(record.typers, record.typers.dropFirst()).enumerated() where index + 1 != named {
+                check(precedes(a, b), "the typers of \(record.id) are not in \(configuration.order) order")
             }
-            check(record.fullView == fullView(of: c), "the shared view of \(record.id) is out of date")
+            let openSlots = record.members.indices.filter { record.members[$0].isOpen }.map(Int32.init)
+            check(record.openSlots == openSlots, "the open slots of \(record.id) are \(record.openSlots), its members say \(openSlots)")
+            check(!fullView(of: c, previous: record.fullView).changed, "the shared view of \(record.id) is out of date")
         }
         check(memberships == liveMemberships, "\(liveMemberships) memberships counted, \(memberships) held")
         check(conversationIndex.count == conversations.count, "the conversation index has \(conversationIndex.count) entries for \(conversations.count) conversations")
@@ -66,6 +87,9 @@ extension Engine {
             }
             check(previous == record.streaks.last && count == record.streaks.count,
                   "the streak list of \(record.id) has the wrong tail or count")
+            check(count == 0 || record.sendsTyping, "user \(record.id) types while hidden")
+            check(record.openViews.count == openViewsOfUser[u] ?? 0 && Set(record.openViews).count == record.openViews.count,
+                  "user \(record.id) lists \(record.openViews.count) open views, their memberships \(openViewsOfUser[u] ?? 0)")
             streaksSeen += count
         }
         check(userIndex.count == users.count, "the user index has \(userIndex.count) entries for \(users.count) users")
@@ -83,7 +107,8 @@ extension Engine {
                   "the streak of \(user.id) in \(conv.id) is not their member slot's")
             check(conv.typers.contains(s), "the streak of \(user.id) in \(conv.id) is not among its typers")
             check(streak.alarm <= streak.key, "the alarm of the streak of \(user.id) in \(conv.id) is after its deadline")
-            check(streak.deadline >= now, "the streak of \(user.id) in \(conv.id) should have timed out at \(streak.deadline)")
+            check(streak.deadline >= now && streak.deadline <= Engine.maxTime,
+                  "the streak of \(user.id) in \(conv.id) has the deadline \(streak.deadline) at \(now)")
             check(streak.keystroke <= keystrokes && streak.started <= streak.keystroke,
                   "the streak of \(user.id) in \(conv.id) has keystroke numbers from the future")
         }

@@ -13,11 +13,13 @@ extension Engine {
         return (c, conversations[c].members[slot].user, slot)
     }
 
-    /// `join`: membership (unless already a member, or past a limit), the name, and
-    /// the indicators that changed — other conversations the user types in first
-    /// (in streak order) when the display name changed, then this one.
-    mutating func join<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, name: String?,
-                                     sink: inout S) -> Failure? {
+    /// `join`: membership (unless already a member, or past a limit), then the
+    /// settings, and the indicators that changed (§D): the other conversations the
+    /// user types in first, in streak order, when the join renames or hides them;
+    /// then this one (a new member under `--audience members` gets the current
+    /// indicator at once).
+    mutating func join<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, name: String?, sendTyping: Bool?,
+                                                 sink: inout S) -> Failure? {
         let existingConv = findConversation(conv)
         let existingUser = findUser(user)
         var isMember = false
@@ -29,28 +31,13 @@ extension Engine {
         }
         let u = existingUser ?? createUser(user)
         let c = existingConv ?? createConversation(conv)
-
-        var nameChanged = false
-        if let name {
-            let display = DisplayName.render(name)
-            if !display.sameBytes(as: users[u].displayName) {
-                users[u].displayName = display
-                nameChanged = true
-            }
-        }
+        let change = applySettings(to: u, name: name, sendTyping: sendTyping)
         let newSlot = isMember ? nil : addMember(u, to: c)
 
-        if nameChanged {
-            var s = users[u].streaks.first
-            while s >= 0 {
-                if streaks[s].conv != c { render(streaks[s].conv, scope: .everyone, sink: &sink) }
-                s = streaks[s].userNext
-            }
-        }
-        if nameChanged, let slot = conversations[c].slot(of: u),
-           conversations[c].members[slot].streak >= 0 {
-            render(c, scope: .everyone, sink: &sink)
-        } else if let newSlot {
+        visitStreaks(of: u, except: c, for: change, sink: &sink)
+        if let slot = conversations[c].slot(of: u), conversations[c].members[slot].streak >= 0, change.touchesStreaks {
+            update(conversations[c].members[slot].streak, for: change, sink: &sink)
+        } else if let newSlot, configuration.audience == .members {
             render(c, scope: .member(newSlot), sink: &sink)
         }
         return nil
@@ -92,10 +79,11 @@ extension Engine {
         if streak >= 0 {
             stop(streak, reason: reason, render: false, sink: &sink)
         }
+        closeView(of: u, in: c, slot: slot)
         let conversationGoes = conversations[c].memberCount == 1
         removeMember(u, slot: slot, from: c)
         if streak >= 0 && !conversationGoes {
-            render(c, scope: .everyone, sink: &sink)
+            render(c, scope: .audience, sink: &sink)
         }
         return nil
     }

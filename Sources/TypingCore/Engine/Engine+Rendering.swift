@@ -1,8 +1,9 @@
 /// Which viewers of a conversation a render looks at.
 enum RenderScope {
-    /// Every member, in join order: the typers or a typer's name changed.
-    case everyone
-    /// One member slot: a member who just joined.
+    /// The audience, in join order: every member (`--audience members`) or the
+    /// members whose view is open (`--audience open`).
+    case audience
+    /// One member slot: a member who just joined, or whose view just opened.
     case member(Int)
 }
 
@@ -11,40 +12,64 @@ extension Engine {
     /// differs from what they were last sent, in join order.
     ///
     /// Every member who is not typing sees the same view, the conversation's
-    /// `fullView`; it is built once, and a member who holds the previous full view
-    /// object is known to need the new one without comparing contents. Only typers
-    /// (who see everyone but themselves) get views of their own.
+    /// `fullView`; it is built once per render, in O(min(typers, max-listed)), and a
+    /// member who holds the previous one is known to need the new one when its
+    /// content changed. Typers (who see everyone but themselves) get views derived
+    /// from it. The work is the typers plus the viewers in scope: under
+    /// `--audience open`, the open views, not the members.
     mutating func render<S: EventSink & ~Copyable>(_ c: Int32, scope: RenderScope, sink: inout S) {
-        let previous = conversations[c].fullView
-        let full = fullView(of: c, reuse: previous)
-        let fullChanged = full !== previous
-        if fullChanged { conversations[c].fullView = full }
         switch scope {
-        case .everyone:
-            for slot in conversations[c].members.indices {
-                refresh(slot, of: c, full: full, previous: fullChanged ? previous : nil, sink: &sink)
+        case .audience:
+            let previous = conversations[c].fullView
+            let (full, changed) = fullView(of: c, previous: previous)
+            conversations[c].fullView = full
+            rankTypers(in: c)
+            let stale = full === previous ? nil : previous
+            switch configuration.audience {
+            case .members:
+                for slot in conversations[c].members.indices {
+                    refresh(slot, of: c, full: full, stale: stale, staleChanged: changed, sink: &sink)
+                }
+            case .open:
+                for slot in conversations[c].openSlots {
+                    refresh(Int(slot), of: c, full: full, stale: stale, staleChanged: changed, sink: &sink)
+                }
             }
         case .member(let slot):
-            refresh(slot, of: c, full: full, previous: fullChanged ? previous : nil, sink: &sink)
+            // Nothing changed for the others: the shared view is current.
+            if conversations[c].members[slot].streak >= 0 { rankTypers(in: c) }
+            refresh(slot, of: c, full: conversations[c].fullView, stale: nil, staleChanged: false, sink: &sink)
         }
     }
 
-    /// Brings one member's indicator up to date. `previous` is the old full view
-    /// when it changed in this render (so a holder of it certainly needs `full`).
-    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, full: IndicatorView,
-                                        previous: IndicatorView?, sink: inout S) {
+    /// Records each typer's place among the conversation's typers (O(typers)).
+    mutating func rankTypers(in c: Int32) {
+        for (rank, s) in conversations[c].typers.enumerated() { streaks[s].rank = Int32(rank) }
+    }
+
+    /// Brings one member's indicator up to date. `stale` is the shared view this
+    /// render replaced, if any, and `staleChanged` whether its content differs from
+    /// `full` (a holder of it then needs `full` without comparing).
+    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, full: IndicatorView, stale: IndicatorView?,
+                                                    staleChanged: Bool, sink: inout S) {
         let user = conversations[c].members[slot].user
         guard user != MemberSlot.vacant else { return }
-        let current: IndicatorView
+        let last = conversations[c].members[slot].lastSent
         let streak = conversations[c].members[slot].streak
+        let current: IndicatorView
         if streak >= 0 {
-            current = typerView(of: c, streak: streak, full: full, last: conversations[c].members[slot].lastSent)
-            if current === conversations[c].members[slot].lastSent { return }
+            let (view, changed) = typerView(of: c, rank: Int(streaks[streak].rank), viewerIsNamed: users[user].isNamed,
+                                            full: full, last: last)
+            if view === last { return }
+            if !changed {
+                conversations[c].setLastSent(view, at: slot)
+                return
+            }
+            current = view
         } else {
             current = full
-            let last = conversations[c].members[slot].lastSent
             if last === full { return }
-            if last !== previous && last == full {
+            if !(last === stale && staleChanged) && last == full {
                 conversations[c].setLastSent(full, at: slot)
                 return
             }
@@ -56,55 +81,63 @@ extension Engine {
              to: &sink)
     }
 
-    /// The view of conversation `c` for members who are not typing: all typers in
-    /// streak order and their phrase. When `reuse` already shows exactly that, it is
-    /// returned instead of a new object.
-    func fullView(of c: Int32, reuse: IndicatorView? = nil) -> IndicatorView {
+    /// The view of conversation `c` for members who are not typing: the first
+    /// min(typers, max-listed) typers listed, the rest counted, and the phrase for
+    /// all of them; it packs one entry more, for the typers' derived views. Returns
+    /// `previous` itself when it packs exactly that, and whether the content (ids
+    /// listed, `more`, text) differs from `previous`'s.
+    func fullView(of c: Int32, previous: IndicatorView) -> (IndicatorView, changed: Bool) {
         let typers = conversations[c].typers
-        if typers.isEmpty { return .empty }
+        let total = typers.count
+        if total == 0 { return (.empty, previous != .empty) }
+        let listed = min(total, configuration.maxListed)
+        let packedCount = min(total, configuration.maxListed + 1)
         var packed: [UInt8] = []
-        packed.reserveCapacity(24 * typers.count + 48)
+        packed.reserveCapacity(24 * packedCount + 48)
         var starts: [Int32] = []
-        starts.reserveCapacity(typers.count)
-        for s in typers {
+        starts.reserveCapacity(packedCount + 1)
+        for index in 0..<packedCount {
             starts.append(Int32(packed.count))
-            IndicatorView.pack(users[streaks[s].user].id, into: &packed)
+            IndicatorView.pack(users[streaks[typers[index]].user].id, into: &packed)
         }
         let textStart = packed.count
-        Phrase.append(count: typers.count, style: configuration.style, into: &packed) { index in
+        starts.append(Int32(textStart))
+        Phrase.append(count: total, named: conversations[c].namedCount, style: configuration.style, into: &packed) { index in
             users[streaks[typers[index]].user].displayName
         }
-        if let reuse, reuse.base == nil, reuse.textStart == textStart, reuse.storage == packed { return reuse }
-        return IndicatorView(packed: packed, typerCount: typers.count, textStart: textStart, entryStarts: starts)
+        if previous.base == nil && previous.textStart == textStart && previous.listed == listed
+            && previous.more == total - listed && previous.storage == packed {
+            return (previous, false)
+        }
+        let view = IndicatorView(packed: packed, entryStarts: starts, listed: listed, more: total - listed,
+                                 textStart: textStart)
+        return (view, view != previous)
     }
 
-    /// The view of typer `streak` in `c`: the full view without them, and the
-    /// phrase for the others. Returns `last` when that is what it already shows
-    /// (compared without building anything); otherwise a view derived from `full`.
-    func typerView(of c: Int32, streak: Int32, full: IndicatorView, last: IndicatorView) -> IndicatorView {
+    /// The view of the typer at `rank` in `c`: the shared view without them, and
+    /// the phrase for the others. Returns `last` when that is what it already shows
+    /// (compared without building anything). Otherwise returns a view derived from
+    /// `full`, and whether its content differs from `last`'s (when it does not,
+    /// `last` was derived from an older shared view, and is replaced silently so
+    /// that no typer keeps an old one alive).
+    func typerView(of c: Int32, rank: Int, viewerIsNamed: Bool, full: IndicatorView,
+                   last: IndicatorView) -> (IndicatorView, changed: Bool) {
         let typers = conversations[c].typers
-        guard typers.count > 1, let index = typers.firstIndex(of: streak), index < full.entryStarts.count else {
-            return .empty
-        }
+        let others = typers.count - 1
+        if others <= 0 { return (.empty, last != .empty) }
+        let listed = min(others, configuration.maxListed)
+        let more = others - listed
+        let omitted = rank < full.packedCount ? rank : -1
         var text: [UInt8] = []
         text.reserveCapacity(64)
-        Phrase.append(count: typers.count - 1, style: configuration.style, into: &text) { position in
-            users[streaks[typers[position < index ? position : position + 1]].user].displayName
+        let named = conversations[c].namedCount - (viewerIsNamed ? 1 : 0)
+        Phrase.append(count: others, named: named, style: configuration.style, into: &text) { position in
+            users[streaks[typers[position < rank ? position : position + 1]].user].displayName
         }
-        let omitted = full.entryBytes(index)
-        let sameText = last.withTextBytes { lastText in
-            text.withUnsafeBytes { mine in lastText.count == mine.count && IndicatorView.bytesEqual(lastText, mine) }
-        }
-        if sameText && last.typerCount == typers.count - 1 {
-            if let base = last.base, base === full, last.omitted == index { return last }
-            let same = full.storage.withUnsafeBytes { bytes in
-                last.withIDSegments { l1, l2 in
-                    IndicatorView.equal(l1, l2, UnsafeRawBufferPointer(rebasing: bytes[0..<omitted.lowerBound]),
-                                        UnsafeRawBufferPointer(rebasing: bytes[omitted.upperBound..<full.textStart]))
-                }
-            }
-            if same { return last }
-        }
-        return IndicatorView(base: full, omitting: index, bytes: omitted, text: text)
+        let sameCounts = last.listed == listed && last.more == more
+        let sameText = sameCounts && text.withUnsafeBytes { last.hasText($0) }
+        if sameText, let base = last.base, base === full, last.omitted == omitted { return (last, false) }
+        let view = IndicatorView(base: full, omitting: omitted, listed: listed, more: more, text: text)
+        return (view, !(sameText && view.sameTypers(as: last)))
     }
 }

@@ -19,10 +19,10 @@ extension Engine {
         }
         var failure: Failure?
         switch request.command {
-        case let .join(conv, user, name):
-            failure = join(conv: conv, user: user, name: name, sink: &sink)
-        case let .type(conv, user, empty):
-            failure = keystroke(conv: conv, user: user, empty: empty, sink: &sink)
+        case let .join(conv, user, name, sendTyping):
+            failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, sink: &sink)
+        case let .type(conv, user, empty, timeout):
+            failure = keystroke(conv: conv, user: user, empty: empty, timeout: timeout, sink: &sink)
         case let .send(conv, user):
             failure = send(conv: conv, user: user, sink: &sink)
         case let .leave(conv, user):
@@ -31,6 +31,12 @@ extension Engine {
             failure = depart(conv: conv, user: user, by: by, reason: .removed, sink: &sink)
         case let .offline(user):
             offline(user: user, sink: &sink)
+        case let .open(conv, user):
+            failure = open(conv: conv, user: user, sink: &sink)
+        case let .close(conv, user):
+            failure = close(conv: conv, user: user, sink: &sink)
+        case let .user(user, name, sendTyping):
+            failure = self.user(user, name: name, sendTyping: sendTyping, sink: &sink)
         case .tick:
             break
         case let .query(conv):
@@ -59,14 +65,17 @@ extension Engine {
         emit(.error(error), to: &sink)
     }
 
-    /// The `state` reply for `conv`: members in join order, typers in streak order.
+    /// The `state` reply for `conv`: members and open views in join order, typers
+    /// in the order viewers see them (not capped: it answers an explicit question).
     func state(of conv: Identifier, id: Request.ID?) -> Event.State {
         guard let c = findConversation(conv) else {
-            return Event.State(at: now, id: id, conv: conv, members: [], typing: [])
+            return Event.State(at: now, id: id, conv: conv, members: [], open: [], typing: [])
         }
-        let members = conversations[c].members.lazy.filter(\.isOccupied).map { users[$0.user].id }
-        let typing = conversations[c].typers.map { users[streaks[$0].user].id }
-        return Event.State(at: now, id: id, conv: conv, members: Array(members), typing: typing)
+        let record = conversations[c]
+        let members = record.members.lazy.filter(\.isOccupied).map { users[$0.user].id }
+        let open = record.openSlots.map { users[record.members[Int($0)].user].id }
+        let typing = record.typers.map { users[streaks[$0].user].id }
+        return Event.State(at: now, id: id, conv: conv, members: Array(members), open: open, typing: typing)
     }
 
     /// The `stats` reply; `line` is the stats command's own line, so lines read.

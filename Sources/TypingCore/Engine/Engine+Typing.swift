@@ -1,13 +1,17 @@
 extension Engine {
-    /// `type`: start a streak, move its deadline, or (with `empty`) stop it.
-    mutating func keystroke<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, empty: Bool,
+    /// `type`: start a streak, move its deadline, or (with `empty`) stop it. A
+    /// keystroke's deadline is now + `timeout` (the configured one when nil). A
+    /// user who does not send typing starts no streak.
+    mutating func keystroke<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, empty: Bool, timeout: Int?,
                                                       sink: inout S) -> Failure? {
         let pair = pairHash(conv: conv, user: user)
+        let timeout = (timeout ?? configuration.timeout).clamped(to: EngineConfiguration.timeoutRange)
         if let streak = findStreak(conv: conv, user: user, hash: pair) {
             if empty {
                 stop(streak, reason: .empty, render: true, sink: &sink)
             } else {
-                moveDeadline(of: streak, to: deadline(after: configuration.timeout))
+                moveDeadline(of: streak, to: deadline(after: timeout))
+                if configuration.order == .recent { promote(streak, sink: &sink) }
             }
             return nil
         }
@@ -15,9 +19,8 @@ extension Engine {
             return .notMember(user, of: conv, field: "user")
         }
         // Not typing here (the live index would have found the streak).
-        if empty { return nil }
-        startStreak(conv: c, user: u, slot: slot, deadline: deadline(after: configuration.timeout),
-                    pairHash: pair, sink: &sink)
+        if empty || !users[u].sendsTyping { return nil }
+        startStreak(conv: c, user: u, slot: slot, deadline: deadline(after: timeout), pairHash: pair, sink: &sink)
         return nil
     }
 
@@ -33,9 +36,10 @@ extension Engine {
         return nil
     }
 
-    /// `offline`: every streak of the user stops, in the order they began. Each
-    /// stop is O(1) plus its render, however many conversations the user is in.
-    /// An unknown user has no streaks, so this is then a no-op.
+    /// `offline`: every streak of the user stops, in the order they began, then
+    /// every view of theirs closes, silently. Each stop is O(1) plus its render,
+    /// and closing looks only at the open views, however many conversations the
+    /// user is in. An unknown user has no streaks, so this is then a no-op.
     mutating func offline<S: EventSink & ~Copyable>(user: Identifier, sink: inout S) {
         guard let u = findUser(user) else { return }
         var s = users[u].streaks.first
@@ -44,12 +48,13 @@ extension Engine {
             stop(s, reason: .offline, render: true, sink: &sink)
             s = next
         }
+        closeAllViews(of: u)
     }
 
-    /// The deadline of a keystroke now with `timeout`; it never overflows.
+    /// The deadline of a keystroke now with `timeout`: capped at ``maxTime`` (§F),
+    /// so no event's `at` leaves the range `at` has on input.
     func deadline(after timeout: Int) -> Int {
-        let (sum, overflow) = now.addingReportingOverflow(timeout)
-        return overflow ? Int.max : sum
+        min(now + timeout, Engine.maxTime)
     }
 
     /// Starts a streak of member `slot` (user `u`) in `c`, ending at `deadline`.
@@ -71,13 +76,13 @@ extension Engine {
         users[u].streaks.count += 1
         streakIndex.insert(hash: pairHash, record: s)
         timers.insert(TimerQueue.Entry(key: key, streak: s))
-        conversations[c].typers.append(s)
+        insertTyper(s, in: c)
         conversations[c].setStreak(s, at: slot)
         if configuration.typingEvents {
             emit(.typing(Event.Typing(at: now, conv: conversations[c].id, user: users[u].id, state: .started)),
                  to: &sink)
         }
-        render(c, scope: .everyone, sink: &sink)
+        render(c, scope: .audience, sink: &sink)
     }
 
     /// A keystroke of live streak `s`: its deadline becomes `deadline`. A later
@@ -99,9 +104,7 @@ extension Engine {
                                                  render shouldRender: Bool, sink: inout S) {
         let record = streaks[s]
         let c = record.conv, u = record.user
-        if let index = conversations[c].typers.firstIndex(of: s) {
-            conversations[c].typers.remove(at: index)
-        }
+        removeTyper(s, from: c)
         if record.userPrevious >= 0 {
             streaks[record.userPrevious].userNext = record.userNext
         } else {
@@ -122,7 +125,64 @@ extension Engine {
             emit(.typing(Event.Typing(at: now, conv: conversations[c].id, user: users[u].id,
                                       state: .stopped, reason: reason)), to: &sink)
         }
-        if shouldRender { render(c, scope: .everyone, sink: &sink) }
+        if shouldRender { render(c, scope: .audience, sink: &sink) }
         compactTimersIfNeeded()
+    }
+
+    /// Under `--order recent`: a keystroke by a typer who is not first among the
+    /// named (or unnamed) typers moves them to the front, and re-renders, unless
+    /// the move happens wholly beyond what anyone sees (the listed ids and the
+    /// names in phrases).
+    mutating func promote<S: EventSink & ~Copyable>(_ s: Int32, sink: inout S) {
+        let c = streaks[s].conv
+        guard let rank = conversations[c].typers.firstIndex(of: s) else { return }
+        let front = users[streaks[s].user].isNamed ? 0 : conversations[c].namedCount
+        guard rank != front else { return }
+        removeTyper(s, from: c)
+        insertTyper(s, in: c)
+        if front < max(configuration.maxListed + 1, 3) { render(c, scope: .audience, sink: &sink) }
+    }
+
+    /// Puts streak `s` in its place among the typers of `c` (named ones first, each
+    /// group in the configured order): a binary search, O(log typers) comparisons.
+    mutating func insertTyper(_ s: Int32, in c: Int32) {
+        let named = users[streaks[s].user].isNamed
+        var low = named ? 0 : conversations[c].namedCount
+        var high = named ? conversations[c].namedCount : conversations[c].typers.count
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(s, conversations[c].typers[middle]) { high = middle } else { low = middle + 1 }
+        }
+        conversations[c].typers.insert(s, at: low)
+        if named { conversations[c].namedCount += 1 }
+    }
+
+    /// Takes streak `s` out of the typers of `c`.
+    mutating func removeTyper(_ s: Int32, from c: Int32) {
+        guard let index = conversations[c].typers.firstIndex(of: s) else { return }
+        conversations[c].typers.remove(at: index)
+        if index < conversations[c].namedCount { conversations[c].namedCount -= 1 }
+        // A quiet room holds no storage for typers: small arrays kept across rooms
+        // would pin the pages of everything freed around them.
+        if conversations[c].typers.isEmpty { conversations[c].typers = [] }
+    }
+
+    /// True when streak `a` is listed before streak `b` of the same group (named
+    /// or unnamed), in the configured order (§B).
+    func precedes(_ a: Int32, _ b: Int32) -> Bool {
+        switch configuration.order {
+        case .start:
+            return streaks[a].started < streaks[b].started
+        case .recent:
+            return streaks[a].keystroke > streaks[b].keystroke
+        case .name:
+            let ua = streaks[a].user, ub = streaks[b].user
+            if users[ua].isNamed {
+                // UTF-8 byte order is Unicode scalar order.
+                let nameA = users[ua].displayName.utf8, nameB = users[ub].displayName.utf8
+                if !nameA.elementsEqual(nameB) { return nameA.lexicographicallyPrecedes(nameB) }
+            }
+            return users[ua].id.precedes(users[ub].id)
+        }
     }
 }

@@ -3,18 +3,26 @@
 /// The decoder produces a `Command` only when every field has the right type and
 /// size; the engine checks what depends on state (membership, limits, time).
 public enum Command: Sendable, Equatable {
-    /// `user` becomes a member of `conv`; `name`, when given, sets the display name.
-    case join(conv: Identifier, user: Identifier, name: String?)
-    /// A keystroke in `user`'s input box; `empty` means the box is now empty.
-    case type(conv: Identifier, user: Identifier, empty: Bool)
+    /// `user` becomes a member of `conv`; `name` and `sendTyping`, when given, set
+    /// the user's display name and whether others see them type.
+    case join(conv: Identifier, user: Identifier, name: String? = nil, sendTyping: Bool? = nil)
+    /// A keystroke in `user`'s input box; `empty` means the box is now empty;
+    /// `timeout`, when given, is this keystroke's timeout in milliseconds.
+    case type(conv: Identifier, user: Identifier, empty: Bool = false, timeout: Int? = nil)
     /// `user` sent a message: their streak in `conv` stops at once.
     case send(conv: Identifier, user: Identifier)
     /// `user` leaves `conv`.
     case leave(conv: Identifier, user: Identifier)
     /// `user` is removed from `conv`, optionally by member `by`.
     case remove(conv: Identifier, user: Identifier, by: Identifier?)
-    /// `user` went offline: all their streaks stop.
+    /// `user` went offline: all their streaks stop, then all their views close.
     case offline(user: Identifier)
+    /// `user`'s view of `conv` opens (the chat screen shows it).
+    case open(conv: Identifier, user: Identifier)
+    /// `user`'s view of `conv` closes, and their streak there stops.
+    case close(conv: Identifier, user: Identifier)
+    /// Sets what belongs to `user` rather than to a membership.
+    case user(user: Identifier, name: String? = nil, sendTyping: Bool? = nil)
     /// Advances the manual clock (the time is the request's `at`).
     case tick
     /// Asks for the members and typers of `conv`.
@@ -25,7 +33,7 @@ public enum Command: Sendable, Equatable {
     /// The commands' names as written in `cmd`: the one list the decoder, its
     /// messages and the help text use.
     public enum Name: String, Sendable, CaseIterable {
-        case join, type, send, leave, remove, offline, tick, query, stats
+        case join, type, send, leave, remove, offline, open, close, user, tick, query, stats
 
         /// The names, comma-separated, for messages and help.
         public static let list = allCases.map(\.rawValue).joined(separator: ", ")

@@ -12,10 +12,30 @@ public struct EngineConfiguration: Sendable, Equatable {
         case compact
     }
 
+    /// Who receives `indicator` events.
+    public enum Audience: String, Sendable, CaseIterable {
+        /// Every member of the conversation.
+        case members
+        /// Only members whose view of the conversation is open (`open`/`close`).
+        case open
+    }
+
+    /// The order typers are listed in (named typers always come first).
+    public enum Order: String, Sendable, CaseIterable {
+        /// By when the current streak began, earliest first.
+        case start
+        /// Most recent keystroke first.
+        case recent
+        /// By display name (Unicode scalar values), then user id (bytes).
+        case name
+    }
+
     /// The timeouts a streak may have, in milliseconds (one day at most).
     public static let timeoutRange = 1...86_400_000
     /// The values a limit may have.
     public static let limitRange = 1...Int(Int32.max)
+    /// The values `--max-listed` may have.
+    public static let maxListedRange = 1...100_000
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
@@ -29,17 +49,27 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var maxMemberships: Int
     /// The most live conversations.
     public var maxConversations: Int
+    /// Who receives `indicator` events.
+    public var audience: Audience
+    /// The order typers are listed in.
+    public var order: Order
+    /// The most user ids an `indicator` lists; the others are counted in `more`.
+    public var maxListed: Int
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
                 maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
-                maxConversations: Int = 10_000_000) {
+                maxConversations: Int = 10_000_000, audience: Audience = .members,
+                order: Order = .start, maxListed: Int = 100) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
         self.maxMembers = maxMembers
         self.maxMemberships = maxMemberships
         self.maxConversations = maxConversations
+        self.audience = audience
+        self.order = order
+        self.maxListed = maxListed
     }
 
     /// The protocol's defaults.
@@ -52,6 +82,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         copy.maxMembers = maxMembers.clamped(to: Self.limitRange)
         copy.maxMemberships = maxMemberships.clamped(to: Self.limitRange)
         copy.maxConversations = maxConversations.clamped(to: Self.limitRange)
+        copy.maxListed = maxListed.clamped(to: Self.maxListedRange)
         return copy
     }
 }

@@ -41,7 +41,7 @@ extension Event {
         public var view: IndicatorView
 
         /// Creates an indicator event.
-        public init(at: Int, conv: Identifier, viewer: Identifier, view: IndicatorView) {
+        package init(at: Int, conv: Identifier, viewer: Identifier, view: IndicatorView) {
             self.at = at
             self.conv = conv
             self.viewer = viewer
@@ -70,6 +70,10 @@ extension Event {
             case removed
             /// The user went offline.
             case offline
+            /// The user closed their view of the conversation.
+            case closed
+            /// The user turned off `send_typing`.
+            case hidden
         }
 
         /// The time of the step, in milliseconds.
@@ -84,7 +88,7 @@ extension Event {
         public var reason: Reason?
 
         /// Creates a typing event.
-        public init(at: Int, conv: Identifier, user: Identifier, state: State, reason: Reason? = nil) {
+        package init(at: Int, conv: Identifier, user: Identifier, state: State, reason: Reason? = nil) {
             self.at = at
             self.conv = conv
             self.user = user
@@ -101,7 +105,7 @@ extension Event {
         public var id: Request.ID
 
         /// Creates an acknowledgement.
-        public init(line: Int, id: Request.ID) {
+        package init(line: Int, id: Request.ID) {
             self.line = line
             self.id = id
         }
@@ -148,7 +152,7 @@ extension Event {
         public var column: Int?
 
         /// Creates an error event.
-        public init(line: Int, id: Request.ID? = nil, code: Code, message: String,
+        package init(line: Int, id: Request.ID? = nil, code: Code, message: String,
                     field: String? = nil, column: Int? = nil) {
             self.line = line
             self.id = id
@@ -169,15 +173,19 @@ extension Event {
         public var conv: Identifier
         /// Its members in join order (empty for an unknown conversation).
         public var members: [Identifier]
+        /// The members whose view is open, in join order.
+        public var open: [Identifier]
         /// Its typers, in the order viewers see them.
         public var typing: [Identifier]
 
         /// Creates a state reply.
-        public init(at: Int, id: Request.ID?, conv: Identifier, members: [Identifier], typing: [Identifier]) {
+        package init(at: Int, id: Request.ID?, conv: Identifier, members: [Identifier], open: [Identifier],
+                     typing: [Identifier]) {
             self.at = at
             self.id = id
             self.conv = conv
             self.members = members
+            self.open = open
             self.typing = typing
         }
     }
@@ -204,7 +212,7 @@ extension Event {
         public var events: Int
 
         /// Creates a stats reply.
-        public init(at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
+        package init(at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
                     conversations: Int, members: Int, typing: Int, events: Int) {
             self.at = at
             self.id = id

@@ -1,4 +1,5 @@
-/// A live conversation: its members in join order and its typers in streak order.
+/// A live conversation: its members in join order, its open views, and its typers
+/// in the order viewers see them.
 struct ConversationRecord {
     /// Above this many member slots, members are found through `memberIndex`
     /// instead of a scan.
@@ -10,8 +11,13 @@ struct ConversationRecord {
     private(set) var members: [MemberSlot]
     /// Occupied slots in `members`.
     private(set) var memberCount: Int
-    /// Active streaks, in the order they began.
+    /// Live streaks, in the order viewers see them: the named typers' first (the
+    /// first `namedCount`), each group in the configured order.
     var typers: [Int32]
+    /// How many of `typers` are named.
+    var namedCount = 0
+    /// The slots of the members whose view is open, in join (slot) order.
+    private(set) var openSlots: [Int32] = []
     /// The view of every member who is not typing (all typers), as last rendered.
     var fullView: IndicatorView
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
@@ -60,6 +66,35 @@ struct ConversationRecord {
         members[slot].lastSent = view
     }
 
+    /// Opens the view of the member in `slot` (closed), who is at `openIndex` in
+    /// their user's open views. O(log K) to find the place, a move of K slots.
+    mutating func openView(at slot: Int, openIndex: Int32) {
+        members[slot].openIndex = openIndex
+        openSlots.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: openSlots))
+    }
+
+    /// Closes the view of the member in `slot` (open).
+    mutating func closeView(at slot: Int) {
+        members[slot].openIndex = -1
+        let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
+        if index < openSlots.count && openSlots[index] == Int32(slot) { openSlots.remove(at: index) }
+    }
+
+    /// Sets where the member in `slot` is in their user's open views.
+    mutating func setOpenIndex(_ openIndex: Int32, at slot: Int) {
+        members[slot].openIndex = openIndex
+    }
+
+    /// The first index of `sorted` whose value is not below `value`.
+    static func insertionIndex(of value: Int32, in sorted: [Int32]) -> Int {
+        var low = 0, high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     /// Adds user `u`, whose id is `id`, at the end of the join order; returns their slot.
     mutating func append(_ u: Int32, id: Identifier) -> Int {
         let slot = members.count
@@ -73,7 +108,8 @@ struct ConversationRecord {
         return slot
     }
 
-    /// Frees `slot` (its member leaves), compacting vacant slots when they are many.
+    /// Frees `slot` (its member leaves; their view is closed already), compacting
+    /// vacant slots when they are many.
     mutating func vacate(_ slot: Int) {
         memberIndex?[members[slot].user] = nil
         members[slot] = .free
@@ -85,6 +121,7 @@ struct ConversationRecord {
         } else if vacant >= 8 && vacant * 2 > members.count {
             members = members.filter(\.isOccupied)
             rebuildIndex()
+            openSlots = members.indices.filter { members[$0].isOpen }.map(Int32.init)
         }
     }
 

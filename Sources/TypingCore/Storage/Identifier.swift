@@ -34,11 +34,11 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         var escapes = false
         if count > Identifier.inlineCapacity {
             spill = IdentifierBytes(bytes)
-            escapes = bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+            escapes = bytes.contains { Identifier.mayNeedEscape(byte: $0) }
         } else {
             // Zero padding would look like control bytes: mark the padding as plain.
             let plainPadding: (UInt64, UInt64) = Identifier.padding(count)
-            escapes = Identifier.needsEscape(word0 | plainPadding.0) || Identifier.needsEscape(word1 | plainPadding.1)
+            escapes = Identifier.mayNeedEscape(word0 | plainPadding.0) || Identifier.mayNeedEscape(word1 | plainPadding.1)
         }
         info = UInt64(UInt32(truncatingIfNeeded: count)) | (escapes ? 1 << 32 : 0)
     }
@@ -53,16 +53,25 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         return (UInt64(littleEndian: fill(count)), UInt64(littleEndian: fill(count - 8)))
     }
 
-    /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`
-    /// (classic SWAR zero-byte tests, per byte, no loop).
+    /// True when one of the eight bytes of `word` may start a character that JSON
+    /// output escapes (§1 and §G): below 0x20, `"`, `\`, 0x7F, or the lead bytes
+    /// 0xC2 (U+0080–U+00BF) and 0xE2 (U+2000–U+2FFF), of which the writer escapes
+    /// only U+0080–U+009F, U+2028 and U+2029. Classic SWAR zero-byte tests, no loop.
     @inlinable @inline(__always)
-    package static func needsEscape(_ word: UInt64) -> Bool {
+    package static func mayNeedEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func has(_ byte: UInt64) -> UInt64 {
+            let x = word ^ (ones &* byte)
+            return (x &- ones) & ~x & highs
+        }
         let below = (word &- ones &* 0x20) & ~word & highs
-        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-        let isQuote = (quote &- ones) & ~quote & highs
-        let isBackslash = (backslash &- ones) & ~backslash & highs
-        return (below | isQuote | isBackslash) != 0
+        return (below | has(0x22) | has(0x5C) | has(0x7F) | has(0xC2) | has(0xE2)) != 0
+    }
+
+    /// The byte-at-a-time form of ``mayNeedEscape(_:)``.
+    @inlinable @inline(__always)
+    package static func mayNeedEscape(byte: UInt8) -> Bool {
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F || byte == 0xC2 || byte == 0xE2
     }
 
     /// An id with the UTF-8 bytes of `string`, unchanged.
@@ -74,7 +83,7 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     /// The number of UTF-8 bytes.
     @inlinable public var byteCount: Int { Int(info & 0xFFFF_FFFF) }
 
-    /// True when some byte must be escaped in a JSON string (`"`, `\`, controls).
+    /// True when some byte may need an escape in JSON (see ``mayNeedEscape(_:)``).
     @inlinable package var needsEscaping: Bool { info & (1 << 32) != 0 }
 
     /// Calls `body` with the id's bytes.
@@ -98,6 +107,12 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         guard lhs.info == rhs.info, lhs.word0 == rhs.word0, lhs.word1 == rhs.word1 else { return false }
         guard let left = lhs.spill, let right = rhs.spill else { return true }
         return left === right || left.bytes == right.bytes
+    }
+
+    /// True when the bytes of `self` come before those of `other` (bytewise, a
+    /// prefix first): the order of ids where names tie (§B).
+    func precedes(_ other: Identifier) -> Bool {
+        withUnsafeBytes { mine in other.withUnsafeBytes { theirs in mine.lexicographicallyPrecedes(theirs) } }
     }
 
     /// Feeds the bytes to `hasher`.

@@ -2,15 +2,23 @@
 struct UserRecord {
     /// The user's id.
     var id: Identifier
-    /// The display name shown in phrases.
+    /// The display name shown in phrases (``DisplayName/unknown`` when unnamed).
     var displayName: String
+    /// False while the user has no display name of their own (§C).
+    var isNamed = false
+    /// Whether others see this user type (`send_typing`).
+    var sendsTyping = true
     /// How many conversations the user is a member of; the record goes at zero.
     var memberships: Int
     /// The user's live streaks, a list linked through ``StreakRecord/userNext`` in the
     /// order they began (so stopping one is O(1), wherever it is in the list).
     var streaks = StreakList()
+    /// The conversations whose view the user has open, in no order: few, so that
+    /// `offline` closes them without looking at every membership. A member slot
+    /// knows its place here (``MemberSlot/openIndex``).
+    var openViews: [Int32] = []
 
-    /// A user with no name yet (``DisplayName/unknown``) and no memberships.
+    /// A user with no name yet and no memberships.
     init(id: Identifier) {
         self.id = id
         self.displayName = DisplayName.unknown
@@ -49,6 +57,8 @@ struct StreakRecord {
     /// The neighbours in the user's list of streaks (-1: none).
     var userPrevious: Int32 = -1
     var userNext: Int32 = -1
+    /// The streak's place among its conversation's typers, as of the last render.
+    var rank: Int32 = 0
 
     /// The (deadline, keystroke) key the streak times out at.
     var key: TimerQueue.Key { TimerQueue.Key(deadline: deadline, keystroke: keystroke) }
@@ -67,8 +77,15 @@ struct MemberSlot {
     var user: Int32
     /// The member's live streak in this conversation, or -1.
     var streak: Int32
-    /// The indicator last written to this member (they start from the empty one).
+    /// The indicator last written to this member (they start from the empty one;
+    /// under `--audience open`, a closed view holds the empty one).
     var lastSent: IndicatorView
+    /// The member's place in their user's ``UserRecord/openViews`` while the view
+    /// is open, else -1.
+    var openIndex: Int32 = -1
+
+    /// True while the member's view of the conversation is open.
+    var isOpen: Bool { openIndex >= 0 }
 
     /// The `user` of a freed slot.
     static let vacant: Int32 = -1

@@ -2,7 +2,8 @@
 ///
 /// The rules, in order: remove control characters (U+0000–U+001F, U+007F–U+009F);
 /// trim leading and trailing white space (Unicode's White_Space property); if
-/// nothing is left, or there was no name, the name is ``unknown``; if more than
+/// nothing is left, or there was no name, the user is unnamed (shown as ``unknown``
+/// only when counted alone, §C); if more than
 /// ``maxClusters`` extended grapheme clusters remain, keep the first ``maxClusters``,
 /// trim trailing white space and append ``ellipsis``.
 enum DisplayName {
@@ -13,13 +14,14 @@ enum DisplayName {
     /// What a shortened name ends with.
     static let ellipsis = "..."
 
-    /// The display name for `raw`, or ``unknown`` when `raw` is nil.
-    static func render(_ raw: String?) -> String {
-        guard let raw else { return unknown }
+    /// The display name for `raw`, or nil when the user is unnamed: they gave no
+    /// name, or nothing is left of it after cleaning.
+    static func render(_ raw: String?) -> String? {
+        guard let raw else { return nil }
         if isPlainShortASCII(raw) { return raw }
         var scalars = Substring.UnicodeScalarView(raw.unicodeScalars.filter { !isControl($0) })
         trimWhiteSpace(&scalars)
-        if scalars.isEmpty { return unknown }
+        if scalars.isEmpty { return nil }
         let cleaned = String(scalars)
         guard cleaned.count > maxClusters else { return cleaned }
         var kept = Substring(cleaned.prefix(maxClusters)).unicodeScalars

@@ -1,19 +1,35 @@
-/// The sentence under the message list for a list of typers.
+/// The sentence under the message list for a list of typers (§3 and §C).
+///
+/// With n typers of whom the first k are named (named typers are always listed
+/// first), the style shows up to s names — group: s = n when n ≤ 3, else 2;
+/// compact: s = n when n ≤ 2, else 1 — namely the first min(s, k); the r others
+/// are counted:
+///
+/// | shown | r = 0 | r = 1 | r ≥ 2 |
+/// |---|---|---|---|
+/// | 0 | "" (n = 0) | Someone is typing... | {r} people are typing... |
+/// | 1 | A is typing... | A and someone else are typing... | A and {r} others are typing... |
+/// | 2 | A and B are typing... | A, B, and someone else are typing... | A, B, and {r} others are typing... |
+/// | 3 | A, B, and C are typing... | — | — |
+///
+/// With every typer named this is the version 1 table.
 enum Phrase {
-    /// The phrases, for typers A, B, C, … (n):
-    ///
-    /// | n | group | compact |
-    /// |---|---|---|
-    /// | 0 | "" | "" |
-    /// | 1 | A is typing... | same |
-    /// | 2 | A and B are typing... | same |
-    /// | 3 | A, B, and C are typing... | A and 2 others are typing... |
-    /// | ≥4 | A, B, and {n−2} others are typing... | A and {n−1} others are typing... |
-    ///
-    /// Appends the UTF-8 bytes of the phrase for `count` typers to `bytes`;
-    /// `name(i)` is the display name of typer `i` (only the first three are asked).
+    /// How many names the phrase for `count` typers, `named` of them named, shows.
     @inline(__always)
-    static func append(count: Int, style: EngineConfiguration.Style, into bytes: inout [UInt8],
+    static func shownNames(count: Int, named: Int, style: EngineConfiguration.Style) -> Int {
+        let slots: Int
+        switch style {
+        case .group: slots = count <= 3 ? count : 2
+        case .compact: slots = count <= 2 ? count : 1
+        }
+        return min(slots, named)
+    }
+
+    /// Appends the UTF-8 bytes of the phrase for `count` typers, the first `named`
+    /// of them named, to `bytes`; `name(i)` is the display name of typer `i` (only
+    /// the names shown are asked for).
+    @inline(__always)
+    static func append(count: Int, named: Int, style: EngineConfiguration.Style, into bytes: inout [UInt8],
                        name: (Int) -> String) {
         @inline(__always) func put(_ text: String) {
             var text = text
@@ -22,36 +38,46 @@ enum Phrase {
         @inline(__always) func put(_ text: StaticString) {
             text.withUTF8Buffer { bytes.append(contentsOf: $0) }
         }
-        switch (count, style) {
-        case (...0, _):
-            return
-        case (1, _):
+        guard count > 0 else { return }
+        let shown = shownNames(count: count, named: named, style: style)
+        let rest = count - shown
+        switch (shown, rest) {
+        case (0, 1):
+            put(DisplayName.unknown)
+            put(" is typing...")
+        case (0, _):
+            put(String(rest))
+            put(" people are typing...")
+        case (1, 0):
             put(name(0))
             put(" is typing...")
-        case (2, _):
+        case (2, 0):
             put(name(0))
             put(" and ")
             put(name(1))
             put(" are typing...")
-        case (3, .group):
+        case (3, _):
             put(name(0))
             put(", ")
             put(name(1))
             put(", and ")
             put(name(2))
             put(" are typing...")
-        case (_, .group):
+        default:
+            // One or two names, and others counted after them.
             put(name(0))
-            put(", ")
-            put(name(1))
-            put(", and ")
-            put(String(count - 2))
-            put(" others are typing...")
-        case (_, .compact):
-            put(name(0))
-            put(" and ")
-            put(String(count - 1))
-            put(" others are typing...")
+            if shown == 2 {
+                put(", ")
+                put(name(1))
+                put(",")
+            }
+            if rest == 1 {
+                put(" and someone else are typing...")
+            } else {
+                put(" and ")
+                put(String(rest))
+                put(" others are typing...")
+            }
         }
     }
 }

@@ -1,69 +1,64 @@
-/// What one viewer sees under the message list: who is typing and the phrase.
+/// What one viewer sees under the message list: the user ids listed in `typing`
+/// (at most `--max-listed`), how many more typers there are (`more`), and the phrase.
 ///
-/// Views are immutable and shared: every member who is not typing sees the same
-/// view object, so it is built (and, by the encoder, serialized) once per change,
-/// however large the conversation.
+/// Views are immutable and shared. A conversation's *own* view is what a member who
+/// is not typing sees; it packs the ids of the first min(typers, listed + 1) typers
+/// and the text into one byte array: for each id a four-byte header (its length,
+/// and bit 31 set when it needs JSON escapes) and its bytes, then the text. Every
+/// member who is not typing holds the same own view object, so it is built (and,
+/// by the JSON format, encoded) once per change, however large the room.
 ///
-/// A view built from ids packs them and the text into one byte array: for each id
-/// a four-byte header (its length, and bit 31 set when it needs JSON escapes) and
-/// its bytes, then the text. Any id fits: the engine's library users may pass ids
-/// far longer than the protocol's 256 bytes. A typer's view is *derived*: the shared view of the
-/// others plus which entry it leaves out (the typer) and its own phrase, so the
-/// personal views of T typers take O(T) memory in all, not O(T²).
+/// A typer sees everyone but themselves: their view is *derived* from the own view,
+/// as the entry it leaves out (the typer, when among the packed entries) and its
+/// own counts and phrase, so the personal views of T typers cost O(T) in all, not
+/// O(T²). Any id fits: the engine's library users may pass ids far longer than the
+/// protocol's 256 bytes.
 public final class IndicatorView: Sendable, Equatable {
-    /// Packed ids then text; for a derived view, only its text.
+    /// Own view: the packed entries, then the text. Derived view: only the text.
     package let storage: [UInt8]
-    /// How many typers the view shows.
-    public let typerCount: Int
     /// Where the text starts in `storage`.
     package let textStart: Int
-    /// The view this one is derived from, leaving out one entry.
-    package let base: IndicatorView?
-    /// The entry of `base` left out (its index among the typers).
-    package let omitted: Int
-    /// The bytes of the left-out entry in `base.storage`.
-    package let omittedBytes: Range<Int>
-    /// Where each entry starts in `storage` (own views built by the engine).
+    /// Own view: where each packed entry starts in `storage`, then `textStart`.
     package let entryStarts: [Int32]
+    /// The own view whose entries a derived view lists (nil for an own view).
+    package let base: IndicatorView?
+    /// The entry of `base` left out, or -1.
+    package let omitted: Int
+    /// How many user ids the view lists.
+    public let listed: Int
+    /// How many typers the viewer sees beyond those listed.
+    public let more: Int
+
+    /// How many typers the viewer sees.
+    public var typerCount: Int { listed + more }
 
     /// The empty indicator every viewer starts from.
-    public static let empty = IndicatorView(packed: [], typerCount: 0, textStart: 0)
+    public static let empty = IndicatorView(packed: [], entryStarts: [0], listed: 0, more: 0, textStart: 0)
 
-    /// A view from bytes packed as described above.
-    package init(packed: [UInt8], typerCount: Int, textStart: Int, entryStarts: [Int32] = []) {
+    /// An own view: `packed` holds the entries (starting at `entryStarts`, whose
+    /// last element is where the text starts) then the text; it lists the first
+    /// `listed` entries and counts `more` beyond them.
+    package init(packed: [UInt8], entryStarts: [Int32], listed: Int, more: Int, textStart: Int) {
         storage = packed
-        self.typerCount = typerCount
+        self.entryStarts = entryStarts
+        self.listed = listed
+        self.more = more
         self.textStart = textStart
         base = nil
-        omitted = 0
-        omittedBytes = 0..<0
-        self.entryStarts = entryStarts
+        omitted = -1
     }
 
-    /// The view of `base` without entry `index` (whose bytes are `bytes`), with the
-    /// phrase `text`.
-    package init(base: IndicatorView, omitting index: Int, bytes: Range<Int>, text: [UInt8]) {
-        precondition(base.base == nil, "a view is derived from an own view")
+    /// A view of `base`'s entries without entry `omitted` (-1: none left out), listing
+    /// `listed` of them, with `more` beyond and the phrase `text`. `base` must pack at
+    /// least `listed + 1` entries when one is left out, else `listed`.
+    package init(base: IndicatorView, omitting omitted: Int, listed: Int, more: Int, text: [UInt8]) {
         storage = text
-        typerCount = base.typerCount - 1
         textStart = 0
-        self.base = base
-        omitted = index
-        omittedBytes = bytes
         entryStarts = []
-    }
-
-    /// A view of `typing` with the phrase `text`.
-    package convenience init(typing: [Identifier], text: String) {
-        var packed: [UInt8] = []
-        var starts: [Int32] = []
-        for id in typing {
-            starts.append(Int32(packed.count))
-            IndicatorView.pack(id, into: &packed)
-        }
-        let textStart = packed.count
-        packed.append(contentsOf: text.utf8)
-        self.init(packed: packed, typerCount: typing.count, textStart: textStart, entryStarts: starts)
+        self.base = base
+        self.omitted = omitted
+        self.listed = listed
+        self.more = more
     }
 
     /// Appends the header and bytes of `id` to `packed`.
@@ -77,29 +72,25 @@ public final class IndicatorView: Sendable, Equatable {
     /// The bytes of an entry's header.
     static let headerSize = 4
 
-    /// The byte range of entry `index` in an own view's storage.
-    package func entryBytes(_ index: Int) -> Range<Int> {
-        let start = Int(entryStarts[index])
-        let end = index + 1 < entryStarts.count ? Int(entryStarts[index + 1]) : textStart
-        return start..<end
-    }
+    /// The number of entries an own view packs.
+    package var packedCount: Int { entryStarts.count - 1 }
 
-    /// Calls `body` with the packed ids as two segments (the second is empty for
-    /// an own view; for a derived one they are the base's entries before and after
-    /// the one left out).
+    /// Calls `body` with the packed entries the view lists, as two segments of
+    /// consecutive entries (the second is empty unless an entry is left out in the
+    /// middle).
     package func withIDSegments<Result>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result) -> Result {
-        if let base {
-            return base.storage.withUnsafeBytes { bytes in
-                body(UnsafeRawBufferPointer(rebasing: bytes[0..<omittedBytes.lowerBound]),
-                     UnsafeRawBufferPointer(rebasing: bytes[omittedBytes.upperBound..<base.textStart]))
+        let own = base ?? self
+        return own.storage.withUnsafeBytes { bytes in
+            let start = { (entry: Int) in Int(own.entryStarts[entry]) }
+            if omitted >= 0 {
+                return body(UnsafeRawBufferPointer(rebasing: bytes[0..<start(omitted)]),
+                            UnsafeRawBufferPointer(rebasing: bytes[start(omitted + 1)..<start(listed + 1)]))
             }
-        }
-        return storage.withUnsafeBytes { bytes in
-            body(UnsafeRawBufferPointer(rebasing: bytes[0..<textStart]), UnsafeRawBufferPointer(start: nil, count: 0))
+            return body(UnsafeRawBufferPointer(rebasing: bytes[0..<start(listed)]), UnsafeRawBufferPointer(start: nil, count: 0))
         }
     }
 
-    /// Calls `body` with each typer's id bytes and whether they need escapes.
+    /// Calls `body` with each listed id's bytes and whether they need escapes.
     package func forEachTyper(_ body: (UnsafeRawBufferPointer, Bool) -> Void) {
         withIDSegments { first, second in
             for segment in [first, second] {
@@ -114,15 +105,29 @@ public final class IndicatorView: Sendable, Equatable {
         }
     }
 
+    /// Calls `body` with each packed id of an own view (listed or not), in order,
+    /// and whether it needs escapes.
+    package func forEachPacked(_ body: (UnsafeRawBufferPointer, Bool) -> Void) {
+        storage.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < textStart {
+                let header = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                let start = offset + IndicatorView.headerSize, length = Int(header & 0x7FFF_FFFF)
+                body(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]), header & 0x8000_0000 != 0)
+                offset = start + length
+            }
+        }
+    }
+
     /// Calls `body` with the UTF-8 bytes of the phrase.
     package func withTextBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[textStart...])) }
     }
 
-    /// The user ids the viewer sees typing, in streak order.
+    /// The user ids listed, in order.
     public var typing: [Identifier] {
         var ids: [Identifier] = []
-        ids.reserveCapacity(typerCount)
+        ids.reserveCapacity(listed)
         forEachTyper { bytes, _ in ids.append(Identifier(bytes: bytes)) }
         return ids
     }
@@ -130,21 +135,24 @@ public final class IndicatorView: Sendable, Equatable {
     /// The phrase, such as "Alice and Bob are typing...", or "" when nobody types.
     public var text: String { withTextBytes { String(decoding: $0, as: UTF8.self) } }
 
-    /// True when both show the same ids, whatever their representation.
+    /// True when both list the same ids, whatever their representation.
     func sameTypers(as other: IndicatorView) -> Bool {
         if self === other { return true }
-        guard typerCount == other.typerCount else { return false }
+        guard listed == other.listed else { return false }
         if let base, base === other.base, omitted == other.omitted { return true }
         return withIDSegments { a1, a2 in
-            other.withIDSegments { b1, b2 in
-                IndicatorView.equal(a1, a2, b1, b2)
-            }
+            other.withIDSegments { b1, b2 in IndicatorView.equal(a1, a2, b1, b2) }
         }
+    }
+
+    /// True when the phrase's bytes are `text`'s.
+    func hasText(_ text: UnsafeRawBufferPointer) -> Bool {
+        withTextBytes { mine in mine.count == text.count && IndicatorView.bytesEqual(mine, text) }
     }
 
     /// True when the bytes of `a1` then `a2` equal those of `b1` then `b2`.
     static func equal(_ a1: UnsafeRawBufferPointer, _ a2: UnsafeRawBufferPointer,
-                             _ b1: UnsafeRawBufferPointer, _ b2: UnsafeRawBufferPointer) -> Bool {
+                      _ b1: UnsafeRawBufferPointer, _ b2: UnsafeRawBufferPointer) -> Bool {
         guard a1.count + a2.count == b1.count + b2.count else { return false }
         var left = (a1, 0), right = (b1, 0)
         var done = 0
@@ -179,10 +187,12 @@ public final class IndicatorView: Sendable, Equatable {
         return true
     }
 
-    /// Equal when they show the same ids and text (or are the same object).
+    /// Equal when they list the same ids, count the same `more` and have the same
+    /// text: what change detection compares (§F).
     public static func == (lhs: IndicatorView, rhs: IndicatorView) -> Bool {
         if lhs === rhs { return true }
-        let sameText = lhs.withTextBytes { a in rhs.withTextBytes { b in a.elementsEqual(b) } }
+        guard lhs.more == rhs.more else { return false }
+        let sameText = lhs.withTextBytes { rhs.hasText($0) }
         return sameText && lhs.sameTypers(as: rhs)
     }
 }

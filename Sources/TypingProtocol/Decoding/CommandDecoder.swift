@@ -5,9 +5,10 @@ import TypingCore
 ///
 /// The line goes through jansson (`json_loadb` with `JSON_REJECT_DUPLICATES` and
 /// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order: `id`,
-/// `cmd`, `at`, `conv`, `user`, `name`, `empty`, `by`. The first failure is the one
-/// reported; the id is attached to every error after the id itself was accepted.
-/// Fields a command does not read are ignored, like unknown keys.
+/// `cmd`, `at`, `conv`, `user`, `name`, `empty`, `timeout_ms`, `send_typing`, `by`.
+/// The first failure is the one reported; the id is attached to every error after
+/// the id itself was accepted. Each command checks every field it accepts whenever
+/// present; fields a command does not accept are ignored, like unknown keys.
 @usableFromInline
 package struct CommandDecoder: Sendable {
     /// The clock mode, which decides whether `at` and `tick` are allowed.
@@ -68,11 +69,13 @@ package struct CommandDecoder: Sendable {
         case .join:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             let user = try fields.identifier("user", object.user, for: kind)
-            command = .join(conv: conv, user: user, name: try fields.name())
+            let name = try fields.name()
+            command = .join(conv: conv, user: user, name: name, sendTyping: try fields.flag("send_typing", object.sendTyping))
         case .type:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             let user = try fields.identifier("user", object.user, for: kind)
-            command = .type(conv: conv, user: user, empty: try fields.flag("empty", object.empty) ?? false)
+            let empty = try fields.flag("empty", object.empty) ?? false
+            command = .type(conv: conv, user: user, empty: empty, timeout: try fields.timeout())
         case .send:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             command = .send(conv: conv, user: try fields.identifier("user", object.user, for: kind))
@@ -85,6 +88,16 @@ package struct CommandDecoder: Sendable {
             command = .remove(conv: conv, user: user, by: try fields.optionalIdentifier("by", object.by))
         case .offline:
             command = .offline(user: try fields.identifier("user", object.user, for: kind))
+        case .open:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .open(conv: conv, user: try fields.identifier("user", object.user, for: kind))
+        case .close:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .close(conv: conv, user: try fields.identifier("user", object.user, for: kind))
+        case .user:
+            let user = try fields.identifier("user", object.user, for: kind)
+            let name = try fields.name()
+            command = .user(user: user, name: name, sendTyping: try fields.flag("send_typing", object.sendTyping))
         case .tick:
             command = .tick
         case .query:

@@ -72,7 +72,24 @@ struct FieldReader {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// An optional boolean field (`empty`).
+    /// The optional `timeout_ms` of a keystroke: an integer (as jansson reads it:
+    /// `1000.0` and `1e3` are not) within the timeout range.
+    func timeout() throws(Event.Error) -> Int? {
+        guard let value = object.timeoutMs else { return nil }
+        let range = EngineConfiguration.timeoutRange
+        guard cj_is_integer(value) != 0 else {
+            throw failure(.badField, field: "timeout_ms",
+                          "\"timeout_ms\" must be an integer number of milliseconds from \(range.lowerBound) to \(range.upperBound), not \(JSONObject.describe(value))")
+        }
+        let integer = json_integer_value(value)
+        guard integer >= Int64(range.lowerBound) && integer <= Int64(range.upperBound) else {
+            throw failure(.badField, field: "timeout_ms",
+                          "\"timeout_ms\" must be from \(range.lowerBound) to \(range.upperBound) milliseconds, not \(integer)")
+        }
+        return Int(integer)
+    }
+
+    /// An optional boolean field (`empty`, `send_typing`).
     func flag(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Bool? {
         guard let value else { return nil }
         guard cj_is_boolean(value) != 0 else {

@@ -12,6 +12,8 @@ struct JSONObject {
     var user: Value?
     var name: Value?
     var empty: Value?
+    var timeoutMs: Value?
+    var sendTyping: Value?
     var by: Value?
 
     /// Collects the known fields of `object` (the caller checked it is one).
@@ -31,6 +33,8 @@ struct JSONObject {
         guard found < size else { return }
         empty = JSONObject.get(object, "empty")
         name = JSONObject.get(object, "name")
+        timeoutMs = JSONObject.get(object, "timeout_ms")
+        sendTyping = JSONObject.get(object, "send_typing")
         by = JSONObject.get(object, "by")
     }
 

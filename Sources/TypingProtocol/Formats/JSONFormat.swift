@@ -35,7 +35,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         }
     }
 
-    /// `{"event":"indicator","at":…,"conv":…,"viewer":…,"typing":[…],"text":…}`
+    /// `{"event":"indicator","at":…,"conv":…,"viewer":…,"typing":[…],"more":…,"text":…}`
     mutating func encode(_ indicator: Event.Indicator, into out: inout OutputBuffer) {
         out.append("{\"event\":\"indicator\",\"at\":")
         out.appendDecimal(indicator.at)
@@ -45,19 +45,27 @@ public struct JSONFormat: EventFormat, ~Copyable {
         out.jsonIdentifier(indicator.viewer)
         let view = indicator.view
         if let base = view.base {
-            // A typer's view: the base's encoded ids without the omitted entry.
+            // A typer's view: the base's encoded ids, but the one left out.
             encodeIDs(of: base)
             out.append(",\"typing\":[")
-            let start = baseEntryStarts[view.omitted], end = baseEntryStarts[view.omitted + 1]
+            let starts = baseEntryStarts, listed = view.listed, omitted = view.omitted
             baseIDs.withBytes { ids in
-                if view.omitted == 0 {
-                    if end < ids.count { out.append(UnsafeRawBufferPointer(rebasing: ids[(end + 1)...])) }
+                if omitted < 0 {
+                    out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[listed]]))
+                } else if omitted == 0 {
+                    // Entry 1 on, without entry 1's leading comma.
+                    if listed > 0 { out.append(UnsafeRawBufferPointer(rebasing: ids[(starts[1] + 1)..<starts[listed + 1]])) }
                 } else {
-                    out.append(UnsafeRawBufferPointer(rebasing: ids[0..<start]))
-                    out.append(UnsafeRawBufferPointer(rebasing: ids[end...]))
+                    out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[omitted]]))
+                    out.append(UnsafeRawBufferPointer(rebasing: ids[starts[omitted + 1]..<starts[listed + 1]]))
                 }
             }
-            out.append("],\"text\":")
+            out.append("]")
+            if view.more > 0 {
+                out.append(",\"more\":")
+                out.appendDecimal(view.more)
+            }
+            out.append(",\"text\":")
             view.withTextBytes { out.jsonString($0) }
             out.append("}\n")
             return
@@ -66,8 +74,13 @@ public struct JSONFormat: EventFormat, ~Copyable {
             encodeIDs(of: view)
             tail.removeAll()
             tail.append(",\"typing\":[")
-            tail.append(baseIDs)
-            tail.append("],\"text\":")
+            baseIDs.withBytes { ids in tail.append(UnsafeRawBufferPointer(rebasing: ids[0..<baseEntryStarts[view.listed]])) }
+            tail.append("]")
+            if view.more > 0 {
+                tail.append(",\"more\":")
+                tail.appendDecimal(view.more)
+            }
+            tail.append(",\"text\":")
             view.withTextBytes { tail.jsonString($0) }
             tail.append("}\n")
             cachedView = view
@@ -75,19 +88,16 @@ public struct JSONFormat: EventFormat, ~Copyable {
         out.append(tail)
     }
 
-    /// Encodes the ids of own view `view` into `baseIDs` (`"a"`, `,"b"`, … back to
-    /// back) with where each entry starts, unless they are there already.
+    /// Encodes every packed id of own view `view` into `baseIDs` (`"a"`, `,"b"`, …
+    /// back to back) with where each entry starts (with its comma), then the end,
+    /// unless they are there already.
     mutating func encodeIDs(of view: IndicatorView) {
         guard baseView !== view else { return }
         baseIDs.removeAll()
         baseEntryStarts.removeAll(keepingCapacity: true)
-        view.forEachTyper { id, escapes in
-            if !baseEntryStarts.isEmpty {
-                baseEntryStarts.append(baseIDs.count)
-                baseIDs.append(UInt8(ascii: ","))
-            } else {
-                baseEntryStarts.append(0)
-            }
+        view.forEachPacked { id, escapes in
+            baseEntryStarts.append(baseIDs.count)
+            if baseEntryStarts.count > 1 { baseIDs.append(UInt8(ascii: ",")) }
             baseIDs.jsonIdentifier(bytes: id, escapes: escapes)
         }
         baseEntryStarts.append(baseIDs.count)
@@ -143,7 +153,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         out.append("}\n")
     }
 
-    /// `{"event":"state","at":…,"id":…,"conv":…,"members":[…],"typing":[…]}`
+    /// `{"event":"state","at":…,"id":…,"conv":…,"members":[…],"open":[…],"typing":[…]}`
     func encode(_ state: Event.State, into out: inout OutputBuffer) {
         out.append("{\"event\":\"state\",\"at\":")
         out.appendDecimal(state.at)
@@ -155,6 +165,8 @@ public struct JSONFormat: EventFormat, ~Copyable {
         out.jsonIdentifier(state.conv)
         out.append(",\"members\":")
         out.jsonArray(state.members)
+        out.append(",\"open\":")
+        out.jsonArray(state.open)
         out.append(",\"typing\":")
         out.jsonArray(state.typing)
         out.append("}\n")
@@ -180,27 +192,56 @@ public struct JSONFormat: EventFormat, ~Copyable {
     }
 }
 
-/// JSON strings, as the protocol writes them: `"` and `\` escaped, U+0000–U+001F as
-/// `\b \f \n \r \t` or `\u00xx` (lowercase hex); every other character as UTF-8,
-/// `/` unescaped.
+/// JSON strings, as the protocol writes them: `"` and `\` escaped; U+0000–U+001F as
+/// `\b \f \n \r \t` or `\u00xx`; U+007F–U+009F, U+2028 and U+2029 as `\u007f`,
+/// `\u0085`, `\u2028`, … (lowercase hex), so that no line splitter breaks an event
+/// (§G); every other character as UTF-8, `/` unescaped. The input is valid UTF-8.
 extension OutputBuffer {
     /// Appends UTF-8 bytes as a quoted, escaped JSON string.
     mutating func jsonString(_ text: UnsafeRawBufferPointer) {
-        if !OutputBuffer.needsEscaping(text) {
+        if !OutputBuffer.mayNeedEscaping(text) {
             appendQuoted(text)
             return
         }
         append(UInt8(ascii: "\""))
-        var runStart = 0
-        for index in 0..<text.count {
+        var runStart = 0, index = 0
+        while index < text.count {
             let byte = text[index]
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C { continue }
+            var length = 0
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                length = 1
+            } else if byte == 0x7F {
+                length = 1
+            } else if byte == 0xC2, index + 1 < text.count, (0x80...0x9F).contains(text[index + 1]) {
+                length = 2
+            } else if byte == 0xE2, index + 2 < text.count, text[index + 1] == 0x80,
+                      text[index + 2] == 0xA8 || text[index + 2] == 0xA9 {
+                length = 3
+            }
+            guard length > 0 else {
+                index += 1
+                continue
+            }
             append(UnsafeRawBufferPointer(rebasing: text[runStart..<index]))
-            jsonEscape(byte)
-            runStart = index + 1
+            switch length {
+            case 1: jsonEscape(byte)
+            case 2: jsonUnicodeEscape(UInt16(text[index + 1]))
+            default: jsonUnicodeEscape(0x2000 | UInt16(text[index + 2]) - 0x80)
+            }
+            index += length
+            runStart = index
         }
         append(UnsafeRawBufferPointer(rebasing: text[runStart...]))
         append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `\u` and the four lowercase hex digits of `unit`.
+    mutating func jsonUnicodeEscape(_ unit: UInt16) {
+        let hex: StaticString = "0123456789abcdef"
+        append("\\u")
+        hex.withUTF8Buffer { digits in
+            for shift in stride(from: 12, through: 0, by: -4) { append(digits[Int(unit >> UInt16(shift) & 0xF)]) }
+        }
     }
 
     /// Appends a quoted, escaped JSON string.
@@ -253,38 +294,37 @@ extension OutputBuffer {
         }
     }
 
-    /// Appends the escape sequence of one byte that needs one.
+    /// Appends the escape sequence of one byte that needs one (below 0x20, `"`,
+    /// `\\` or 0x7F).
     mutating func jsonEscape(_ byte: UInt8) {
-        append(UInt8(ascii: "\\"))
+        let short: UInt8
         switch byte {
-        case 0x22: append(UInt8(ascii: "\""))
-        case 0x5C: append(UInt8(ascii: "\\"))
-        case 0x08: append(UInt8(ascii: "b"))
-        case 0x0C: append(UInt8(ascii: "f"))
-        case 0x0A: append(UInt8(ascii: "n"))
-        case 0x0D: append(UInt8(ascii: "r"))
-        case 0x09: append(UInt8(ascii: "t"))
+        case 0x22: short = UInt8(ascii: "\"")
+        case 0x5C: short = UInt8(ascii: "\\")
+        case 0x08: short = UInt8(ascii: "b")
+        case 0x0C: short = UInt8(ascii: "f")
+        case 0x0A: short = UInt8(ascii: "n")
+        case 0x0D: short = UInt8(ascii: "r")
+        case 0x09: short = UInt8(ascii: "t")
         default:
-            let hex: StaticString = "0123456789abcdef"
-            append("u00")
-            hex.withUTF8Buffer { digits in
-                append(digits[Int(byte >> 4)])
-                append(digits[Int(byte & 0x0F)])
-            }
+            jsonUnicodeEscape(UInt16(byte))
+            return
         }
+        append(UInt8(ascii: "\\"))
+        append(short)
     }
 
-    /// True when some byte is below 0x20, `"` or `\`; eight bytes at a time.
+    /// True when some byte may need an escape (``Identifier/mayNeedEscape(_:)``);
+    /// eight bytes at a time.
     @inline(__always)
-    static func needsEscaping(_ text: UnsafeRawBufferPointer) -> Bool {
+    static func mayNeedEscaping(_ text: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         while index + 8 <= text.count {
-            if Identifier.needsEscape(text.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
+            if Identifier.mayNeedEscape(text.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
             index += 8
         }
         while index < text.count {
-            let byte = text[index]
-            if byte < 0x20 || byte == 0x22 || byte == 0x5C { return true }
+            if Identifier.mayNeedEscape(byte: text[index]) { return true }
             index += 1
         }
         return false

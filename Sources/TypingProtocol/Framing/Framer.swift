@@ -28,6 +28,11 @@ struct Framer {
     @usableFromInline var pending: [UInt8] = []
     /// True while skipping the rest of a line already reported too long.
     @usableFromInline var skipping = false
+    /// How many bytes of a UTF-8 byte order mark the input has started with, while
+    /// it is undecided whether it starts with one; nil once decided (§G).
+    @usableFromInline var byteOrderMarkSeen: Int? = 0
+    /// The UTF-8 byte order mark, skipped at the very start of the input.
+    @usableFromInline static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Creates a framer for lines of at most `maxLineBytes` bytes (at least 1).
     @usableFromInline
@@ -43,6 +48,10 @@ struct Framer {
         guard let base = chunk.baseAddress else { return 0 }
         var start = 0
         let end = chunk.count
+        if byteOrderMarkSeen != nil {
+            guard let skipped = skipByteOrderMark(chunk) else { return end }
+            start = skipped
+        }
         while start < end {
             let rest = UnsafeRawBufferPointer(start: base + start, count: end - start)
             guard let lf = Bytes.firstIndex(of: 0x0A, in: rest) else {
@@ -56,9 +65,39 @@ struct Framer {
         return end
     }
 
+    /// At the start of the input: consumes the bytes of `chunk` that continue a byte
+    /// order mark, and returns where the input proper starts in it, or nil when
+    /// the whole chunk is the start of a mark (still undecided). Bytes that looked
+    /// like a mark but were not are kept as the start of line 1.
+    @usableFromInline
+    mutating func skipByteOrderMark(_ chunk: UnsafeRawBufferPointer) -> Int? {
+        let before = byteOrderMarkSeen ?? 0
+        var seen = before, index = 0
+        while index < chunk.count && seen < 3 && chunk[index] == Framer.byteOrderMark[seen] {
+            seen += 1
+            index += 1
+        }
+        if seen == 3 {
+            byteOrderMarkSeen = nil
+            return index
+        }
+        if index == chunk.count {
+            byteOrderMarkSeen = seen
+            return nil
+        }
+        byteOrderMarkSeen = nil
+        pending.append(contentsOf: Framer.byteOrderMark[0..<before])
+        return 0
+    }
+
     /// Ends the input: a final line without LF, if any, is handed over.
     @inlinable
     mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
+        if let seen = byteOrderMarkSeen {
+            // The input ended inside what might have been a byte order mark.
+            pending.append(contentsOf: Framer.byteOrderMark[0..<seen])
+            byteOrderMarkSeen = nil
+        }
         if skipping {
             skipping = false
             lineCount += 1

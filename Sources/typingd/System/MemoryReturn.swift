@@ -9,6 +9,19 @@ import Glibc
 /// by at least ``minimumDrop``), the loop calls `malloc_trim(0)` while idle, so
 /// resident memory follows what is live.
 struct MemoryReturn {
+    /// Allocations of this size and more get their own mappings, which go back to
+    /// the system the moment they are freed. glibc raises this threshold on its
+    /// own as large blocks are freed, after which the engine's large arrays (which
+    /// grow by doubling) land inside the heap and leave holes that trimming cannot
+    /// return while live records sit above them; typingd pins it instead.
+    static let mappingThreshold: Int32 = 256 * 1024
+
+    /// Sets how glibc places large allocations (see ``mappingThreshold``); once,
+    /// at start.
+    static func configure() {
+        mallopt(M_MMAP_THRESHOLD, mappingThreshold)
+    }
+
     /// The smallest drop in footprint worth a trim.
     static let minimumDrop = 4096
 
