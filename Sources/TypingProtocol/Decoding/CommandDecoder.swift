@@ -33,6 +33,10 @@ package struct CommandDecoder: Sendable {
         var error = json_error_t()
         guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), line.count,
                                     cj_decode_flags(), &error) else {
+            if line.starts(with: Framer.byteOrderMark) {
+                throw Event.Error(line: number, code: .badJSON, message: "invalid JSON at column 1: the line starts with a byte order mark (EF BB BF), which is skipped only at the very start of the input",
+                                  column: 1)
+            }
             throw CommandDecoder.report(error, line: number)
         }
         defer { json_decref(root) }
