@@ -54,7 +54,8 @@ struct Harness {
         switch event {
         case .indicator(let i):
             let ids = i.view.typing.map(\.string).joined(separator: ",")
-            return "@\(i.at) \(i.conv) \(i.viewer): [\(ids)] \(i.view.text)"
+            let more = i.view.more > 0 ? " more \(i.view.more)" : ""
+            return "@\(i.at) \(i.conv) \(i.viewer): [\(ids)]\(more) \(i.view.text)"
         case .typing(let t):
             return "@\(t.at) \(t.conv) \(t.user) \(t.state.rawValue)" + (t.reason.map { " \($0.rawValue)" } ?? "")
         case .ok(let ack):
@@ -62,7 +63,8 @@ struct Harness {
         case .error(let report):
             return "error \(report.line) \(report.code.rawValue)"
         case .state(let state):
-            return "state \(state.conv) members=\(state.members.map(\.string)) typing=\(state.typing.map(\.string))"
+            let open = state.open.isEmpty ? "" : " open=\(state.open.map(\.string))"
+            return "state \(state.conv) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))"
         case .stats(let s):
             return "stats lines=\(s.lines) commands=\(s.commands) errors=\(s.errors) conversations=\(s.conversations) members=\(s.members) typing=\(s.typing) events=\(s.events)"
         }
