@@ -23,12 +23,15 @@ import TypingProtocol
 struct EventLoop {
     /// The settings.
     let configuration: SessionConfiguration
+    /// Where `--record` writes, if anywhere (an open file).
+    var record: Int32?
 
-    /// Runs until the end of input (and drain) or a signal.
-    func run(signals: SignalWatcher) throws(IOFailure) {
+    /// Runs until the end of input (and drain) or a signal, writing events in `format`.
+    func run<Format: EventFormat & ~Copyable>(format: consuming Format, signals: SignalWatcher) throws(IOFailure) {
         let output = StandardOutput(fd: 1, signals: signals)
         defer { output.restore() }
-        var session = Session(configuration: configuration, sink: output)
+        let recording = record.map { StandardOutput(fd: $0, signals: signals, name: "the record file") }
+        var session = Session(configuration: configuration, format: format, sink: output, record: recording)
         let input = InputReader(fd: 0)
         let clock = MonotonicClock()
         let realClock = configuration.clock == .real

@@ -13,6 +13,10 @@ struct Typingd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "typingd",
         abstract: "Typing indicators for chat: JSON commands in on stdin, indicator events out on stdout.",
+        usage: """
+        typingd [<options>] < commands.jsonl > events.jsonl
+          typingd check [<path> ...] [--bless] [--junit <file>]
+        """,
         discussion: """
         typingd reads one JSON command per line on stdin and keeps, per conversation, \
         who is a member and who is typing. On stdout it writes one JSON event per line, \
@@ -53,10 +57,25 @@ struct Typingd: ParsableCommand {
 
         Exit status: 0 at the end of input, on a signal and when stdout's reader goes \
         away; 64 for a bad option; 74 for another I/O error (with a message on stderr).
+
+        Golden transcripts: `typingd check [PATH ...]` runs NAME.in.jsonl files and \
+        compares their output with NAME.out.jsonl (see `typingd check --help`). To turn \
+        a live session into one, run it with --record FILE: the file replays under \
+        --clock manual with the same options, byte for byte.
+
         The full reference is Protocol.md.
         """,
-        version: "typingd 2.0.0 (protocol v2)"
+        version: "typingd 2.0.0 (protocol v2)",
+        subcommands: [Check.self]
     )
+
+    /// How events are written.
+    enum Format: String, CaseIterable, ExpressibleByArgument {
+        /// The protocol's JSON, one object per line.
+        case json
+        /// Lines for people at a terminal.
+        case text
+    }
 
     @Option(help: ArgumentHelp(
         "Where time comes from: 'real' (ms since start) or 'manual' (the commands' \"at\").",
@@ -72,6 +91,16 @@ struct Typingd: ParsableCommand {
         "Phrases for 3+ typers: 'group' (\"A, B, and 2 others\") or 'compact' (\"A and 3 others\").",
         valueName: "group|compact"))
     var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
+
+    @Option(help: ArgumentHelp(
+        "How events are written: 'json' (the protocol) or 'text' (for people: \"12.345  team  bob sees: Alice is typing...\").",
+        valueName: "json|text"))
+    var format: Format = .json
+
+    @Option(help: ArgumentHelp(
+        "With the real clock: also write every input line, as applied, to this file, so that `typingd --clock manual [same options] < FILE` replays the session byte for byte.",
+        valueName: "file"))
+    var record: String?
 
     @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
     var typingEvents = EngineConfiguration.defaults.typingEvents
@@ -128,6 +157,9 @@ struct Typingd: ParsableCommand {
         try Typingd.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
         try Typingd.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
         try Typingd.check("--max-conversations", maxConversations, in: EngineConfiguration.limitRange)
+        if record != nil && clock != .real {
+            throw ValidationError("--record needs --clock real: input for the manual clock already replays itself")
+        }
     }
 
     /// Fails unless `value` of `option` is in `range`.
@@ -153,10 +185,19 @@ struct Typingd: ParsableCommand {
     }
 
     func run() throws {
-        do {
+        do throws(IOFailure) {
             try StandardDescriptors.check()
             let signals = try SignalWatcher()
-            try EventLoop(configuration: sessionConfiguration).run(signals: signals)
+            var loop = EventLoop(configuration: sessionConfiguration)
+            if let record {
+                let fd = open(record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw .failed(operation: "open the record file \(record)", errno: errno) }
+                loop.record = fd
+            }
+            switch format {
+            case .json: try loop.run(format: JSONFormat(), signals: signals)
+            case .text: try loop.run(format: TextFormat(), signals: signals)
+            }
         } catch {
             guard let message = error.message else { return }
             StandardOutput.diagnose(message)

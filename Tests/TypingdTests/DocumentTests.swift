@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import typingd
 
 /// Runs the examples of Protocol.md and README.md through the real binary, so the
 /// documentation shows what typingd really does. `TYPINGD_BLESS=1` rewrites their
@@ -31,7 +32,8 @@ struct DocumentTests {
         if actual != example.output {
             Issue.record("""
             \(example): the documented output differs from a real run (TYPINGD_BLESS=1 rewrites it):
-            \(LineDiff.render(expected: example.output.map { Substring($0) }, actual: actual.map { Substring($0) }))
+            \(OutputDiff.describe(expected: Array((example.output.joined(separator: "\n") + "\n").utf8),
+                                  actual: Array((actual.joined(separator: "\n") + "\n").utf8)) ?? "")
             """)
         }
     }

@@ -1,45 +1,43 @@
 import Foundation
 import Testing
+@testable import typingd
 
-/// Runs every golden transcript in `examples/` through the real binary and
-/// compares its stdout with `NAME.out.jsonl`, byte for byte.
+/// The golden transcripts in `examples/transcripts`, checked by the code of
+/// `typingd check` (what the project trusts, and what users run), with the engine's
+/// invariants checked after every line; and by the daemon itself, as a process.
 ///
-/// `TYPINGD_BLESS=1 swift test --filter TypingdTests` rewrites the golden files
-/// from the actual output instead (review the diff before committing them).
+/// `TYPINGD_BLESS=1 swift test --filter TypingdTests` rewrites the expected files
+/// from the actual output instead (review the diff before committing them); so does
+/// `typingd check --bless examples/transcripts`.
 @Suite("Golden transcripts")
 struct TranscriptTests {
-    static let transcripts = Transcript.all()
+    static let folder = DocumentExample.root.appendingPathComponent("examples/transcripts").path
+    static let transcripts = (try? Transcript.find(in: [folder])) ?? []
     static let blessing = ProcessInfo.processInfo.environment["TYPINGD_BLESS"] == "1"
 
-    @Test("examples/ holds the transcripts")
+    @Test("examples/transcripts holds the transcripts")
     func found() {
-        #expect(Self.transcripts.count >= 12)
+        #expect(Self.transcripts.count >= 27)
     }
 
-    @Test("transcript", arguments: transcripts)
-    func transcript(_ transcript: Transcript) throws {
-        let run = try Daemon.run(try transcript.arguments(), input: transcript.input)
-        let stderr = String(decoding: run.stderr, as: UTF8.self)
-        #expect(run.status == 0, "exit status \(run.status); stderr: \(stderr)")
-        #expect(stderr.isEmpty, "stderr carries diagnostics only: \(stderr)")
+    @Test("transcript, in process (typingd check)", arguments: transcripts)
+    func transcript(_ transcript: Transcript) {
+        var printed: [String] = []
+        let failure = TranscriptCheck(bless: Self.blessing, checksInvariants: true).check(transcript) { printed.append($0) }
+        #expect(failure == nil, "\(printed.joined(separator: "\n"))")
+    }
 
-        if Self.blessing {
-            try run.stdout.write(to: transcript.expected)
-            return
-        }
-        guard let expected = FileManager.default.contents(atPath: transcript.expected.path) else {
-            Issue.record("no \(transcript.name).out.jsonl; create it with TYPINGD_BLESS=1")
-            return
-        }
-        if expected != run.stdout {
-            let diff = LineDiff.render(
-                expected: String(decoding: expected, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false),
-                actual: String(decoding: run.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false))
-            Issue.record("""
-            \(transcript.name): output differs from \(transcript.name).out.jsonl \
-            (TYPINGD_BLESS=1 rewrites it):
-            \(diff)
-            """)
-        }
+    @Test("transcript, through the daemon process", arguments: transcripts)
+    func daemon(_ transcript: Transcript) throws {
+        guard !Self.blessing else { return }
+        var arguments = try ArgumentsFile.words(
+            FileManager.default.fileExists(atPath: transcript.arguments)
+                ? String(contentsOfFile: transcript.arguments, encoding: .utf8) : "")
+        if !arguments.contains("--clock") { arguments = ["--clock", "manual"] + arguments }
+        let run = try Daemon.run(arguments, input: URL(fileURLWithPath: transcript.input))
+        #expect(run.status == 0 && run.stderr.isEmpty, "status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
+        let expected = try [UInt8](Data(contentsOf: URL(fileURLWithPath: transcript.expected)))
+        let difference = OutputDiff.describe(expected: expected, actual: [UInt8](run.stdout))
+        #expect(difference == nil, "\(transcript): \(difference ?? "")")
     }
 }

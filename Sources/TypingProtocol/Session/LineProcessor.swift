@@ -11,13 +11,16 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
     @usableFromInline var engine: Engine
     @usableFromInline var output: Output<Format, Sink>
     @usableFromInline let checksInvariants: Bool
+    /// The recording of the lines as applied (see ``Recording``), if any.
+    @usableFromInline var recording: Recording<Sink>?
 
     @usableFromInline
-    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink) {
+    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Sink?) {
         decoder = CommandDecoder(clock: configuration.clock)
         engine = Engine(configuration: configuration.engine)
         output = Output(format: format, sink: sink, policy: configuration.output)
         checksInvariants = configuration.checksInvariants
+        recording = record.map { Recording(sink: $0, policy: configuration.output) }
     }
 
     /// Stop after a line once a write failed or the sink asks for a pause.
@@ -26,13 +29,19 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
 
     @inlinable
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {
-        if LineProcessor.isBlank(bytes) { return }
+        if LineProcessor.isBlank(bytes) {
+            recording?.recordBlank()
+            return
+        }
         do {
             let request = try decoder.decode(bytes, number: number)
             engine.apply(request, to: &output)
+            recording?.recordApplied(bytes, at: engine.now)
         } catch {
             engine.reject(error, to: &output)
+            recording?.recordRefused(bytes, error)
         }
+        if let failure = recording?.failure, output.failure == nil { output.failure = failure }
         if checksInvariants { engine.checkInvariants() }
     }
 
@@ -42,6 +51,7 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
             line: number, code: .lineTooLong,
             message: "line \(number) is longer than \(limit) bytes (--max-line-bytes); it was skipped"),
             to: &output)
+        recording?.recordTooLong(limit: limit)
     }
 
     /// True for a line of only spaces and tabs (or nothing).

@@ -18,11 +18,12 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
     @usableFromInline var framer: Framer
     @usableFromInline var lines: LineProcessor<Format, Sink>
 
-    /// Creates a session at time 0 that encodes with `format` and writes to `sink`.
-    public init(configuration: SessionConfiguration, format: consuming Format, sink: Sink) {
+    /// Creates a session at time 0 that encodes with `format` and writes to `sink`;
+    /// with `record`, it also writes there every line as applied (see ``Recording``).
+    public init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Sink? = nil) {
         self.configuration = configuration
         framer = Framer(maxLineBytes: configuration.maxLineBytes)
-        lines = LineProcessor(configuration: configuration, format: format, sink: sink)
+        lines = LineProcessor(configuration: configuration, format: format, sink: sink, record: record)
     }
 
     /// Processes the complete lines of `chunk` (a partial last line waits for more
@@ -54,10 +55,12 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
         try rethrow()
     }
 
-    /// Writes the output that waits to the sink.
+    /// Writes the output that waits to the sink (and the recording to its sink).
     @inlinable
     public mutating func flush() throws(Sink.Failure) {
         lines.output.flush()
+        lines.recording?.flush()
+        if let failure = lines.recording?.failure, lines.output.failure == nil { lines.output.failure = failure }
         try rethrow()
     }
 
@@ -90,7 +93,7 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
 
 extension Session where Format == JSONFormat {
     /// A session that writes the protocol's JSON to `sink`.
-    public init(configuration: SessionConfiguration, sink: Sink) {
-        self.init(configuration: configuration, format: JSONFormat(), sink: sink)
+    public init(configuration: SessionConfiguration, sink: Sink, record: Sink? = nil) {
+        self.init(configuration: configuration, format: JSONFormat(), sink: sink, record: record)
     }
 }

@@ -18,13 +18,16 @@ struct StandardOutput: ByteSink {
 
     let fd: Int32
     let signals: SignalWatcher
-    /// The file status flags before ``init(fd:signals:)`` changed them, if it did.
+    /// What is written, for messages: "stdout", "the record file".
+    let name: String
+    /// The file status flags before ``init(fd:signals:name:)`` changed them, if it did.
     private let originalFlags: Int32?
 
-    /// stdout (`fd`), made non-blocking when it is a pipe or a socket.
-    init(fd: Int32, signals: SignalWatcher) {
+    /// `fd` (stdout unless told otherwise), made non-blocking when it is a pipe or a socket.
+    init(fd: Int32, signals: SignalWatcher, name: String = "stdout") {
         self.fd = fd
         self.signals = signals
+        self.name = name
         var status = stat()
         let flags = fcntl(fd, F_GETFL)
         if fstat(fd, &status) == 0, flags >= 0, flags & O_NONBLOCK == 0,
@@ -63,7 +66,7 @@ struct StandardOutput: ByteSink {
             case EPIPE:
                 throw .readerGone
             default:
-                throw .failed(operation: "write stdout", errno: errno)
+                throw .failed(operation: "write \(name)", errno: errno)
             }
         }
     }
@@ -77,13 +80,13 @@ struct StandardOutput: ByteSink {
                 let count = poll(&out, 1, StandardOutput.stallLimit)
                 if count > 0 { return }
                 if count == 0 { throw .stalled }
-                if errno != EINTR { throw .failed(operation: "wait for stdout (poll)", errno: errno) }
+                if errno != EINTR { throw .failed(operation: "wait for \(name) (poll)", errno: errno) }
             }
         }
         var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
                    pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)]
         while poll(&fds, 2, -1) < 0 {
-            if errno != EINTR { throw .failed(operation: "wait for stdout (poll)", errno: errno) }
+            if errno != EINTR { throw .failed(operation: "wait for \(name) (poll)", errno: errno) }
         }
         // Either stdout can take bytes, or a signal came: the caller's next write
         // tells which, and after a signal the next wait is a bounded one.

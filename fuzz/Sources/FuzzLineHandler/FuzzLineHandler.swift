@@ -9,18 +9,23 @@ import TypingProtocol
 ///
 /// The first byte picks the options (timeout 1…8 ms, style, typing events, a
 /// small --max-line-bytes, small limits) so timers, every phrase and every limit
-/// are reached; the second picks where the input is cut into two reads.
+/// are reached; the second picks the v2 options (audience, order, a small
+/// --max-listed); the third picks where the input is cut into two reads.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzLineHandler(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    guard size >= 2 else { return 0 }
-    let settings = data[0], cut = Int(data[1])
-    let input = UnsafeRawBufferPointer(start: data + 2, count: size - 2)
+    guard size >= 3 else { return 0 }
+    let settings = data[0], views = data[1], cut = Int(data[2])
+    let input = UnsafeRawBufferPointer(start: data + 3, count: size - 3)
+    let orders: [EngineConfiguration.Order] = [.start, .recent, .name, .start]
     let configuration = SessionConfiguration(
         engine: EngineConfiguration(timeout: Int(settings & 7) + 1,
                                     style: settings & 8 == 0 ? .group : .compact,
                                     typingEvents: settings & 16 != 0,
                                     maxMembers: settings & 32 == 0 ? 100_000 : 3,
-                                    maxMemberships: settings & 64 == 0 ? 10_000_000 : 5),
+                                    maxMemberships: settings & 64 == 0 ? 10_000_000 : 5,
+                                    audience: views & 1 == 0 ? .members : .open,
+                                    order: orders[Int(views >> 1) & 3],
+                                    maxListed: views & 8 == 0 ? 100 : Int(views >> 4) + 1),
         clock: .manual,
         maxLineBytes: settings & 128 == 0 ? 1 << 20 : 64,
         drain: true,

@@ -1,0 +1,149 @@
+import TypingCore
+
+/// Events as lines for people at a terminal (`--format text`):
+///
+/// ```
+/// 12.345  team  bob sees: Alice is typing...
+/// 12.345  team  alice started typing
+/// ok line 3 (id 7)
+/// error line 4 bad_json: invalid JSON at column 3: ...
+/// ```
+///
+/// Times are seconds since the clock's zero, with milliseconds. An id or a phrase
+/// is written as it is, but for characters a terminal would act on or a line
+/// splitter would break at (U+0000–U+001F, U+007F–U+009F, U+2028, U+2029), which
+/// are written as `\u{…}`; an id that holds white space, a quote or such a
+/// character is quoted. One line per event, like the JSON format, but not meant to
+/// be parsed: programs read JSON.
+public struct TextFormat: EventFormat {
+    /// A text format.
+    public init() {}
+
+    public mutating func encode(_ event: Event, into out: inout OutputBuffer) {
+        switch event {
+        case .indicator(let indicator):
+            TextFormat.time(indicator.at, into: &out)
+            TextFormat.id(indicator.conv, into: &out)
+            out.append("  ")
+            TextFormat.id(indicator.viewer, into: &out)
+            out.append(" sees: ")
+            if indicator.view.typerCount == 0 {
+                out.append("(nobody is typing)")
+            } else {
+                indicator.view.withTextBytes { TextFormat.text($0, into: &out) }
+            }
+        case .typing(let change):
+            TextFormat.time(change.at, into: &out)
+            TextFormat.id(change.conv, into: &out)
+            out.append("  ")
+            TextFormat.id(change.user, into: &out)
+            if let reason = change.reason {
+                out.append(" stopped typing (")
+                out.append(reason.rawValue)
+                out.append(")")
+            } else {
+                out.append(" started typing")
+            }
+        case .ok(let ok):
+            out.append("ok line ")
+            out.appendDecimal(ok.line)
+            TextFormat.requestID(ok.id, into: &out)
+        case .error(let error):
+            out.append("error line ")
+            out.appendDecimal(error.line)
+            if let id = error.id { TextFormat.requestID(id, into: &out) }
+            out.append(" ")
+            out.append(error.code.rawValue)
+            out.append(": ")
+            out.append(error.message)
+        case .state(let state):
+            TextFormat.time(state.at, into: &out)
+            TextFormat.id(state.conv, into: &out)
+            for (label, ids) in [("  members: ", state.members), ("; open: ", state.open), ("; typing: ", state.typing)] {
+                out.append(label)
+                if ids.isEmpty { out.append("-") }
+                for (index, id) in ids.enumerated() {
+                    if index > 0 { out.append(", ") }
+                    TextFormat.id(id, into: &out)
+                }
+            }
+            if let id = state.id { TextFormat.requestID(id, into: &out) }
+        case .stats(let stats):
+            TextFormat.time(stats.at, into: &out)
+            out.append("stats: lines ")
+            out.appendDecimal(stats.lines)
+            for (label, value) in [(", commands ", stats.commands), (", errors ", stats.errors),
+                                   (", conversations ", stats.conversations), (", members ", stats.members),
+                                   (", typing ", stats.typing), (", events ", stats.events)] {
+                out.append(label)
+                out.appendDecimal(value)
+            }
+            if let id = stats.id { TextFormat.requestID(id, into: &out) }
+        }
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    /// `12.345  ` (seconds with milliseconds, then two spaces).
+    static func time(_ at: Int, into out: inout OutputBuffer) {
+        out.appendDecimal(at / 1000)
+        out.append(UInt8(ascii: "."))
+        let millis = at % 1000
+        if millis < 100 { out.append(UInt8(ascii: "0")) }
+        if millis < 10 { out.append(UInt8(ascii: "0")) }
+        out.appendDecimal(millis)
+        out.append("  ")
+    }
+
+    /// ` (id 7)` or ` (id "k")`.
+    static func requestID(_ id: Request.ID, into out: inout OutputBuffer) {
+        out.append(" (id ")
+        switch id {
+        case .integer(let value):
+            out.appendDecimal(value)
+        case .string(let text):
+            var text = text
+            text.withUTF8 { quoted(UnsafeRawBufferPointer($0), into: &out) }
+        }
+        out.append(UInt8(ascii: ")"))
+    }
+
+    /// An id, as is when that is safe and unambiguous, else quoted.
+    static func id(_ id: Identifier, into out: inout OutputBuffer) {
+        id.withUnsafeBytes { bytes in
+            if bytes.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x27 || $0 == 0x5C })
+                || OutputBuffer.mayNeedEscaping(bytes) {
+                quoted(bytes, into: &out)
+            } else {
+                out.append(bytes)
+            }
+        }
+    }
+
+    /// `"text"`, with `"` and `\` escaped and unsafe characters as `\u{…}`.
+    static func quoted(_ bytes: UnsafeRawBufferPointer, into out: inout OutputBuffer) {
+        out.append(UInt8(ascii: "\""))
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            if scalar == "\"" || scalar == "\\" { out.append(UInt8(ascii: "\\")) }
+            appendScalar(scalar, into: &out)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// A phrase: as is, but for unsafe characters.
+    static func text(_ bytes: UnsafeRawBufferPointer, into out: inout OutputBuffer) {
+        guard OutputBuffer.mayNeedEscaping(bytes) else { return out.append(bytes) }
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars { appendScalar(scalar, into: &out) }
+    }
+
+    /// One scalar, as `\u{…}` when a terminal or a line splitter would act on it.
+    static func appendScalar(_ scalar: Unicode.Scalar, into out: inout OutputBuffer) {
+        let value = scalar.value
+        if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 {
+            out.append("\\u{")
+            out.append(String(value, radix: 16))
+            out.append(UInt8(ascii: "}"))
+        } else {
+            out.append(String(scalar))
+        }
+    }
+}

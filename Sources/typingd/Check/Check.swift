@@ -1,0 +1,223 @@
+import ArgumentParser
+import Glibc
+
+/// `typingd check [PATH …]`: runs golden transcripts and compares their output.
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run golden transcripts and compare their output, byte for byte.",
+        discussion: """
+        Finds every NAME.in.jsonl under the given files or folders (folders are \
+        searched recursively), runs it in this process as `typingd --clock manual` \
+        would, with the options in NAME.args when there is one, and compares the \
+        output with NAME.out.jsonl byte for byte. For each failure it prints which \
+        lines differ and, for an event line, which keys. It ends with the line \
+        "N passed, N failed" and exits 0 when all passed, else 1.
+
+        NAME.args holds options separated by white space; quote a value that holds \
+        white space with "…" or '…', and start a comment with #. A transcript whose \
+        options name --clock real runs with the clock standing at 0.
+
+        --bless writes the expected files from the actual output instead (creating \
+        missing ones) and says what changed: review the diff before committing it.
+        """
+    )
+
+    @Argument(help: ArgumentHelp("Transcripts (NAME.in.jsonl) or folders of them.", valueName: "path"))
+    var paths: [String] = ["."]
+
+    @Flag(help: "Write the actual output to the expected files (NAME.out.jsonl), creating missing ones.")
+    var bless = false
+
+    @Option(help: ArgumentHelp("Also write a JUnit XML report of the run to this file, for CI systems.",
+                               valueName: "file"))
+    var junit: String?
+
+    @Flag(help: ArgumentHelp("Also check the engine's internal invariants after every line (slow).",
+                             visibility: .hidden))
+    var invariants = false
+
+    func run() throws {
+        let summary: TranscriptCheck.Summary
+        do {
+            summary = try TranscriptCheck(bless: bless, checksInvariants: invariants).run(paths) { line in
+                print(line)
+            }
+            if let junit { try JUnitReport.write(summary, to: junit) }
+        } catch {
+            StandardOutput.diagnose("typingd check: \(error)")
+            throw ExitCode(64)
+        }
+        if summary.failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// Runs transcripts and reports on each: what `typingd check` does, and what the
+/// project's own golden tests call.
+struct TranscriptCheck {
+    /// Whether to write expected files instead of comparing.
+    var bless = false
+    /// Whether the engine checks its invariants after every line.
+    var checksInvariants = false
+
+    /// The outcome of one transcript.
+    struct Result {
+        let transcript: Transcript
+        /// Nil when it passed; else what differs (or why it could not run).
+        let failure: String?
+        /// Seconds it took.
+        let seconds: Double
+    }
+
+    /// The outcomes of a run.
+    struct Summary {
+        var results: [Result] = []
+        var passed: Int { results.count - failed }
+        var failed: Int { results.filter { $0.failure != nil }.count }
+    }
+
+    /// Checks (or blesses) every transcript under `paths`, calling `report` with the
+    /// lines to print, and returns the outcomes.
+    func run(_ paths: [String], report: (String) -> Void) throws(CheckFailure) -> Summary {
+        let transcripts = try Transcript.find(in: paths)
+        if transcripts.isEmpty { throw CheckFailure("no transcripts (NAME.in.jsonl) under \(paths.joined(separator: " "))") }
+        var summary = Summary()
+        for transcript in transcripts {
+            let start = MonotonicClock.nanoseconds()
+            let failure = check(transcript, report: report)
+            summary.results.append(Result(transcript: transcript, failure: failure,
+                                          seconds: Double(MonotonicClock.nanoseconds() - start) / 1e9))
+        }
+        report("\(summary.passed) passed, \(summary.failed) failed")
+        return summary
+    }
+
+    /// Checks one transcript; returns what failed, if anything.
+    func check(_ transcript: Transcript, report: (String) -> Void) -> String? {
+        let actual: [UInt8]
+        do {
+            let input = try FileBytes.read(transcript.input)
+            let words = FileBytes.exists(transcript.arguments)
+                ? try ArgumentsFile.words(String(decoding: try FileBytes.read(transcript.arguments), as: UTF8.self))
+                : []
+            actual = try TranscriptRun.output(of: input, words: words, checksInvariants: checksInvariants)
+        } catch {
+            report("FAIL \(transcript): \(error)")
+            return error.description
+        }
+        let expected = FileBytes.exists(transcript.expected) ? try? FileBytes.read(transcript.expected) : nil
+        if bless {
+            guard expected != actual else { return nil }
+            do {
+                try FileBytes.write(actual, to: transcript.expected)
+            } catch {
+                report("FAIL \(transcript): \(error)")
+                return error.description
+            }
+            if let expected {
+                report("blessed \(transcript): \(OutputDiff.summary(expected: expected, actual: actual)) in \(transcript.expected)")
+            } else {
+                report("blessed \(transcript): \(transcript.expected) created, \(OutputDiff.count(OutputDiff.lines(actual).count, "line"))")
+            }
+            return nil
+        }
+        guard let expected else {
+            let message = "no expected output \(transcript.expected) (typingd check --bless creates it)"
+            report("FAIL \(transcript): \(message)")
+            return message
+        }
+        guard let difference = OutputDiff.describe(expected: expected, actual: actual) else { return nil }
+        report("FAIL \(transcript): the output differs from \(transcript.expected)\n\(difference)")
+        return difference
+    }
+}
+
+/// Whole files as bytes.
+enum FileBytes {
+    static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    static func read(_ path: String) throws(CheckFailure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CheckFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw CheckFailure("cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            bytes += chunk[0..<count]
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws(CheckFailure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CheckFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                raw.baseAddress.map { Glibc.write(fd, $0 + offset, raw.count - offset) } ?? 0
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw CheckFailure("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+}
+
+/// A JUnit XML report, as CI systems read them: one test case per transcript.
+enum JUnitReport {
+    static func write(_ summary: TranscriptCheck.Summary, to path: String) throws(CheckFailure) {
+        let total = summary.results.reduce(0) { $0 + $1.seconds }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites name=\"typingd check\" tests=\"\(summary.results.count)\" failures=\"\(summary.failed)\" time=\"\(seconds(total))\">\n"
+        xml += "  <testsuite name=\"typingd check\" tests=\"\(summary.results.count)\" failures=\"\(summary.failed)\" errors=\"0\" skipped=\"0\" time=\"\(seconds(total))\">\n"
+        for result in summary.results {
+            let name = escape(result.transcript.stem)
+            xml += "    <testcase classname=\"typingd.transcripts\" name=\"\(name)\" file=\"\(escape(result.transcript.input))\" time=\"\(seconds(result.seconds))\""
+            if let failure = result.failure {
+                xml += ">\n      <failure message=\"the output differs from \(escape(result.transcript.expected))\" type=\"OutputMismatch\">"
+                xml += escape(failure) + "</failure>\n    </testcase>\n"
+            } else {
+                xml += "/>\n"
+            }
+        }
+        xml += "  </testsuite>\n</testsuites>\n"
+        try FileBytes.write(Array(xml.utf8), to: path)
+    }
+
+    static func seconds(_ value: Double) -> String {
+        String(Double(Int(value * 1000)) / 1000)
+    }
+
+    /// Text for an XML attribute or element: the five entities escaped, and the
+    /// characters XML 1.0 forbids written as `\u{…}`.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            default:
+                let value = scalar.value
+                if value < 0x20 || value == 0xFFFE || value == 0xFFFF {
+                    out += "\\u{\(String(value, radix: 16))}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,249 @@
+import CJansson
+import Glibc
+import TypingCore
+import TypingProtocol
+
+/// Runs a transcript in this process, exactly as `typingd` runs it as a process: the
+/// same options parser, the same session, the same formats.
+enum TranscriptRun {
+    /// The output of `input` under the options `words` (an `.args` file's words;
+    /// `--clock manual` unless they name a clock).
+    static func output(of input: [UInt8], words: [String], checksInvariants: Bool) throws(CheckFailure) -> [UInt8] {
+        var words = words
+        if !words.contains(where: { $0 == "--clock" || $0.hasPrefix("--clock=") }) {
+            words = ["--clock", "manual"] + words
+        }
+        let options: Typingd
+        do {
+            options = try Typingd.parse(words)
+        } catch {
+            throw CheckFailure("bad options: " + Typingd.message(for: error).split(separator: "\n").joined(separator: "; "))
+        }
+        if options.record != nil { throw CheckFailure("--record has no place in a transcript's options") }
+        var configuration = options.sessionConfiguration
+        configuration.checksInvariants = checksInvariants
+        switch options.format {
+        case .json: return run(input, configuration, format: JSONFormat())
+        case .text: return run(input, configuration, format: TextFormat())
+        }
+    }
+
+    /// Feeds `input` whole, ends it, and drains. With `--clock real` the clock stands
+    /// at 0 for every line (so the output is the same every time), and the drain
+    /// fires the remaining timeouts at their deadlines.
+    static func run<Format: EventFormat & ~Copyable>(_ input: [UInt8], _ configuration: SessionConfiguration,
+                                                     format: consuming Format) -> [UInt8] {
+        var session = Session(configuration: configuration, format: format, sink: [UInt8]())
+        _ = input.withUnsafeBytes { session.feed($0) }
+        session.finish()
+        if configuration.clock == .real && configuration.drain {
+            while let deadline = session.nextDeadline() { session.advance(to: deadline) }
+        }
+        session.flush()
+        return session.sink
+    }
+}
+
+/// What differs between expected and actual output, for people: line numbers and,
+/// for an event line, the keys that differ.
+enum OutputDiff {
+    /// At most this many differing lines are described in full.
+    static let maxReported = 20
+
+    /// The report, or nil when `expected` and `actual` are the same bytes.
+    static func describe(expected: [UInt8], actual: [UInt8]) -> String? {
+        guard expected != actual else { return nil }
+        let old = lines(expected), new = lines(actual)
+        var report: [String] = []
+        var prefix = 0
+        while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix && suffix < new.count - prefix
+            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
+        let oldMiddle = Array(old[prefix..<(old.count - suffix)]), newMiddle = Array(new[prefix..<(new.count - suffix)])
+        for change in align(oldMiddle, newMiddle) {
+            if report.count >= maxReported {
+                report.append("  … and more differences")
+                break
+            }
+            switch change {
+            case let .changed(i, j):
+                let line = prefix + i + 1
+                report.append("  line \(line): " + keys(expected: oldMiddle[i], actual: newMiddle[j]))
+                report.append("    expected: \(show(oldMiddle[i]))")
+                report.append("    actual:   \(show(newMiddle[j]))")
+            case let .missing(i):
+                report.append("  line \(prefix + i + 1) is missing: \(show(oldMiddle[i]))")
+            case let .extra(j, before):
+                report.append("  extra line after expected line \(prefix + before): \(show(newMiddle[j]))")
+            }
+        }
+        if expected.last != actual.last && (expected.last == 0x0A || actual.last == 0x0A) {
+            report.append(actual.last == 0x0A ? "  the expected file does not end with a line break"
+                                              : "  the output does not end with a line break")
+        }
+        return report.joined(separator: "\n")
+    }
+
+    /// "2 lines changed, 1 added": what `actual` changes in `expected`.
+    static func summary(expected: [UInt8], actual: [UInt8]) -> String {
+        let old = lines(expected), new = lines(actual)
+        var prefix = 0
+        while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < old.count - prefix && suffix < new.count - prefix
+            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
+        var changed = 0, removed = 0, added = 0
+        for change in align(Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)])) {
+            switch change {
+            case .changed: changed += 1
+            case .missing: removed += 1
+            case .extra: added += 1
+            }
+        }
+        let parts = [(changed, "changed"), (removed, "removed"), (added, "added")].filter { $0.0 > 0 }
+            .enumerated().map { index, part in index == 0 ? "\(count(part.0, "line")) \(part.1)" : "\(part.0) \(part.1)" }
+        return parts.isEmpty ? "the line breaks changed" : parts.joined(separator: ", ")
+    }
+
+    /// "1 line", "3 lines".
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+
+    /// The lines of `bytes` (without their LF).
+    static func lines(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+        if lines.last?.isEmpty == true { lines.removeLast() }
+        return lines
+    }
+
+    enum Change {
+        case changed(Int, Int)
+        case missing(Int)
+        case extra(Int, after: Int)
+    }
+
+    /// Pairs the lines of two runs of differing lines: a longest common subsequence
+    /// keeps equal lines out of the report; the rest pair up in order as changes,
+    /// or are missing or extra. Large runs pair up by position.
+    static func align(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> [Change] {
+        var changes: [Change] = []
+        guard old.count * new.count <= 4_000_000 else {
+            for index in 0..<max(old.count, new.count) {
+                if index < old.count && index < new.count {
+                    changes.append(.changed(index, index))
+                } else if index < old.count {
+                    changes.append(.missing(index))
+                } else {
+                    changes.append(.extra(index, after: old.count))
+                }
+            }
+            return changes
+        }
+        // lengths[i][j]: the longest common subsequence of old[i...] and new[j...].
+        var lengths = [[Int]](repeating: [Int](repeating: 0, count: new.count + 1), count: old.count + 1)
+        for i in stride(from: old.count - 1, through: 0, by: -1) {
+            for j in stride(from: new.count - 1, through: 0, by: -1) {
+                lengths[i][j] = old[i] == new[j] ? lengths[i + 1][j + 1] + 1 : max(lengths[i + 1][j], lengths[i][j + 1])
+            }
+        }
+        var i = 0, j = 0
+        var removed: [Int] = [], added: [Int] = []
+        func settle() {
+            for (a, b) in zip(removed, added) { changes.append(.changed(a, b)) }
+            for a in removed.dropFirst(added.count) { changes.append(.missing(a)) }
+            for b in added.dropFirst(removed.count) { changes.append(.extra(b, after: i)) }
+            removed.removeAll()
+            added.removeAll()
+        }
+        while i < old.count || j < new.count {
+            if i < old.count && j < new.count && old[i] == new[j] {
+                settle()
+                i += 1
+                j += 1
+            } else if j < new.count && (i == old.count || lengths[i][j + 1] >= lengths[i + 1][j]) {
+                added.append(j)
+                j += 1
+            } else {
+                removed.append(i)
+                i += 1
+            }
+        }
+        settle()
+        return changes
+    }
+
+    /// Which keys of two event lines differ, as a sentence.
+    static func keys(expected: ArraySlice<UInt8>, actual: ArraySlice<UInt8>) -> String {
+        guard let old = JSONLine(expected), let new = JSONLine(actual) else { return "the line differs" }
+        var differences: [String] = []
+        for (key, value) in old.pairs {
+            if let other = new.value(of: key) {
+                if json_equal(value, other) == 0 {
+                    differences.append("key \"\(key)\": expected \(JSONLine.dump(value)), got \(JSONLine.dump(other))")
+                }
+            } else {
+                differences.append("key \"\(key)\" is missing")
+            }
+        }
+        for (key, _) in new.pairs where old.value(of: key) == nil {
+            differences.append("extra key \"\(key)\"")
+        }
+        if differences.isEmpty {
+            return old.pairs.map(\.key) == new.pairs.map(\.key)
+                ? "the same keys and values, written differently"
+                : "the same keys and values, in another order"
+        }
+        return differences.joined(separator: "; ")
+    }
+
+    /// A line for a report, shortened when long.
+    static func show(_ line: ArraySlice<UInt8>) -> String {
+        let text = String(decoding: line, as: UTF8.self)
+        return text.unicodeScalars.count > 300 ? String(text.unicodeScalars.prefix(300)) + " …" : text
+    }
+}
+
+/// A JSON object line parsed with jansson, for comparing key by key.
+final class JSONLine {
+    private let root: UnsafeMutablePointer<json_t>
+    /// The keys in the order they were written, with their (borrowed) values.
+    private(set) var pairs: [(key: String, value: UnsafeMutablePointer<json_t>)] = []
+
+    init?(_ bytes: ArraySlice<UInt8>) {
+        var error = json_error_t()
+        let parsed = bytes.withUnsafeBytes { raw in
+            json_loadb(raw.baseAddress?.assumingMemoryBound(to: CChar.self), raw.count, 0, &error)
+        }
+        guard let parsed else { return nil }
+        guard cj_is_object(parsed) != 0 else {
+            json_decref(parsed)
+            return nil
+        }
+        root = parsed
+        var iterator = json_object_iter(root)
+        while let current = iterator {
+            if let key = json_object_iter_key(current), let value = json_object_iter_value(current) {
+                pairs.append((String(cString: key), value))
+            }
+            iterator = json_object_iter_next(root, current)
+        }
+    }
+
+    deinit {
+        json_decref(root)
+    }
+
+    /// The value of `key` (borrowed), if present.
+    func value(of key: String) -> UnsafeMutablePointer<json_t>? {
+        json_object_get(root, key)
+    }
+
+    /// A value as compact JSON.
+    static func dump(_ value: UnsafeMutablePointer<json_t>) -> String {
+        guard let text = json_dumps(value, Int(JSON_COMPACT | JSON_ENCODE_ANY)) else { return "?" }
+        defer { free(text) }
+        return String(cString: text)
+    }
+}
