@@ -65,6 +65,10 @@ struct Harness {
         case .state(let state):
             let open = state.open.isEmpty ? "" : " open=\(state.open.map(\.string))"
             return "state \(state.conv) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))"
+        case .member(let m):
+            return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)"
+        case .snapshot(let s):
+            return "snapshot conversations=\(s.conversations) members=\(s.members)"
         case .stats(let s):
             return "stats lines=\(s.lines) commands=\(s.commands) errors=\(s.errors) conversations=\(s.conversations) members=\(s.members) typing=\(s.typing) events=\(s.events)"
         }

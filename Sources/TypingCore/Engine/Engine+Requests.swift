@@ -47,6 +47,10 @@ extension Engine {
             commandsApplied += 1
             emit(.stats(stats(id: request.id, line: request.line)), to: &sink)
             return
+        case .snapshot:
+            commandsApplied += 1
+            snapshot(id: request.id, sink: &sink)
+            return
         }
         if let failure {
             reject(Event.Error(line: request.line, id: request.id, code: failure.code,
@@ -76,6 +80,25 @@ extension Engine {
         let open = record.openSlots.map { users[record.members[Int($0)].user].id }
         let typing = record.typers.map { users[streaks[$0].user].id }
         return Event.State(at: now, id: id, conv: conv, members: Array(members), open: open, typing: typing)
+    }
+
+    /// The reply to `snapshot`: a `member` event for each membership, conversation
+    /// by conversation (in the engine's storage order) and in join order within
+    /// each, then the `snapshot` event. O(memberships): it answers an explicit
+    /// question, as `query` does.
+    mutating func snapshot<S: EventSink & ~Copyable>(id: Request.ID?, sink: inout S) {
+        var members = 0
+        for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
+            for slot in conversations[c].members.indices where conversations[c].members[slot].isOccupied {
+                let u = conversations[c].members[slot].user
+                emit(.member(Event.Member(at: now, conv: conversations[c].id, user: users[u].id,
+                                          name: users[u].isNamed ? users[u].displayName : nil,
+                                          sendTyping: users[u].sendsTyping, open: conversations[c].members[slot].isOpen)),
+                     to: &sink)
+                members += 1
+            }
+        }
+        emit(.snapshot(Event.Snapshot(at: now, id: id, conversations: conversations.count, members: members)), to: &sink)
     }
 
     /// The `stats` reply; `line` is the stats command's own line, so lines read.

@@ -29,11 +29,13 @@ public enum Command: Sendable, Equatable {
     case query(conv: Identifier)
     /// Asks for the counters.
     case stats
+    /// Asks for every membership, as `member` events, then a `snapshot` event.
+    case snapshot
 
     /// The commands' names as written in `cmd`: the one list the decoder, its
     /// messages and the help text use.
     public enum Name: String, Sendable, CaseIterable {
-        case join, type, send, leave, remove, offline, open, close, user, tick, query, stats
+        case join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot
 
         /// The names, comma-separated, for messages and help.
         public static let list = allCases.map(\.rawValue).joined(separator: ", ")

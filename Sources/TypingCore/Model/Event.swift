@@ -13,6 +13,10 @@ public enum Event: Sendable, Equatable {
     case state(State)
     /// The reply to `stats`.
     case stats(Stats)
+    /// One membership, in the reply to `snapshot`.
+    case member(Member)
+    /// The end of the reply to `snapshot`.
+    case snapshot(Snapshot)
 }
 
 /// Where the engine puts the events it produces, in order.
@@ -223,6 +227,52 @@ extension Event {
             self.members = members
             self.typing = typing
             self.events = events
+        }
+    }
+
+    /// A `member` event: one membership, as `snapshot` lists them. Replaying a
+    /// `join` with its `conv`, `user`, `name` (when present) and `send_typing`, then
+    /// an `open` when `open` is true, rebuilds it.
+    public struct Member: Sendable, Equatable {
+        /// The time of the snapshot, in milliseconds.
+        public var at: Int
+        /// The conversation.
+        public var conv: Identifier
+        /// The member.
+        public var user: Identifier
+        /// The user's display name, nil when unnamed.
+        public var name: String?
+        /// Whether others see the user type.
+        public var sendTyping: Bool
+        /// Whether the member's view of the conversation is open.
+        public var open: Bool
+
+        package init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool) {
+            self.at = at
+            self.conv = conv
+            self.user = user
+            self.name = name
+            self.sendTyping = sendTyping
+            self.open = open
+        }
+    }
+
+    /// A `snapshot` event: the end of the `member` events a `snapshot` wrote.
+    public struct Snapshot: Sendable, Equatable {
+        /// The current time, in milliseconds.
+        public var at: Int
+        /// The snapshot command's id.
+        public var id: Request.ID?
+        /// The conversations listed.
+        public var conversations: Int
+        /// The `member` events written.
+        public var members: Int
+
+        package init(at: Int, id: Request.ID?, conversations: Int, members: Int) {
+            self.at = at
+            self.id = id
+            self.conversations = conversations
+            self.members = members
         }
     }
 }

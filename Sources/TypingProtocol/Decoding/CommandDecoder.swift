@@ -108,6 +108,8 @@ package struct CommandDecoder: Sendable {
             command = .query(conv: try fields.identifier("conv", object.conv, for: kind))
         case .stats:
             command = .stats
+        case .snapshot:
+            command = .snapshot
         }
         return Request(line: number, id: id, at: at, command: command)
     }

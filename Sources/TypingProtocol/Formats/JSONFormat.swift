@@ -32,6 +32,8 @@ public struct JSONFormat: EventFormat, ~Copyable {
         case .error(let error): encode(error, into: &out)
         case .state(let state): encode(state, into: &out)
         case .stats(let stats): encode(stats, into: &out)
+        case .member(let member): encode(member, into: &out)
+        case .snapshot(let snapshot): encode(snapshot, into: &out)
         }
     }
 
@@ -188,6 +190,39 @@ public struct JSONFormat: EventFormat, ~Copyable {
             out.append(key)
             out.appendDecimal(value)
         }
+        out.append("}\n")
+    }
+}
+
+extension JSONFormat {
+    /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"send_typing":…,"open":…}`
+    func encode(_ member: Event.Member, into out: inout OutputBuffer) {
+        out.append("{\"event\":\"member\",\"at\":")
+        out.appendDecimal(member.at)
+        out.append(",\"conv\":")
+        out.jsonIdentifier(member.conv)
+        out.append(",\"user\":")
+        out.jsonIdentifier(member.user)
+        if let name = member.name {
+            out.append(",\"name\":")
+            out.jsonString(name)
+        }
+        out.append(member.sendTyping ? ",\"send_typing\":true" : ",\"send_typing\":false")
+        out.append(member.open ? ",\"open\":true}\n" : ",\"open\":false}\n")
+    }
+
+    /// `{"event":"snapshot","at":…,"id":…,"conversations":…,"members":…}`
+    func encode(_ snapshot: Event.Snapshot, into out: inout OutputBuffer) {
+        out.append("{\"event\":\"snapshot\",\"at\":")
+        out.appendDecimal(snapshot.at)
+        if let id = snapshot.id {
+            out.append(",\"id\":")
+            out.jsonRequestID(id)
+        }
+        out.append(",\"conversations\":")
+        out.appendDecimal(snapshot.conversations)
+        out.append(",\"members\":")
+        out.appendDecimal(snapshot.members)
         out.append("}\n")
     }
 }

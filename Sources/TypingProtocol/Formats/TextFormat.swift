@@ -79,6 +79,27 @@ public struct TextFormat: EventFormat {
                 out.appendDecimal(value)
             }
             if let id = stats.id { TextFormat.requestID(id, into: &out) }
+        case .member(let member):
+            TextFormat.time(member.at, into: &out)
+            TextFormat.id(member.conv, into: &out)
+            out.append("  member ")
+            TextFormat.id(member.user, into: &out)
+            if let name = member.name {
+                out.append(" (")
+                var name = name
+                name.withUTF8 { TextFormat.text(UnsafeRawBufferPointer($0), into: &out) }
+                out.append(")")
+            }
+            if !member.sendTyping { out.append(", typing hidden") }
+            if member.open { out.append(", view open") }
+        case .snapshot(let snapshot):
+            TextFormat.time(snapshot.at, into: &out)
+            out.append("snapshot: ")
+            out.appendDecimal(snapshot.members)
+            out.append(" members in ")
+            out.appendDecimal(snapshot.conversations)
+            out.append(" conversations")
+            if let id = snapshot.id { TextFormat.requestID(id, into: &out) }
         }
         out.append(UInt8(ascii: "\n"))
     }
