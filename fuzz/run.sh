@@ -24,14 +24,13 @@ swift build -c release --product FuzzLineHandler \
 binary=.build/release/FuzzLineHandler
 
 mkdir -p corpus out
-# Every golden transcript is a seed (written again each run, so new ones join).
-    # Seeds: each golden transcript, behind three option bytes (v1 options,
-    # v2 options, where to cut the input).
-    for input in ../examples/transcripts/*.in.jsonl; do
-        name=$(basename "$input" .in.jsonl)
-        { printf '\000\000\200'; cat "$input"; } > "corpus/seed-$name"
-        { printf '\377\033\100'; cat "$input"; } > "corpus/seed-$name-options"
-    done
+# Seeds: each golden transcript, behind three option bytes (v1 options, v2
+# options, where to cut the input), written again each run so new ones join.
+for input in ../examples/transcripts/*.in.jsonl; do
+    name=$(basename "$input" .in.jsonl)
+    { printf '\000\000\200'; cat "$input"; } > "corpus/seed-$name"
+    { printf '\377\033\100'; cat "$input"; } > "corpus/seed-$name-options"
+done
 
 if [ "$jobs" -gt 1 ]; then
     parallel="-jobs=$jobs -workers=$jobs"
