@@ -30,11 +30,10 @@ extension Engine {
                       "member slot \(slot) of \(record.id) has another user's fingerprint")
                 check(record.slot(of: member.user) == slot, "member \(users[member.user].id) of \(record.id) is not found in its slot")
                 membershipsOfUser[member.user, default: 0] += 1
-                if member.isOpen {
+                if record.isOpen(slot) {
                     openViewsOfUser[member.user, default: 0] += 1
-                    let openViews = users[member.user].openViews
-                    check(Int(member.openIndex) < openViews.count && openViews[Int(member.openIndex)] == c,
-                          "the open view of \(users[member.user].id) in \(record.id) is not where its user says")
+                    check(openViews[member.user]?.contains(c) == true,
+                          "the open view of \(users[member.user].id) in \(record.id) is not among the user's open views")
                 }
                 if member.streak >= 0 {
                     typing += 1
@@ -42,7 +41,7 @@ extension Engine {
                     check(streaks[member.streak].conv == c && streaks[member.streak].user == member.user,
                           "member \(users[member.user].id) of \(record.id) has another member's streak")
                 }
-                guard configuration.audience == .members || member.isOpen else {
+                guard configuration.audience == .members || record.isOpen(slot) else {
                     check(member.lastSent === IndicatorView.empty, "the closed view of \(users[member.user].id) in \(record.id) remembers what it was sent")
                     continue
                 }
@@ -64,8 +63,9 @@ extension Engine {
             for (index, (a, b)) in zip(record.typers, record.typers.dropFirst()).enumerated() where index + 1 != named {
                 check(precedes(a, b), "the typers of \(record.id) are not in \(configuration.order) order")
             }
-            let openSlots = record.members.indices.filter { record.members[$0].isOpen }.map(Int32.init)
-            check(record.openSlots == openSlots, "the open slots of \(record.id) are \(record.openSlots), its members say \(openSlots)")
+            check(record.openSlots == record.openSlots.sorted() && Set(record.openSlots).count == record.openSlots.count
+                  && record.openSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
+                  "the open slots of \(record.id) are not sorted occupied slots: \(record.openSlots)")
             check(!fullView(of: c, previous: record.fullView).changed, "the shared view of \(record.id) is out of date")
         }
         check(memberships == liveMemberships, "\(liveMemberships) memberships counted, \(memberships) held")
@@ -73,7 +73,7 @@ extension Engine {
 
         users.forEachLive { u, record in
             check(findUser(record.id) == u, "user \(record.id) is not found by their id")
-            check(record.memberships > 0 && record.memberships == membershipsOfUser[u] ?? 0,
+            check(record.memberships > 0 && Int(record.memberships) == membershipsOfUser[u] ?? 0,
                   "user \(record.id) counts \(record.memberships) memberships, holds \(membershipsOfUser[u] ?? 0)")
             var s = record.streaks.first, previous: Int32 = -1, count = 0
             while s >= 0 {
@@ -85,15 +85,17 @@ extension Engine {
                 count += 1
                 check(count <= streaks.count, "the streak list of \(record.id) has a cycle")
             }
-            check(previous == record.streaks.last && count == record.streaks.count,
-                  "the streak list of \(record.id) has the wrong tail or count")
+            check(previous == record.streaks.last, "the streak list of \(record.id) has the wrong tail")
             check(count == 0 || record.sendsTyping, "user \(record.id) types while hidden")
-            check(record.openViews.count == openViewsOfUser[u] ?? 0 && Set(record.openViews).count == record.openViews.count,
-                  "user \(record.id) lists \(record.openViews.count) open views, their memberships \(openViewsOfUser[u] ?? 0)")
+            let open = openViews[u] ?? []
+            check(open.count == openViewsOfUser[u] ?? 0 && Set(open).count == open.count,
+                  "user \(record.id) lists \(open.count) open views, their memberships \(openViewsOfUser[u] ?? 0)")
             streaksSeen += count
         }
         check(userIndex.count == users.count, "the user index has \(userIndex.count) entries for \(users.count) users")
         check(streaksSeen == streaks.count, "users' lists hold \(streaksSeen) streaks, the slab \(streaks.count)")
+        check(openViews.keys.allSatisfy { users.contains($0) } && openViews.values.allSatisfy { !$0.isEmpty },
+              "the open views name a user who is gone, or an empty list")
 
         var alarms = 0
         for entry in timers.heap.unordered where streaks.contains(entry.streak) && streaks[entry.streak].alarm == entry.key {

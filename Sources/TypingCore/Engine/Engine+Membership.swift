@@ -35,7 +35,7 @@ extension Engine {
         let newSlot = isMember ? nil : addMember(u, to: c)
 
         visitStreaks(of: u, except: c, for: change, sink: &sink)
-        if let slot = conversations[c].slot(of: u), conversations[c].members[slot].streak >= 0, change.touchesStreaks {
+        if change.touchesStreaks, let slot = conversations[c].slot(of: u), conversations[c].members[slot].streak >= 0 {
             update(conversations[c].members[slot].streak, for: change, sink: &sink)
         } else if let newSlot, configuration.audience == .members {
             render(c, scope: .member(newSlot), sink: &sink)

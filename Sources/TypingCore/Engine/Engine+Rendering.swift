@@ -111,7 +111,10 @@ extension Engine {
         }
         let view = IndicatorView(packed: packed, entryStarts: starts, listed: listed, more: total - listed,
                                  textStart: textStart)
-        return (view, view != previous)
+        // Both list every entry they pack (the common case, no --max-listed cut):
+        // different bytes are different content. Else compare what is listed.
+        let uncut = previous.base == nil && previous.packedCount == previous.listed && packedCount == listed
+        return (view, uncut || view != previous)
     }
 
     /// The view of the typer at `rank` in `c`: the shared view without them, and

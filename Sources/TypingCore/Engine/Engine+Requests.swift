@@ -93,7 +93,7 @@ extension Engine {
                 let u = conversations[c].members[slot].user
                 emit(.member(Event.Member(at: now, conv: conversations[c].id, user: users[u].id,
                                           name: users[u].isNamed ? users[u].displayName : nil,
-                                          sendTyping: users[u].sendsTyping, open: conversations[c].members[slot].isOpen)),
+                                          sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot))),
                      to: &sink)
                 members += 1
             }

@@ -36,9 +36,11 @@ extension Engine {
         case early(TimerQueue.Key)
     }
 
-    /// Compares `entry` with its streak.
+    /// Compares `entry` with its streak. A freed record's alarm (keystroke 0) never
+    /// matches a real entry's (keystrokes are numbered from 1), so the record alone
+    /// says whether the entry is its streak's alarm.
     func classify(_ entry: TimerQueue.Entry) -> TimerStatus {
-        guard streaks.contains(entry.streak), streaks[entry.streak].alarm == entry.key else { return .stale }
+        guard Int(entry.streak) < streaks.records.count, streaks[entry.streak].alarm == entry.key else { return .stale }
         let real = streaks[entry.streak].key
         return real == entry.key ? .due : .early(real)
     }

@@ -73,7 +73,6 @@ extension Engine {
             users[u].streaks.first = s
         }
         users[u].streaks.last = s
-        users[u].streaks.count += 1
         streakIndex.insert(hash: pairHash, record: s)
         timers.insert(TimerQueue.Entry(key: key, streak: s))
         insertTyper(s, in: c)
@@ -115,7 +114,6 @@ extension Engine {
         } else {
             users[u].streaks.last = record.userPrevious
         }
-        users[u].streaks.count -= 1
         if let slot = conversations[c].slot(of: u) {
             conversations[c].setStreak(-1, at: slot)
         }

@@ -6,9 +6,9 @@ extension Engine {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
-        guard !conversations[c].members[slot].isOpen else { return nil }
-        users[u].openViews.append(c)
-        conversations[c].openView(at: slot, openIndex: Int32(users[u].openViews.count - 1))
+        guard !conversations[c].isOpen(slot) else { return nil }
+        openViews[u, default: []].append(c)
+        conversations[c].openView(at: slot)
         if configuration.audience == .open { render(c, scope: .member(slot), sink: &sink) }
         return nil
     }
@@ -29,23 +29,22 @@ extension Engine {
     /// Under `--audience open`, what the viewer was last sent is forgotten: the
     /// screen that showed it is gone.
     mutating func closeView(of u: Int32, in c: Int32, slot: Int) {
-        guard conversations[c].members[slot].isOpen else { return }
-        let index = Int(conversations[c].members[slot].openIndex)
+        guard conversations[c].isOpen(slot) else { return }
         conversations[c].closeView(at: slot)
         if configuration.audience == .open { conversations[c].setLastSent(.empty, at: slot) }
-        // Swap-remove from the user's open views, telling the moved one its place.
-        let last = users[u].openViews.removeLast()
-        if index < users[u].openViews.count {
-            users[u].openViews[index] = last
-            if let moved = conversations[last].slot(of: u) { conversations[last].setOpenIndex(Int32(index), at: moved) }
+        if var open = openViews.removeValue(forKey: u), let index = open.firstIndex(of: c) {
+            open.swapAt(index, open.count - 1)
+            open.removeLast()
+            if !open.isEmpty { openViews[u] = open }
         }
     }
 
     /// Closes every view of user `u` (offline): O(their open views), never their
     /// memberships.
     mutating func closeAllViews(of u: Int32) {
-        while let c = users[u].openViews.last {
-            guard let slot = conversations[c].slot(of: u) else { return }
+        guard let open = openViews[u] else { return }
+        for c in open {
+            guard let slot = conversations[c].slot(of: u) else { continue }
             closeView(of: u, in: c, slot: slot)
         }
     }

@@ -34,6 +34,9 @@ public struct Engine {
     var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
     var conversationIndex = IndexTable()
     var liveMemberships = 0
+    /// For each user with an open view, the conversations whose view is open, in no
+    /// order: few, so that `offline` closes them without looking at every membership.
+    var openViews: [Int32: [Int32]] = [:]
 
     var streaks = Slab(vacant: StreakRecord.vacant)
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.

@@ -66,23 +66,22 @@ struct ConversationRecord {
         members[slot].lastSent = view
     }
 
-    /// Opens the view of the member in `slot` (closed), who is at `openIndex` in
-    /// their user's open views. O(log K) to find the place, a move of K slots.
-    mutating func openView(at slot: Int, openIndex: Int32) {
-        members[slot].openIndex = openIndex
+    /// True when the view of the member in `slot` is open: O(log open views).
+    func isOpen(_ slot: Int) -> Bool {
+        let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
+        return index < openSlots.count && openSlots[index] == Int32(slot)
+    }
+
+    /// Opens the view of the member in `slot` (closed): O(log K) to find the place,
+    /// a move of K slot numbers.
+    mutating func openView(at slot: Int) {
         openSlots.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: openSlots))
     }
 
     /// Closes the view of the member in `slot` (open).
     mutating func closeView(at slot: Int) {
-        members[slot].openIndex = -1
         let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
         if index < openSlots.count && openSlots[index] == Int32(slot) { openSlots.remove(at: index) }
-    }
-
-    /// Sets where the member in `slot` is in their user's open views.
-    mutating func setOpenIndex(_ openIndex: Int32, at slot: Int) {
-        members[slot].openIndex = openIndex
     }
 
     /// The first index of `sorted` whose value is not below `value`.
@@ -119,9 +118,16 @@ struct ConversationRecord {
             members = []
             memberIndex = nil
         } else if vacant >= 8 && vacant * 2 > members.count {
+            // Open slots move with their members: a member's new slot is the
+            // number of members before it.
+            var newSlot = [Int32](repeating: -1, count: members.count), kept: Int32 = 0
+            for (old, member) in members.enumerated() where member.isOccupied {
+                newSlot[old] = kept
+                kept += 1
+            }
+            openSlots = openSlots.map { newSlot[Int($0)] }
             members = members.filter(\.isOccupied)
             rebuildIndex()
-            openSlots = members.indices.filter { members[$0].isOpen }.map(Int32.init)
         }
     }
 

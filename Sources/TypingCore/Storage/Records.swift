@@ -9,14 +9,14 @@ struct UserRecord {
     /// Whether others see this user type (`send_typing`).
     var sendsTyping = true
     /// How many conversations the user is a member of; the record goes at zero.
-    var memberships: Int
+    var memberships: Int32
     /// The user's live streaks, a list linked through ``StreakRecord/userNext`` in the
     /// order they began (so stopping one is O(1), wherever it is in the list).
     var streaks = StreakList()
-    /// The conversations whose view the user has open, in no order: few, so that
-    /// `offline` closes them without looking at every membership. A member slot
-    /// knows its place here (``MemberSlot/openIndex``).
-    var openViews: [Int32] = []
+
+    // The record fits one 64-byte cache line: it is read on every streak start and
+    // stop. What only views need (a user's open views) is kept beside it, in
+    // ``Engine/openViews``.
 
     /// A user with no name yet and no memberships.
     init(id: Identifier) {
@@ -30,7 +30,6 @@ struct UserRecord {
 struct StreakList: Equatable {
     var first: Int32 = -1
     var last: Int32 = -1
-    var count = 0
 }
 
 /// A typing streak: from the first keystroke until it stops.
@@ -78,14 +77,9 @@ struct MemberSlot {
     /// The member's live streak in this conversation, or -1.
     var streak: Int32
     /// The indicator last written to this member (they start from the empty one;
-    /// under `--audience open`, a closed view holds the empty one).
+    /// under `--audience open`, a closed view holds the empty one). Whether the
+    /// member's view is open is the conversation's ``ConversationRecord/openSlots``.
     var lastSent: IndicatorView
-    /// The member's place in their user's ``UserRecord/openViews`` while the view
-    /// is open, else -1.
-    var openIndex: Int32 = -1
-
-    /// True while the member's view of the conversation is open.
-    var isOpen: Bool { openIndex >= 0 }
 
     /// The `user` of a freed slot.
     static let vacant: Int32 = -1
