@@ -48,7 +48,7 @@ extension Engine {
                 var expected = record.fullView
                 if member.streak >= 0, let rank = record.typers.firstIndex(of: member.streak) {
                     expected = typerView(of: c, rank: rank, viewerIsNamed: users[member.user].isNamed,
-                                         full: record.fullView, last: member.lastSent).0
+                                         full: record.fullView, last: member.lastSent)
                 }
                 check(member.lastSent == expected, "member \(users[member.user].id) of \(record.id) was last sent \(member.lastSent.text.debugDescription), but sees \(expected.text.debugDescription)")
             }
@@ -108,6 +108,7 @@ extension Engine {
             check(conv.slot(of: streak.user).map { conv.members[$0].streak } == s,
                   "the streak of \(user.id) in \(conv.id) is not their member slot's")
             check(conv.typers.contains(s), "the streak of \(user.id) in \(conv.id) is not among its typers")
+            check(streak.isNamed == user.isNamed, "the streak of \(user.id) in \(conv.id) has a stale named flag")
             check(streak.alarm <= streak.key, "the alarm of the streak of \(user.id) in \(conv.id) is after its deadline")
             check(streak.deadline >= now && streak.deadline <= Engine.maxTime,
                   "the streak of \(user.id) in \(conv.id) has the deadline \(streak.deadline) at \(now)")

@@ -58,14 +58,9 @@ extension Engine {
         let streak = conversations[c].members[slot].streak
         let current: IndicatorView
         if streak >= 0 {
-            let (view, changed) = typerView(of: c, rank: Int(streaks[streak].rank), viewerIsNamed: users[user].isNamed,
-                                            full: full, last: last)
-            if view === last { return }
-            if !changed {
-                conversations[c].setLastSent(view, at: slot)
-                return
-            }
-            current = view
+            current = typerView(of: c, rank: Int(streaks[streak].rank), viewerIsNamed: streaks[streak].isNamed,
+                                full: full, last: last)
+            if current === last { return }
         } else {
             current = full
             if last === full { return }
@@ -119,15 +114,17 @@ extension Engine {
 
     /// The view of the typer at `rank` in `c`: the shared view without them, and
     /// the phrase for the others. Returns `last` when that is what it already shows
-    /// (compared without building anything). Otherwise returns a view derived from
-    /// `full`, and whether its content differs from `last`'s (when it does not,
-    /// `last` was derived from an older shared view, and is replaced silently so
-    /// that no typer keeps an old one alive).
+    /// (compared without building a view); otherwise a view derived from `full`.
+    ///
+    /// `last` may be derived from an older shared view, or be one (the view a typer
+    /// saw before they started): it is kept while its content is right, so no
+    /// view is built for a typer whose view did not change. Such a typer keeps at
+    /// most one old view alive, of at most `--max-listed` + 1 ids.
     func typerView(of c: Int32, rank: Int, viewerIsNamed: Bool, full: IndicatorView,
-                   last: IndicatorView) -> (IndicatorView, changed: Bool) {
+                   last: IndicatorView) -> IndicatorView {
         let typers = conversations[c].typers
         let others = typers.count - 1
-        if others <= 0 { return (.empty, last != .empty) }
+        if others <= 0 { return last === IndicatorView.empty || last == .empty ? last : .empty }
         let listed = min(others, configuration.maxListed)
         let more = others - listed
         let omitted = rank < full.packedCount ? rank : -1
@@ -137,10 +134,13 @@ extension Engine {
         Phrase.append(count: others, named: named, style: configuration.style, into: &text) { position in
             users[streaks[typers[position < rank ? position : position + 1]].user].displayName
         }
-        let sameCounts = last.listed == listed && last.more == more
-        let sameText = sameCounts && text.withUnsafeBytes { last.hasText($0) }
-        if sameText, let base = last.base, base === full, last.omitted == omitted { return (last, false) }
-        let view = IndicatorView(base: full, omitting: omitted, listed: listed, more: more, text: text)
-        return (view, !(sameText && view.sameTypers(as: last)))
+        if last.listed == listed && last.more == more && text.withUnsafeBytes({ last.hasText($0) }) {
+            if let base = last.base, base === full, last.omitted == omitted { return last }
+            let same = IndicatorView.withSegments(of: full, omitting: omitted, listed: listed) { a1, a2 in
+                last.withIDSegments { b1, b2 in IndicatorView.equal(a1, a2, b1, b2) }
+            }
+            if same { return last }
+        }
+        return IndicatorView(base: full, omitting: omitted, listed: listed, more: more, text: text)
     }
 }

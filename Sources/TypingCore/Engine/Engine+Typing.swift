@@ -134,7 +134,7 @@ extension Engine {
     mutating func promote<S: EventSink & ~Copyable>(_ s: Int32, sink: inout S) {
         let c = streaks[s].conv
         guard let rank = conversations[c].typers.firstIndex(of: s) else { return }
-        let front = users[streaks[s].user].isNamed ? 0 : conversations[c].namedCount
+        let front = streaks[s].isNamed ? 0 : conversations[c].namedCount
         guard rank != front else { return }
         removeTyper(s, from: c)
         insertTyper(s, in: c)
@@ -145,6 +145,7 @@ extension Engine {
     /// group in the configured order): a binary search, O(log typers) comparisons.
     mutating func insertTyper(_ s: Int32, in c: Int32) {
         let named = users[streaks[s].user].isNamed
+        streaks[s].isNamed = named
         var low = named ? 0 : conversations[c].namedCount
         var high = named ? conversations[c].namedCount : conversations[c].typers.count
         while low < high {

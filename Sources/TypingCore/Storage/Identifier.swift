@@ -65,7 +65,9 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
             return (x &- ones) & ~x & highs
         }
         let below = (word &- ones &* 0x20) & ~word & highs
-        return (below | has(0x22) | has(0x5C) | has(0x7F) | has(0xC2) | has(0xE2)) != 0
+        if (below | has(0x22) | has(0x5C) | has(0x7F)) != 0 { return true }
+        // Only a word with a byte of 0x80 or more can hold the lead bytes.
+        return word & highs != 0 && (has(0xC2) | has(0xE2)) != 0
     }
 
     /// The byte-at-a-time form of ``mayNeedEscape(_:)``.

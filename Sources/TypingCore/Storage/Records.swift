@@ -58,6 +58,9 @@ struct StreakRecord {
     var userNext: Int32 = -1
     /// The streak's place among its conversation's typers, as of the last render.
     var rank: Int32 = 0
+    /// Whether the typer is named, as of the streak's last placement among the
+    /// typers (kept here so that rendering a typer's view reads no user record).
+    var isNamed = false
 
     /// The (deadline, keystroke) key the streak times out at.
     var key: TimerQueue.Key { TimerQueue.Key(deadline: deadline, keystroke: keystroke) }

@@ -65,7 +65,10 @@ public final class IndicatorView: Sendable, Equatable {
     @inline(__always)
     package static func pack(_ id: Identifier, into packed: inout [UInt8]) {
         let header = UInt32(truncatingIfNeeded: id.byteCount) | (id.needsEscaping ? 0x8000_0000 : 0)
-        withUnsafeBytes(of: header.littleEndian) { packed.append(contentsOf: $0) }
+        packed.append(UInt8(truncatingIfNeeded: header))
+        packed.append(UInt8(truncatingIfNeeded: header >> 8))
+        packed.append(UInt8(truncatingIfNeeded: header >> 16))
+        packed.append(UInt8(truncatingIfNeeded: header >> 24))
         id.withUnsafeBytes { packed.append(contentsOf: $0) }
     }
 
@@ -79,8 +82,14 @@ public final class IndicatorView: Sendable, Equatable {
     /// consecutive entries (the second is empty unless an entry is left out in the
     /// middle).
     package func withIDSegments<Result>(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result) -> Result {
-        let own = base ?? self
-        return own.storage.withUnsafeBytes { bytes in
+        IndicatorView.withSegments(of: base ?? self, omitting: omitted, listed: listed, body)
+    }
+
+    /// Calls `body` with the entries of own view `own` that a view leaving out entry
+    /// `omitted` (-1: none) and listing `listed` of them shows, as two segments.
+    package static func withSegments<Result>(of own: IndicatorView, omitting omitted: Int, listed: Int,
+                                             _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result) -> Result {
+        own.storage.withUnsafeBytes { bytes in
             let start = { (entry: Int) in Int(own.entryStarts[entry]) }
             if omitted >= 0 {
                 return body(UnsafeRawBufferPointer(rebasing: bytes[0..<start(omitted)]),

@@ -39,7 +39,7 @@ public struct TextFormat: EventFormat {
             TextFormat.id(change.user, into: &out)
             if let reason = change.reason {
                 out.append(" stopped typing (")
-                out.append(reason.rawValue)
+                out.append(contentsOf: reason.rawValue)
                 out.append(")")
             } else {
                 out.append(" started typing")
@@ -53,14 +53,14 @@ public struct TextFormat: EventFormat {
             out.appendDecimal(error.line)
             if let id = error.id { TextFormat.requestID(id, into: &out) }
             out.append(" ")
-            out.append(error.code.rawValue)
+            out.append(contentsOf: error.code.rawValue)
             out.append(": ")
-            out.append(error.message)
+            out.append(contentsOf: error.message)
         case .state(let state):
             TextFormat.time(state.at, into: &out)
             TextFormat.id(state.conv, into: &out)
             for (label, ids) in [("  members: ", state.members), ("; open: ", state.open), ("; typing: ", state.typing)] {
-                out.append(label)
+                out.append(contentsOf: label)
                 if ids.isEmpty { out.append("-") }
                 for (index, id) in ids.enumerated() {
                     if index > 0 { out.append(", ") }
@@ -75,7 +75,7 @@ public struct TextFormat: EventFormat {
             for (label, value) in [(", commands ", stats.commands), (", errors ", stats.errors),
                                    (", conversations ", stats.conversations), (", members ", stats.members),
                                    (", typing ", stats.typing), (", events ", stats.events)] {
-                out.append(label)
+                out.append(contentsOf: label)
                 out.appendDecimal(value)
             }
             if let id = stats.id { TextFormat.requestID(id, into: &out) }
@@ -161,10 +161,10 @@ public struct TextFormat: EventFormat {
         let value = scalar.value
         if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 {
             out.append("\\u{")
-            out.append(String(value, radix: 16))
+            out.append(contentsOf: String(value, radix: 16))
             out.append(UInt8(ascii: "}"))
         } else {
-            out.append(String(scalar))
+            out.append(contentsOf: String(scalar))
         }
     }
 }

@@ -30,6 +30,7 @@ public struct OutputBuffer: ~Copyable {
     }
 
     /// Calls `body` with the bytes written (valid only during the call).
+    @inline(__always)
     public func withBytes<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
@@ -59,7 +60,10 @@ public struct OutputBuffer: ~Copyable {
     /// Appends the bytes of another buffer.
     @inline(__always)
     public mutating func append(_ other: borrowing OutputBuffer) {
-        other.withBytes { append($0) }
+        guard other.count > 0 else { return }
+        if count + other.count > capacity { grow(to: count + other.count) }
+        (base + count).copyMemory(from: other.base, byteCount: other.count)
+        count += other.count
     }
 
     /// Appends ASCII text (keys, punctuation, constants).
@@ -68,8 +72,10 @@ public struct OutputBuffer: ~Copyable {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// Appends the UTF-8 bytes of `text`.
-    public mutating func append(_ text: String) {
+    /// Appends the UTF-8 bytes of `text`. (Named apart from `append(_:)`, so that a
+    /// string literal takes the `StaticString` overload, which copies bytes known at
+    /// compile time, instead of building a `String`.)
+    public mutating func append(contentsOf text: String) {
         var text = text
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
