@@ -1,0 +1,173 @@
+import Testing
+@testable import TypingCore
+
+/// Running several typingd processes, without a broker: a seeded workload split by
+/// the routing rules of Protocol.md ("Running several typingd processes") into N
+/// engines gives, for every conversation, the events one engine gives.
+@Suite("Partitions")
+struct PartitionTests {
+    /// The partition of a conversation: FNV-1a (32 bits) of its id's UTF-8 bytes,
+    /// modulo the number of partitions, as the router computes it.
+    static func partition(of conv: Identifier, among count: Int) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        conv.withUnsafeBytes { bytes in
+            for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        }
+        return Int(hash % UInt32(count))
+    }
+
+    @Test("FNV-1a test vectors, the same as the router's (examples/cluster/README.md)", arguments: [
+        ("", UInt32(0x811C_9DC5), 1), ("general", 0x24B9_216B, 3), ("dm:alice:bob", 0xE147_4CF1, 1), ("\u{E9}", 0x1E9D_E8C1, 1),
+    ])
+    func vectors(conv: String, hash: UInt32, partitionOfFour: Int) {
+        var computed: UInt32 = 2_166_136_261
+        for byte in conv.utf8 { computed = (computed ^ UInt32(byte)) &* 16_777_619 }
+        #expect(computed == hash)
+        #expect(Self.partition(of: Identifier(conv), among: 4) == partitionOfFour)
+    }
+
+    /// Where a command goes: its conversation's partition, or every partition.
+    static func routes(_ command: Command, among count: Int) -> [Int] {
+        switch command {
+        case .join(let conv, _, _, _), .type(let conv, _, _, _), .send(let conv, _), .leave(let conv, _),
+             .remove(let conv, _, _), .open(let conv, _), .close(let conv, _), .query(let conv):
+            return [partition(of: conv, among: count)]
+        case .offline, .user, .tick, .stats, .snapshot:
+            return Array(0..<count)
+        }
+    }
+
+    /// A seeded W1-like workload that follows the rules for several processes:
+    /// every join carries the user's current name and setting, and renames and
+    /// settings go through `user`. Every command has an `at`.
+    static func workload(seed: UInt64, commands: Int) -> [Request] {
+        var random = SeededRandom(seed: seed)
+        let conversations = 40, users = 60
+        var names = (0..<users).map { "User \($0)" as String? }
+        var sendsTyping = [Bool](repeating: true, count: users)
+        var members = [Set<Int>](repeating: [], count: conversations)
+        var requests: [Request] = []
+        var time = 0
+        func add(_ command: Command) {
+            requests.append(Request(line: requests.count + 1, at: time, command: command))
+        }
+        func join(_ c: Int, _ u: Int) {
+            add(.join(conv: Identifier("c\(c)"), user: Identifier("u\(u)"), name: names[u], sendTyping: sendsTyping[u]))
+            members[c].insert(u)
+        }
+        for c in 0..<conversations {
+            for _ in 0..<(2 + random.next(6)) { join(c, random.next(users)) }
+        }
+        while requests.count < commands {
+            time += random.next(400)
+            let c = random.next(conversations)
+            let member = members[c].isEmpty ? nil : members[c].sorted()[random.next(members[c].count)]
+            let conv = Identifier("c\(c)")
+            switch random.next(100) {
+            case 0..<45:
+                if let u = member {
+                    add(.type(conv: conv, user: Identifier("u\(u)"), timeout: random.next(10) == 0 ? 500 + random.next(5000) : nil))
+                }
+            case 45..<55: if let u = member { add(.send(conv: conv, user: Identifier("u\(u)"))) }
+            case 55..<58: if let u = member { add(.type(conv: conv, user: Identifier("u\(u)"), empty: true)) }
+            case 58..<63: if let u = member { add(.open(conv: conv, user: Identifier("u\(u)"))) }
+            case 63..<66: if let u = member { add(.close(conv: conv, user: Identifier("u\(u)"))) }
+            case 66..<70:
+                if let u = member {
+                    add(random.next(2) == 0 ? .leave(conv: conv, user: Identifier("u\(u)"))
+                                            : .remove(conv: conv, user: Identifier("u\(u)"), by: nil))
+                    members[c].remove(u)
+                    // A user with no membership left is forgotten with their settings.
+                    if !members.contains(where: { $0.contains(u) }) { names[u] = "User \(u)"; sendsTyping[u] = true }
+                }
+            case 70..<78: join(c, random.next(users))
+            case 78..<81: add(.offline(user: Identifier("u\(random.next(users))")))
+            case 81..<85:
+                let u = random.next(users)
+                guard members.contains(where: { $0.contains(u) }) else { continue }
+                names[u] = random.next(4) == 0 ? " " : "Renamed \(random.next(1000))"
+                add(.user(user: Identifier("u\(u)"), name: names[u]))
+            case 85..<87:
+                let u = random.next(users)
+                guard members.contains(where: { $0.contains(u) }) else { continue }
+                sendsTyping[u].toggle()
+                add(.user(user: Identifier("u\(u)"), sendTyping: sendsTyping[u]))
+            case 87..<92: add(.tick)
+            case 92..<95: add(.query(conv: conv))
+            default: add(.stats)
+            }
+        }
+        time += 100_000
+        add(.tick)
+        return requests
+    }
+
+    /// The events of each conversation (indicator and typing), in order.
+    static func byConversation(_ events: [Event]) -> [Identifier: [Event]] {
+        var split: [Identifier: [Event]] = [:]
+        for event in events {
+            switch event {
+            case .indicator(let indicator): split[indicator.conv, default: []].append(event)
+            case .typing(let typing): split[typing.conv, default: []].append(event)
+            default: break
+            }
+        }
+        return split
+    }
+
+    @Test("N engines fed by the routing rules give every conversation the events of one engine",
+          arguments: [(1, 1), (2, 2), (3, 3), (4, 4), (4, 5)])
+    func equivalence(partitions: Int, seed: UInt64) {
+        let configuration = EngineConfiguration(typingEvents: true, audience: seed % 2 == 0 ? .open : .members,
+                                                order: [.start, .recent, .name][Int(seed % 3)], maxListed: 3)
+        let requests = Self.workload(seed: seed, commands: 4000)
+        var single = Engine(configuration: configuration)
+        var singleEvents: [Event] = []
+        for request in requests { single.apply(request, to: &singleEvents) }
+
+        var engines = (0..<partitions).map { _ in Engine(configuration: configuration) }
+        var shardEvents = [[Event]](repeating: [], count: partitions)
+        var statsReplies: [Int: [Event.Stats]] = [:]
+        for request in requests {
+            for p in Self.routes(request.command, among: partitions) {
+                var events: [Event] = []
+                engines[p].apply(request, to: &events)
+                for case .stats(let stats) in events { statsReplies[request.line, default: []].append(stats) }
+                shardEvents[p] += events
+            }
+        }
+        for engine in engines { engine.checkInvariants() }
+
+        let expected = Self.byConversation(singleEvents)
+        let actual = Self.byConversation(shardEvents.flatMap { $0 })
+        #expect(Set(actual.keys) == Set(expected.keys))
+        let differing = expected.keys.filter { actual[$0] != expected[$0] }
+        #expect(differing.isEmpty, "\(differing.count) conversations differ, e.g. \(differing.first.map(\.string) ?? "")")
+
+        // stats: conversations, members and typing sum to the single engine's.
+        for case .stats(let one) in singleEvents {
+            let parts = statsReplies[one.lines] ?? []
+            #expect(parts.count == partitions)
+            #expect(parts.map(\.conversations).reduce(0, +) == one.conversations)
+            #expect(parts.map(\.members).reduce(0, +) == one.members)
+            #expect(parts.map(\.typing).reduce(0, +) == one.typing)
+        }
+        #expect(engines.map(\.membershipCount).reduce(0, +) == single.membershipCount)
+        #expect(engines.map(\.typingCount).reduce(0, +) == single.typingCount)
+    }
+}
+
+/// A small seeded generator (SplitMix64), so that workloads are the same on every run.
+struct SeededRandom {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    /// A number in 0 ..< bound.
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        return Int(Mixer.mix(state) % UInt64(bound))
+    }
+}
