@@ -102,6 +102,22 @@ struct Typingd: ParsableCommand {
         valueName: "file"))
     var record: String?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Threads that parse input while it floods in, this one included (default: the number of cores; 1: parse and apply on one thread). Only the speed changes.",
+        valueName: "n"))
+    var threads: Int = Typingd.cores
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
+        valueName: "bytes", visibility: .hidden))
+    var readBuffer = InputReader.defaultCapacity
+
+    /// The processors online, from 1 to ``threadRange``'s upper bound.
+    static var cores: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))).clamped(to: threadRange) }
+
+    /// The values `--threads` may have.
+    static let threadRange = 1...64
+
     @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
     var typingEvents = EngineConfiguration.defaults.typingEvents
 
@@ -153,6 +169,8 @@ struct Typingd: ParsableCommand {
     func validate() throws {
         try Typingd.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
         try Typingd.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
+        try Typingd.check("--threads", threads, in: Typingd.threadRange)
+        try Typingd.check("--read-buffer", readBuffer, in: 1...(1 << 24))
         try Typingd.check("--max-line-bytes", maxLineBytes, in: 1...Int.max)
         try Typingd.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
         try Typingd.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
@@ -189,6 +207,8 @@ struct Typingd: ParsableCommand {
             try StandardDescriptors.check()
             let signals = try SignalWatcher()
             var loop = EventLoop(configuration: sessionConfiguration)
+            loop.threads = threads
+            loop.readBuffer = readBuffer
             if let record {
                 let fd = open(record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 guard fd >= 0 else { throw .failed(operation: "open the record file \(record)", errno: errno) }

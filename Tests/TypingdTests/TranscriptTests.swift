@@ -27,17 +27,22 @@ struct TranscriptTests {
         #expect(failure == nil, "\(printed.joined(separator: "\n"))")
     }
 
-    @Test("transcript, through the daemon process", arguments: transcripts)
+    @Test("transcript, through the daemon process: one thread, and parsing on four threads with tiny reads",
+          arguments: transcripts)
     func daemon(_ transcript: Transcript) throws {
         guard !Self.blessing else { return }
         var arguments = try ArgumentsFile.words(
             FileManager.default.fileExists(atPath: transcript.arguments)
                 ? String(contentsOfFile: transcript.arguments, encoding: .utf8) : "")
         if !arguments.contains("--clock") { arguments = ["--clock", "manual"] + arguments }
-        let run = try Daemon.run(arguments, input: URL(fileURLWithPath: transcript.input))
-        #expect(run.status == 0 && run.stderr.isEmpty, "status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
         let expected = try [UInt8](Data(contentsOf: URL(fileURLWithPath: transcript.expected)))
-        let difference = OutputDiff.describe(expected: expected, actual: [UInt8](run.stdout))
-        #expect(difference == nil, "\(transcript): \(difference ?? "")")
+        // Tiny reads make every read a flood: lines go through the parsing threads
+        // in small batches, and lines are cut across reads everywhere.
+        for threading in [["--threads", "1"], ["--threads", "4", "--read-buffer", "7"], ["--threads", "2", "--read-buffer", "300"]] {
+            let run = try Daemon.run(arguments + threading, input: URL(fileURLWithPath: transcript.input))
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(threading) status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
+            let difference = OutputDiff.describe(expected: expected, actual: [UInt8](run.stdout))
+            #expect(difference == nil, "\(transcript) with \(threading): \(difference ?? "")")
+        }
     }
 }

@@ -89,7 +89,7 @@ public struct EngineConfiguration: Sendable, Equatable {
 
 extension Int {
     /// The value, moved into `range` if outside it.
-    func clamped(to range: ClosedRange<Int>) -> Int {
+    package func clamped(to range: ClosedRange<Int>) -> Int {
         Swift.min(Swift.max(self, range.lowerBound), range.upperBound)
     }
 }

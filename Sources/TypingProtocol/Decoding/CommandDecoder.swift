@@ -20,6 +20,13 @@ package struct CommandDecoder: Sendable {
         self.clock = clock
     }
 
+    /// Makes jansson ready for decoding on several threads at once: its hash seed
+    /// is set once, here, instead of lazily by the first object, which is not
+    /// thread-safe. Call it before starting threads that decode.
+    package static func prepareForThreads() {
+        json_object_seed(0)
+    }
+
     /// Decodes `line` (without LF or trailing CR), which is line `number` of the input.
     @usableFromInline
     package func decode(_ line: UnsafeRawBufferPointer, number: Int) throws(Event.Error) -> Request {

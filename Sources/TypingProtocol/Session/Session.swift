@@ -36,12 +36,71 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
         return consumed
     }
 
-    /// Ends the input: processes a final line without LF, then, unless draining is
-    /// off or the clock is real (the caller then waits for ``nextDeadline()``),
-    /// fires every remaining timeout at its deadline.
+    /// Frames the complete lines of `chunk` into `batch`, without decoding or
+    /// applying them, until the chunk is used up or the batch is full. Returns the
+    /// number of bytes consumed. See ``LineBatch`` for the threads this is for.
+    public mutating func frame(_ chunk: UnsafeRawBufferPointer, into batch: inout LineBatch) -> Int {
+        var collector = BatchCollector(batch: .placeholder)
+        swap(&collector.batch, &batch)
+        let consumed = framer.feed(chunk, to: &collector)
+        swap(&collector.batch, &batch)
+        return consumed
+    }
+
+    /// Frames the final line without LF, if any, into `batch` (the end of input).
+    public mutating func frameEnd(into batch: inout LineBatch) {
+        var collector = BatchCollector(batch: .placeholder)
+        swap(&collector.batch, &batch)
+        framer.finish(to: &collector)
+        swap(&collector.batch, &batch)
+    }
+
+    /// The decoder, for decoding batches on other threads.
+    package var decoder: CommandDecoder { lines.decoder }
+
+    /// Applies the decoded lines of `batch`, in order, exactly as ``feed(_:)`` would
+    /// have applied them. Returns how many were applied: all of them, unless the
+    /// sink asked for a pause after one (see ``ByteSink/shouldPause``).
+    public mutating func apply(_ batch: borrowing LineBatch) throws(Sink.Failure) -> Int {
+        for index in batch.decoded.indices {
+            switch batch.decoded[index] {
+            case .blank:
+                lines.recording?.recordBlank()
+            case .request(let request):
+                lines.engine.apply(request, to: &lines.output)
+                if lines.recording != nil {
+                    let now = lines.engine.now
+                    batch.withLine(index) { lines.recording?.recordApplied($0, at: now) }
+                }
+            case .refused(let error):
+                lines.engine.reject(error, to: &lines.output)
+                if lines.recording != nil { batch.withLine(index) { lines.recording?.recordRefused($0, error) } }
+            case let .tooLong(number, limit):
+                lines.handleTooLong(number: number, limit: limit)
+            }
+            if let failure = lines.recording?.failure, lines.output.failure == nil { lines.output.failure = failure }
+            if lines.checksInvariants { lines.engine.checkInvariants() }
+            if lines.wantsPause {
+                try rethrow()
+                return index + 1
+            }
+        }
+        try rethrow()
+        return batch.decoded.count
+    }
+
+    /// Ends the input: processes a final line without LF, then drains (see
+    /// ``drainIfManual()``).
     @inlinable
     public mutating func finish() throws(Sink.Failure) {
         framer.finish(to: &lines)
+        try drainIfManual()
+    }
+
+    /// Unless draining is off or the clock is real (the caller then waits for
+    /// ``nextDeadline()``), fires every remaining timeout at its deadline.
+    @inlinable
+    public mutating func drainIfManual() throws(Sink.Failure) {
         if configuration.drain && configuration.clock == .manual {
             lines.engine.drain(sink: &lines.output)
         }

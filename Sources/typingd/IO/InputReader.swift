@@ -8,8 +8,11 @@ struct InputReader: ~Copyable {
     /// The one buffer every read goes into.
     let buffer: UnsafeMutableRawBufferPointer
 
+    /// The buffer's size: 64 KiB.
+    static let defaultCapacity = 1 << 16
+
     /// A reader of `fd` with a buffer of `capacity` bytes.
-    init(fd: Int32, capacity: Int = 1 << 16) {
+    init(fd: Int32, capacity: Int = InputReader.defaultCapacity) {
         self.fd = fd
         self.buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
     }

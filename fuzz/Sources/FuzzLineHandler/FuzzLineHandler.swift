@@ -34,6 +34,8 @@ public func fuzzLineHandler(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let whole = run(input, configuration: configuration, cuts: [])
     let split = run(input, configuration: configuration, cuts: [cut * input.count / 256])
     precondition(whole.output == split.output, "output depends on how input is cut into reads")
+    let threaded = runThreaded(input, configuration: configuration, lines: 1 + cut % 7, chunk: 1 + cut % 61)
+    precondition(threaded == whole.output, "output of the threaded path differs")
     precondition(whole.typing == 0, "streaks left after the drain")
     check(whole.output)
     return 0
@@ -56,6 +58,39 @@ func run(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
     session.flush()
     session.engine.checkInvariants()
     return (session.sink, session.engine.typingCount)
+}
+
+/// Runs `input` as the daemon does under a flood: read `chunk` bytes at a time,
+/// framed into batches of `lines` lines, decoded by two worker threads (and this
+/// one), applied in order.
+func runThreaded(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration, lines: Int, chunk: Int) -> [UInt8] {
+    var session = Session(configuration: configuration, sink: [UInt8]())
+    guard let decoder = try? ParallelDecoder(workers: 2, slots: 4, lines: lines, bytes: 4096, for: session) else {
+        preconditionFailure("could not start the parsing threads")
+    }
+    defer { decoder.stop() }
+    func apply(_ batch: inout LineBatch) -> Bool { session.apply(batch) == batch.count }
+    var offset = 0
+    while offset < input.count {
+        let end = min(input.count, offset + chunk)
+        var at = offset
+        while at < end {
+            while !decoder.hasRoom { _ = decoder.applyInOrder(wait: true, apply) }
+            let batch = decoder.batchToFill
+            at += session.frame(UnsafeRawBufferPointer(rebasing: input[at..<end]), into: &batch.pointee)
+            if !batch.pointee.isEmpty { decoder.submit() }
+        }
+        _ = decoder.applyInOrder(wait: false, apply)
+        offset = end
+    }
+    while !decoder.hasRoom { _ = decoder.applyInOrder(wait: true, apply) }
+    let batch = decoder.batchToFill
+    session.frameEnd(into: &batch.pointee)
+    if !batch.pointee.isEmpty { decoder.submit() }
+    _ = decoder.applyInOrder(wait: true, apply)
+    session.drainIfManual()
+    session.flush()
+    return session.sink
 }
 
 /// Every output line is one JSON object starting with "event", with no raw
