@@ -67,8 +67,10 @@ struct Harness {
             return "state \(state.conv) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))"
         case .member(let m):
             return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)"
+        case .streak(let s):
+            return "streak \(s.conv) \(s.user) deadline=\(s.deadline) keystroke=\(s.keystroke)"
         case .snapshot(let s):
-            return "snapshot conversations=\(s.conversations) members=\(s.members)"
+            return "snapshot conversations=\(s.conversations) members=\(s.members) typing=\(s.typing)"
         case .stats(let s):
             return "stats lines=\(s.lines) commands=\(s.commands) errors=\(s.errors) conversations=\(s.conversations) members=\(s.members) typing=\(s.typing) events=\(s.events)"
         }

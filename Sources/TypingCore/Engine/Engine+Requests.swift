@@ -82,11 +82,23 @@ extension Engine {
         return Event.State(at: now, id: id, conv: conv, members: Array(members), open: open, typing: typing)
     }
 
-    /// The reply to `snapshot`: a `member` event for each membership, conversation
-    /// by conversation (in the engine's storage order) and in join order within
-    /// each, then the `snapshot` event. O(memberships): it answers an explicit
-    /// question, as `query` does.
+    /// The reply to `snapshot`: for each conversation (in the engine's storage
+    /// order), a `member` event for each membership in join order, then a `streak`
+    /// event for each live streak in the order the streaks began; then the
+    /// `snapshot` event. O(memberships + streaks × log streaks): it answers an
+    /// explicit question, as `query` does.
     mutating func snapshot<S: EventSink & ~Copyable>(id: Request.ID?, sink: inout S) {
+        // Every live streak's rank by its last keystroke, from 1.
+        var byKeystroke: [Int32] = []
+        byKeystroke.reserveCapacity(streaks.count)
+        for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
+            byKeystroke.append(contentsOf: conversations[c].typers)
+        }
+        byKeystroke.sort { streaks[$0].keystroke < streaks[$1].keystroke }
+        var rank: [Int32: Int] = [:]
+        rank.reserveCapacity(byKeystroke.count)
+        for (index, s) in byKeystroke.enumerated() { rank[s] = index + 1 }
+
         var members = 0
         for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
             for slot in conversations[c].members.indices where conversations[c].members[slot].isOccupied {
@@ -97,8 +109,15 @@ extension Engine {
                      to: &sink)
                 members += 1
             }
+            for s in conversations[c].typers.sorted(by: { streaks[$0].started < streaks[$1].started }) {
+                emit(.streak(Event.Streak(at: now, conv: conversations[c].id, user: users[streaks[s].user].id,
+                                          deadline: streaks[s].deadline, keystroke: rank[s] ?? 0)),
+                     to: &sink)
+            }
         }
-        emit(.snapshot(Event.Snapshot(at: now, id: id, conversations: conversations.count, members: members)), to: &sink)
+        emit(.snapshot(Event.Snapshot(at: now, id: id, conversations: conversations.count, members: members,
+                                      typing: byKeystroke.count)),
+             to: &sink)
     }
 
     /// The `stats` reply; `line` is the stats command's own line, so lines read.

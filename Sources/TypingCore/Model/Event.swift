@@ -15,6 +15,8 @@ public enum Event: Sendable, Equatable {
     case stats(Stats)
     /// One membership, in the reply to `snapshot`.
     case member(Member)
+    /// One live streak, in the reply to `snapshot`.
+    case streak(Streak)
     /// The end of the reply to `snapshot`.
     case snapshot(Snapshot)
 }
@@ -257,6 +259,33 @@ extension Event {
         }
     }
 
+    /// A `streak` event: one live streak, as `snapshot` lists them (after the
+    /// conversation's members, in the order the streaks began). Replaying a `type`
+    /// with `timeout_ms` = `deadline` − `at` for each, in the order listed, then
+    /// again in the order of `keystroke`, rebuilds the typers, their order and
+    /// their deadlines.
+    public struct Streak: Sendable, Equatable {
+        /// The time of the snapshot, in milliseconds.
+        public var at: Int
+        /// The conversation.
+        public var conv: Identifier
+        /// The typer.
+        public var user: Identifier
+        /// When the streak times out (later than `at`).
+        public var deadline: Int
+        /// The streak's rank, from 1, among all the streaks listed, by the time of
+        /// their last keystroke.
+        public var keystroke: Int
+
+        package init(at: Int, conv: Identifier, user: Identifier, deadline: Int, keystroke: Int) {
+            self.at = at
+            self.conv = conv
+            self.user = user
+            self.deadline = deadline
+            self.keystroke = keystroke
+        }
+    }
+
     /// A `snapshot` event: the end of the `member` events a `snapshot` wrote.
     public struct Snapshot: Sendable, Equatable {
         /// The current time, in milliseconds.
@@ -267,12 +296,15 @@ extension Event {
         public var conversations: Int
         /// The `member` events written.
         public var members: Int
+        /// The `streak` events written.
+        public var typing: Int
 
-        package init(at: Int, id: Request.ID?, conversations: Int, members: Int) {
+        package init(at: Int, id: Request.ID?, conversations: Int, members: Int, typing: Int) {
             self.at = at
             self.id = id
             self.conversations = conversations
             self.members = members
+            self.typing = typing
         }
     }
 }

@@ -33,6 +33,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         case .state(let state): encode(state, into: &out)
         case .stats(let stats): encode(stats, into: &out)
         case .member(let member): encode(member, into: &out)
+        case .streak(let streak): encode(streak, into: &out)
         case .snapshot(let snapshot): encode(snapshot, into: &out)
         }
     }
@@ -211,7 +212,22 @@ extension JSONFormat {
         out.append(member.open ? ",\"open\":true}\n" : ",\"open\":false}\n")
     }
 
-    /// `{"event":"snapshot","at":…,"id":…,"conversations":…,"members":…}`
+    /// `{"event":"streak","at":…,"conv":…,"user":…,"deadline":…,"keystroke":…}`
+    func encode(_ streak: Event.Streak, into out: inout OutputBuffer) {
+        out.append("{\"event\":\"streak\",\"at\":")
+        out.appendDecimal(streak.at)
+        out.append(",\"conv\":")
+        out.jsonIdentifier(streak.conv)
+        out.append(",\"user\":")
+        out.jsonIdentifier(streak.user)
+        out.append(",\"deadline\":")
+        out.appendDecimal(streak.deadline)
+        out.append(",\"keystroke\":")
+        out.appendDecimal(streak.keystroke)
+        out.append("}\n")
+    }
+
+    /// `{"event":"snapshot","at":…,"id":…,"conversations":…,"members":…,"typing":…}`
     func encode(_ snapshot: Event.Snapshot, into out: inout OutputBuffer) {
         out.append("{\"event\":\"snapshot\",\"at\":")
         out.appendDecimal(snapshot.at)
@@ -223,6 +239,8 @@ extension JSONFormat {
         out.appendDecimal(snapshot.conversations)
         out.append(",\"members\":")
         out.appendDecimal(snapshot.members)
+        out.append(",\"typing\":")
+        out.appendDecimal(snapshot.typing)
         out.append("}\n")
     }
 }

@@ -92,13 +92,25 @@ public struct TextFormat: EventFormat {
             }
             if !member.sendTyping { out.append(", typing hidden") }
             if member.open { out.append(", view open") }
+        case .streak(let streak):
+            TextFormat.time(streak.at, into: &out)
+            TextFormat.id(streak.conv, into: &out)
+            out.append("  streak ")
+            TextFormat.id(streak.user, into: &out)
+            out.append(" until ")
+            TextFormat.seconds(streak.deadline, into: &out)
+            out.append(" (keystroke ")
+            out.appendDecimal(streak.keystroke)
+            out.append(")")
         case .snapshot(let snapshot):
             TextFormat.time(snapshot.at, into: &out)
             out.append("snapshot: ")
             out.appendDecimal(snapshot.members)
             out.append(" members in ")
             out.appendDecimal(snapshot.conversations)
-            out.append(" conversations")
+            out.append(" conversations, ")
+            out.appendDecimal(snapshot.typing)
+            out.append(" typing")
             if let id = snapshot.id { TextFormat.requestID(id, into: &out) }
         }
         out.append(UInt8(ascii: "\n"))
@@ -106,13 +118,18 @@ public struct TextFormat: EventFormat {
 
     /// `12.345  ` (seconds with milliseconds, then two spaces).
     static func time(_ at: Int, into out: inout OutputBuffer) {
+        seconds(at, into: &out)
+        out.append("  ")
+    }
+
+    /// `12.345` (seconds with milliseconds).
+    static func seconds(_ at: Int, into out: inout OutputBuffer) {
         out.appendDecimal(at / 1000)
         out.append(UInt8(ascii: "."))
         let millis = at % 1000
         if millis < 100 { out.append(UInt8(ascii: "0")) }
         if millis < 10 { out.append(UInt8(ascii: "0")) }
         out.appendDecimal(millis)
-        out.append("  ")
     }
 
     /// ` (id 7)` or ` (id "k")`.
