@@ -1,0 +1,194 @@
+#!/bin/sh
+# typingd on a 3-node NATS JetStream cluster, checked against one typingd.
+#
+#   examples/cluster/check.sh
+#
+# Starts a real 3-node cluster on 127.0.0.1 (nats-server from Debian; installed
+# when missing), routes a 200,000-line W1-like workload through 4 shards, and
+# compares every conversation's events with one typingd's, in three phases:
+#   1. a steady run;
+#   2. the stream's leader is killed (kill -9) mid-run, then restarted;
+#   3. a shard is killed (kill -9) mid-run and a replacement takes over its
+#      partition from the latest snapshot (shards snapshot and purge as they go).
+# Every process runs under `timeout` and is stopped by its pid. Ends with
+# "N passed, N failed"; exits 0 when all passed. Environment: TYPINGD_BINARY
+# (default .build/release/typingd, built when missing), LINES (200000),
+# PORT_BASE (14222), KEEP=1 to keep the work folder.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+lines=${LINES:-200000}
+phases=${PHASES:-1 2 3}
+partitions=4
+started_at=$(date +%s)
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# What it needs: nats-server, Python with nats-py, a typingd.
+if ! command -v nats-server >/dev/null 2>&1; then
+    echo "check.sh: installing nats-server" >&2
+    as_root apt-get install -y nats-server >/dev/null || { as_root apt-get update >/dev/null && as_root apt-get install -y nats-server >/dev/null; }
+fi
+venv=$here/.venv
+if ! "$venv/bin/python" -c 'import nats' 2>/dev/null; then
+    echo "check.sh: creating $venv with nats-py" >&2
+    python3 -m venv "$venv" || { as_root apt-get install -y python3-venv >/dev/null && python3 -m venv "$venv"; }
+    "$venv/bin/pip" install -q nats-py==2.16.0
+fi
+py="$venv/bin/python"
+typingd=${TYPINGD_BINARY:-$root/.build/release/typingd}
+if [ ! -x "$typingd" ]; then
+    (cd "$root" && swift build -c release >&2)
+fi
+typingd=$(cd "$(dirname "$typingd")" && pwd)/$(basename "$typingd")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/typingd-cluster.XXXXXX")
+urls=$("$here/cluster.sh" urls)
+shard_pids=""
+router_pid=""
+cleanup() {
+    for pid in $shard_pids $router_pid; do kill -KILL "$pid" 2>/dev/null || true; done
+    "$here/cluster.sh" stop "$work/nats" 2>/dev/null || true
+    if [ "${KEEP:-0}" = 1 ]; then echo "check.sh: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT INT TERM
+
+passed=0 failed=0
+result() { # NAME STATUS
+    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "PASS $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi
+}
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+ctl() { timeout 90 "$py" "$here/ctl.py" --servers "$urls" "$@"; }
+
+start_shard() { # PARTITION AUDIT LOG [OPTIONS...]
+    p=$1 audit=$2 logfile=$3; shift 3
+    TYPINGD_BINARY=$typingd "$py" "$here/shard.py" --servers "$urls" --lifetime 240 \
+        --partition "$p" --audit "$audit" "$@" >> "$logfile" 2>&1 &
+    last_pid=$!
+    shard_pids="$shard_pids $last_pid"
+}
+stop_shards() {
+    for pid in $shard_pids; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in $shard_pids; do wait "$pid" 2>/dev/null || true; done
+    shard_pids=""
+}
+wait_caught_up() { # LOG
+    tries=0
+    until grep -q "caught up" "$1" 2>/dev/null; do
+        tries=$((tries + 1)); [ $tries -lt 600 ] || return 1; sleep 0.1
+    done
+}
+
+echo "check.sh: workload of $lines lines, one typingd for reference"
+"$py" "$here/workload.py" --lines "$lines" > "$work/workload.jsonl"
+timeout 120 "$typingd" --clock manual --no-drain < "$work/workload.jsonl" > "$work/reference.jsonl"
+total=$(wc -l < "$work/workload.jsonl")
+
+echo "check.sh: starting a 3-node JetStream cluster on 127.0.0.1"
+"$here/cluster.sh" start "$work/nats"
+ctl ready
+
+# phase NAME ROUTER_RATE SNAPSHOT_EVERY: a fresh stream, 4 shards, the router in the background.
+begin_phase() {
+    phase=$1 rate=$2 every=$3
+    ctl setup
+    mkdir -p "$work/$phase"
+    for p in 0 1 2 3; do
+        start_shard "$p" "$work/$phase/audit-$p-a" "$work/$phase/shard-$p.log" --snapshot-every "$every"
+    done
+    for p in 0 1 2 3; do
+        wait_caught_up "$work/$phase/shard-$p.log" || { echo "check.sh: shard $p did not start:" >&2; tail -n 5 "$work/$phase/shard-$p.log" >&2; }
+    done
+    phase_started=$(date +%s.%N)
+    timeout 200 "$py" "$here/router.py" --servers "$urls" --partitions $partitions --rate "$rate" \
+        --name "$phase" < "$work/workload.jsonl" 2> "$work/$phase/router.log" &
+    router_pid=$!
+}
+end_phase() { # NAME AUDITS...
+    name=$1; shift
+    status=0
+    wait "$router_pid" || status=$?
+    router_pid=""
+    cat "$work/$phase/router.log"
+    [ $status -eq 0 ] && { ctl idle --partitions $partitions --timeout 60 || status=$?; }
+    elapsed=$(since "$phase_started")
+    stop_shards
+    if [ $status -eq 0 ]; then
+        "$py" "$here/compare.py" "$work/reference.jsonl" "$@" --label "$name" || status=$?
+    fi
+    echo "  $total lines through the cluster in $elapsed s (routed, applied, published and acknowledged)"
+    result "$name" "$status"
+}
+
+case " $phases " in *" 1 "*)
+# 1. Steady. A gateway's view too: one viewer's subject, subscribed to throughout.
+viewer=$("$py" -c 'import collections, json, sys
+c = collections.Counter(json.loads(l).get("viewer") for l in open(sys.argv[1]) if "\"indicator\"" in l)
+print(c.most_common(1)[0][0])' "$work/reference.jsonl")
+mkdir -p "$work/steady"
+"$py" "$here/watch.py" --servers "$urls" --viewer "$viewer" --seconds 200 > "$work/steady/watched.jsonl" 2> "$work/steady/watch.log" &
+watch_pid=$!
+until grep -q subscribed "$work/steady/watch.log" 2>/dev/null; do sleep 0.1; done
+begin_phase steady 0 0
+end_phase "phase 1: steady run" "$work/steady"/audit-*
+kill -TERM "$watch_pid"; wait "$watch_pid" || true
+"$py" -c 'import collections, json, sys
+def per_conv(lines):
+    d = collections.defaultdict(list)
+    for l in lines:
+        e = json.loads(l)
+        if e.get("event") == "indicator" and e["viewer"] == sys.argv[3]:
+            d[e["conv"]].append(l.strip())
+    return d
+ref, got = per_conv(open(sys.argv[1])), per_conv(open(sys.argv[2]))
+n = sum(map(len, got.values()))
+print("  viewer %s received %d indicators over NATS in %d conversations; %d conversations differ from one typingd"
+      % (sys.argv[3], n, len(got), sum(ref[c] != got[c] for c in set(ref) | set(got))))
+sys.exit(ref != got)' "$work/reference.jsonl" "$work/steady/watched.jsonl" "$viewer" && status=0 || status=1
+result "phase 1: a gateway subscribed to one viewer receives exactly that viewer's indicators" $status
+;; esac
+
+case " $phases " in *" 2 "*)
+# 2. The stream leader dies mid-run.
+# Paced to last about 4 s, so that the kill at 1.2 s is mid-run.
+begin_phase failover $((lines / 4)) 0
+sleep 1.2
+leader=$(ctl leader)
+killed_at=$(date +%s.%N)
+"$here/cluster.sh" kill "$leader" "$work/nats"
+echo "  killed stream leader $leader (kill -9) mid-run"
+new_leader=$(ctl leader --timeout 30)
+echo "  new stream leader $new_leader after $(since "$killed_at") s"
+"$here/cluster.sh" restart "$leader" "$work/nats"
+end_phase "phase 2: stream leader killed mid-run" "$work/failover"/audit-*
+grep -h "retries" "$work/failover/router.log" | sed 's/^/  /' || true
+;; esac
+
+case " $phases " in *" 3 "*)
+# 3. A shard dies mid-run; a replacement rebuilds from the snapshot and the stream.
+begin_phase takeover $((lines / 4)) 20
+sleep 1.5
+victim=1
+victim_pid=$(echo $shard_pids | cut -d' ' -f$((victim + 1)))
+kill -KILL "$victim_pid"
+echo "  killed shard $victim (kill -9) mid-run"
+sleep 0.5
+start_shard "$victim" "$work/takeover/audit-$victim-b" "$work/takeover/shard-$victim-b.log" --snapshot-every 20
+wait_caught_up "$work/takeover/shard-$victim-b.log" || true
+sed -n 's/^shard: /  replacement: /p' "$work/takeover/shard-$victim-b.log" | grep "caught up" || true
+end_phase "phase 3: shard killed, replacement takes over" \
+    "$work/takeover/audit-0-a" "$work/takeover/audit-1-a" "$work/takeover/audit-1-b" \
+    "$work/takeover/audit-2-a" "$work/takeover/audit-3-a"
+ctl info --partitions $partitions | sed 's/^/  /'
+# The replacement started from a snapshot, and the stream was trimmed behind it.
+if grep -q "caught up.*snapshot after seq [1-9]" "$work/takeover/shard-$victim-b.log" \
+    && grep -q "older messages purged" "$work/takeover/shard-$victim-b.log"; then
+    result "phase 3: the replacement rebuilt from a snapshot, and kept trimming the stream" 0
+else
+    result "phase 3: the replacement rebuilt from a snapshot, and kept trimming the stream" 1
+fi
+;; esac
+
+echo "check.sh: $(( $(date +%s) - started_at )) s in all"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,86 @@
+#!/bin/sh
+# A 3-node NATS JetStream cluster on 127.0.0.1, started and stopped by pid.
+#
+#   cluster.sh start DIR          start nodes n1 n2 n3 (state, logs and pids in DIR)
+#   cluster.sh stop DIR           stop every node (TERM, then KILL after 5 s)
+#   cluster.sh kill NODE DIR      kill -9 one node (n1, n2 or n3)
+#   cluster.sh restart NODE DIR   start a killed node again, with its stored state
+#   cluster.sh urls               the client URLs, comma-separated
+#
+# Ports: clients PORT_BASE+0..2 (default 14222..14224), routes +2000, monitoring
+# +4000. Every node runs under `timeout` (CLUSTER_LIFETIME seconds, default 600),
+# so a forgotten cluster ends by itself.
+set -eu
+base=${PORT_BASE:-14222}
+lifetime=${CLUSTER_LIFETIME:-600}
+
+urls() {
+    echo "nats://127.0.0.1:$base,nats://127.0.0.1:$((base + 1)),nats://127.0.0.1:$((base + 2))"
+}
+
+start_node() { # NODE INDEX DIR
+    node=$1 i=$2 dir=$3
+    mkdir -p "$dir/$node"
+    cat > "$dir/$node.conf" <<CONF
+server_name: $node
+listen: 127.0.0.1:$((base + i))
+http: 127.0.0.1:$((base + 4000 + i))
+jetstream { store_dir: "$dir/$node" }
+cluster {
+    name: typingd
+    listen: 127.0.0.1:$((base + 2000 + i))
+    routes: [
+        nats-route://127.0.0.1:$((base + 2000))
+        nats-route://127.0.0.1:$((base + 2001))
+        nats-route://127.0.0.1:$((base + 2002))
+    ]
+}
+CONF
+    rm -f "$dir/$node.pid"
+    timeout --signal=KILL "$lifetime" nats-server -c "$dir/$node.conf" -P "$dir/$node.pid" \
+        >> "$dir/$node.log" 2>&1 &
+    tries=0
+    while [ ! -s "$dir/$node.pid" ]; do
+        tries=$((tries + 1))
+        if [ $tries -gt 100 ]; then echo "cluster.sh: $node did not start; see $dir/$node.log" >&2; exit 1; fi
+        sleep 0.05
+    done
+}
+
+stop_node() { # NODE DIR SIGNAL
+    pidfile="$2/$1.pid"
+    [ -s "$pidfile" ] || return 0
+    pid=$(cat "$pidfile")
+    kill "-$3" "$pid" 2>/dev/null || true
+    if [ "$3" = TERM ]; then
+        tries=0
+        while kill -0 "$pid" 2>/dev/null; do
+            tries=$((tries + 1))
+            if [ $tries -gt 100 ]; then kill -KILL "$pid" 2>/dev/null || true; break; fi
+            sleep 0.05
+        done
+    else
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    fi
+    rm -f "$pidfile"
+}
+
+index_of() {
+    case $1 in n1) echo 0 ;; n2) echo 1 ;; n3) echo 2 ;; *) echo "cluster.sh: no node $1" >&2; exit 64 ;; esac
+}
+
+case ${1:-} in
+start)
+    dir=$2; mkdir -p "$dir"
+    for node in n1 n2 n3; do start_node "$node" "$(index_of $node)" "$dir"; done ;;
+stop)
+    for node in n1 n2 n3; do stop_node "$node" "$2" TERM; done ;;
+kill)
+    index_of "$2" > /dev/null; stop_node "$2" "$3" KILL ;;
+restart)
+    start_node "$2" "$(index_of "$2")" "$3" ;;
+urls)
+    urls ;;
+*)
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64 ;;
+esac
