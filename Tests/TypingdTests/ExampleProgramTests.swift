@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// Runs the examples meant for real use, as a user would: the Python wrapper's own
-/// tests and the shell + jq live session.
+/// Runs the examples meant for real use, as a user would: the Python and Node.js
+/// wrappers' own tests and the shell + jq live session.
 @Suite("Example programs")
 struct ExampleProgramTests {
     /// The full path of `tool` on PATH, if any.
@@ -40,6 +40,14 @@ struct ExampleProgramTests {
                                               ["-m", "unittest", "discover", "-s", "examples/python", "-v"])
         #expect(status == 0, "\(stderr)")
         #expect(stderr.contains("Ran 4 tests"))
+    }
+
+    @Test("the Node.js wrapper's tests pass against the built binary",
+          .enabled(if: which("node") != nil, "node is not installed"))
+    func nodeWrapper() throws {
+        let (stdout, stderr, status) = try Self.run(Self.which("node") ?? "node", ["--test", "examples/node/"])
+        #expect(status == 0, "\(stdout)\n\(stderr)")
+        #expect(stdout.contains("# pass 10") && stdout.contains("# fail 0"), "\(stdout)")
     }
 
     @Test("the live session script shows what Cleo sees, as it happens",

@@ -1,0 +1,550 @@
+'use strict';
+/**
+ * A small Node.js wrapper around a typingd subprocess (standard library only, Node 18+).
+ *
+ *     const { TypingdClient } = require('./typingd_client');
+ *
+ *     const td = new TypingdClient({ options: ['--timeout-ms', '3000'] });
+ *     td.onIndicator('bob', (ev) => console.log('bob sees:', ev.text));
+ *     await td.join('dm', 'alice', { name: 'Alice' });
+ *     await td.join('dm', 'bob', { name: 'Bob' });
+ *     await td.type('dm', 'alice');            // bob sees: Alice is typing...
+ *     console.log(await td.query('dm'));       // { event: 'state', members: [...], ... }
+ *     console.log(await td.close());           // 0
+ *
+ * Every command method sends its command with an id ("js-1", "js-2", ...) and returns a
+ * Promise for the reply that carries it: `ok`, `state`, `stats` or `snapshot` (resolved)
+ * or `error` (rejected with a TypingdError holding the event's code, message, line and
+ * field). Lines written without an id (`write`, `writeRaw`) are numbered like typingd
+ * numbers them, so `outcome(line)` can tell whether a given line failed.
+ *
+ * Every other event (indicator, typing, and errors or replies no request waits for) is
+ * emitted ('event', plus 'indicator' / 'typing' / 'member' / 'reply' / 'lineError'),
+ * delivered to per-viewer callbacks registered with `onIndicator(viewer, cb)`, and
+ * queued for `nextEvent()` (unless `queue: false`). stdout is read all the time, so
+ * typingd never blocks on a full pipe however many events it writes.
+ *
+ * The binary is `binary` when given, else $TYPINGD_BINARY, else `typingd` on PATH.
+ */
+const { spawn } = require('node:child_process');
+const { EventEmitter } = require('node:events');
+const { StringDecoder } = require('node:string_decoder');
+const os = require('node:os');
+
+/** Events that answer a command: they carry the command's id when it had one. */
+const REPLIES = new Set(['ok', 'error', 'state', 'stats', 'snapshot']);
+/** Where a matched snapshot reply keeps the member events that came before it. */
+const MEMBERS = Symbol('members');
+/** How much of typingd's stderr is kept for error messages. */
+const STDERR_LIMIT = 64 * 1024;
+/** How many recent error events are remembered for late `outcome()` calls. */
+const RECENT_ERRORS = 1024;
+
+/** typingd answered with an `error` event, or typingd is gone (code 'gone' / 'closed'). */
+class TypingdError extends Error {
+  constructor(event, extra = {}) {
+    super(`${event.code}: ${event.message}`);
+    this.name = 'TypingdError';
+    this.event = event;
+    this.code = event.code;
+    if (event.line !== undefined) this.line = event.line;
+    if (event.id !== undefined) this.id = event.id;
+    if (event.field !== undefined) this.field = event.field;
+    Object.assign(this, extra);
+  }
+}
+
+/**
+ * Cuts a byte stream into lines at LF. UTF-8 sequences and lines split across chunks
+ * are put back together. Only LF ends a line: typingd escapes U+2028, U+2029 and
+ * U+0085 in its output, and a CR never ends a line here.
+ */
+class LineSplitter {
+  constructor(onLine) {
+    this._onLine = onLine;
+    this._decoder = new StringDecoder('utf8');
+    this._partial = '';
+  }
+
+  push(chunk) {
+    const text = this._partial + this._decoder.write(chunk);
+    let start = 0;
+    let end;
+    while ((end = text.indexOf('\n', start)) !== -1) {
+      this._onLine(text.slice(start, end));
+      start = end + 1;
+    }
+    this._partial = text.slice(start);
+  }
+
+  /** The input ended: a last line without LF (a cut-off one, say) is still a line. */
+  end() {
+    const rest = this._partial + this._decoder.end();
+    this._partial = '';
+    if (rest !== '') this._onLine(rest);
+  }
+}
+
+/** Protocol field names for the camelCase spellings a caller may use. */
+const ALIASES = { sendTyping: 'send_typing', timeoutMs: 'timeout_ms' };
+
+function fieldsOf(options) {
+  const fields = {};
+  for (const [key, value] of Object.entries(options || {})) {
+    if (value === undefined) continue;
+    fields[ALIASES[key] || key] = value;
+  }
+  return fields;
+}
+
+function countNewlines(data) {
+  if (typeof data === 'string') {
+    let n = 0;
+    for (let i = data.indexOf('\n'); i !== -1; i = data.indexOf('\n', i + 1)) n += 1;
+    return n;
+  }
+  let n = 0;
+  for (const byte of data) if (byte === 0x0a) n += 1;
+  return n;
+}
+
+class TypingdClient extends EventEmitter {
+  /**
+   * @param {object} [config]
+   * @param {string[]} [config.options]  command-line options, e.g. ['--clock', 'manual']
+   * @param {string} [config.binary]     default: $TYPINGD_BINARY, else 'typingd' on PATH
+   * @param {number} [config.requestTimeout=5000]  ms to wait for a reply; 0: no limit
+   * @param {boolean} [config.queue=true]  keep unmatched events for nextEvent(); a
+   *   long-running gateway that uses listeners only should pass false
+   * @param {string} [config.idPrefix='js-']
+   * @param {object} [config.spawnOptions]  passed to child_process.spawn (cwd, env, ...)
+   */
+  constructor(config = {}) {
+    super();
+    if (Array.isArray(config)) config = { options: config };
+    this.binary = config.binary || process.env.TYPINGD_BINARY || 'typingd';
+    this.options = [...(config.options || [])];
+    this.requestTimeout = config.requestTimeout === undefined ? 5000 : config.requestTimeout;
+    this._queueEvents = config.queue !== false;
+    this._idPrefix = config.idPrefix === undefined ? 'js-' : config.idPrefix;
+
+    this._nextId = 1;
+    this._linesWritten = 0;     // lines written to stdin so far: typingd's line numbers
+    this._processedThrough = 0; // every line up to this one is known to be processed
+    this._pending = new Map();  // id -> { resolve, reject, cmd, line, timer }
+    this._lineWaiters = new Map(); // line -> [{ resolve, reject }]
+    this._recentErrors = new Map(); // line -> error event (the last RECENT_ERRORS)
+    this._members = [];         // member events waiting for their snapshot event
+    this._viewers = new Map();  // viewer -> Set of callbacks
+    this._queue = [];
+    this._queueWaiters = [];
+    this._stderr = '';
+    this._stdinEnded = false;
+    this._signalled = false;
+    this._finished = false;
+    this.exitCode = null;
+    this.signalCode = null;
+    this.exitStatus = null;
+
+    this._exited = new Promise((resolve) => { this._resolveExited = resolve; });
+
+    this._child = spawn(this.binary, this.options, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(config.spawnOptions || {}),
+    });
+    this.pid = this._child.pid;
+
+    const splitter = new LineSplitter((line) => this._onLine(line));
+    this._child.stdout.on('data', (chunk) => splitter.push(chunk));
+    this._child.stdout.on('end', () => splitter.end());
+    const stderrDecoder = new StringDecoder('utf8');
+    this._child.stderr.on('data', (chunk) => {
+      if (this._stderr.length < STDERR_LIMIT) {
+        this._stderr += stderrDecoder.write(chunk).slice(0, STDERR_LIMIT - this._stderr.length);
+      }
+    });
+    // EPIPE and such when typingd is gone: the 'close' handler reports it.
+    this._child.stdin.on('error', () => {});
+    this._child.on('error', (err) => this._finish(null, null, err));
+    this._child.on('close', (code, signal) => this._finish(code, signal, null));
+  }
+
+  // Commands -------------------------------------------------------------------
+
+  /**
+   * Sends one command with a fresh id; resolves with its reply event (`ok`, `state`,
+   * `stats`, `snapshot`), rejects with a TypingdError for an `error` event or when
+   * typingd exits first.
+   */
+  request(cmd, fields = {}, { timeout = this.requestTimeout } = {}) {
+    const id = `${this._idPrefix}${this._nextId++}`;
+    return new Promise((resolve, reject) => {
+      const gone = this._goneError(`cannot send ${cmd}`);
+      if (gone) return reject(gone);
+      const rest = fieldsOf(fields);
+      delete rest.id; // the id is always ours
+      const line = this._writeLine(JSON.stringify({ cmd, id, ...rest }));
+      const slot = { resolve, reject, cmd, line, timer: null };
+      if (timeout > 0 && Number.isFinite(timeout)) {
+        slot.timer = setTimeout(() => {
+          this._pending.delete(id);
+          const err = new Error(`no reply to ${cmd} (id ${id}, line ${line}) within ${timeout} ms`);
+          err.code = 'ETIMEDOUT';
+          reject(err);
+        }, timeout);
+        slot.timer.unref();
+      }
+      this._pending.set(id, slot);
+    });
+  }
+
+  join(conv, user, options = {}) { return this.request('join', { conv, user, ...options }); }
+  type(conv, user, options = {}) { return this.request('type', { conv, user, ...options }); }
+  send(conv, user, options = {}) { return this.request('send', { conv, user, ...options }); }
+  leave(conv, user, options = {}) { return this.request('leave', { conv, user, ...options }); }
+  remove(conv, user, options = {}) { return this.request('remove', { conv, user, ...options }); }
+  offline(user, options = {}) { return this.request('offline', { user, ...options }); }
+  /** The `open` command: the user's view of conv opens. */
+  openView(conv, user, options = {}) { return this.request('open', { conv, user, ...options }); }
+  /** The `close` command (close() ends typingd): the user's view of conv closes. */
+  closeView(conv, user, options = {}) { return this.request('close', { conv, user, ...options }); }
+  /** The `user` command: sets name and/or send_typing. */
+  user(user, options = {}) { return this.request('user', { user, ...options }); }
+  tick(at, options = {}) { return this.request('tick', { at, ...options }); }
+  query(conv, options = {}) { return this.request('query', { conv, ...options }); }
+  stats(options = {}) { return this.request('stats', options); }
+
+  /**
+   * Resolves with { reply, members, streaks }: the `snapshot` event, and the `member`
+   * and `streak` events before it.
+   */
+  async snapshot(options = {}) {
+    const reply = await this.request('snapshot', options);
+    const listed = reply[MEMBERS] || [];
+    delete reply[MEMBERS];
+    return {
+      reply,
+      members: listed.filter((e) => e.event === 'member'),
+      streaks: listed.filter((e) => e.event === 'streak'),
+    };
+  }
+
+  /**
+   * Resolves once every line written so far has been processed (it sends a `stats`
+   * with an id and waits for it; that stats counts as a command). Handy before
+   * `outcome()` of a line without id.
+   */
+  async sync() {
+    await this.stats();
+  }
+
+  // Lines without id -----------------------------------------------------------
+
+  /** Writes a command without id; returns its line number (see outcome()). */
+  write(cmd, fields = {}) {
+    const gone = this._goneError(`cannot write ${cmd}`);
+    if (gone) throw gone;
+    return this._writeLine(JSON.stringify({ cmd, ...fieldsOf(fields) }));
+  }
+
+  /**
+   * Writes text (or a Buffer) as is, followed by LF, and returns the number of its
+   * first line. LFs inside count as line breaks, as typingd counts them.
+   */
+  writeRaw(data) {
+    const gone = this._goneError('cannot write');
+    if (gone) throw gone;
+    const first = this._linesWritten + 1;
+    this._linesWritten += countNewlines(data) + 1;
+    this._child.stdin.write(data);
+    this._child.stdin.write('\n');
+    return first;
+  }
+
+  /** The number of lines written so far (typingd's number for the last one). */
+  get linesWritten() { return this._linesWritten; }
+
+  /**
+   * What became of line `line`: rejects with a TypingdError when typingd reported an
+   * error for it; resolves with its reply event (or null for a line without id) once a
+   * later answer or a normal exit shows it was processed. An id-less line that
+   * succeeds gives no output, so await this together with sync() or close().
+   */
+  outcome(line) {
+    const known = this._recentErrors.get(line);
+    if (known) return Promise.reject(new TypingdError(known));
+    if (line <= this._processedThrough) return Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      if (this._finished) {
+        return reject(this._goneError(`line ${line} has no known outcome`));
+      }
+      if (!this._lineWaiters.has(line)) this._lineWaiters.set(line, []);
+      this._lineWaiters.get(line).push({ resolve, reject });
+    });
+  }
+
+  // Events ---------------------------------------------------------------------
+
+  /**
+   * Calls `callback(event)` with every `indicator` whose viewer is `viewer` (for a
+   * gateway: send it down that person's connection). Returns a function that
+   * unsubscribes.
+   */
+  onIndicator(viewer, callback) {
+    if (!this._viewers.has(viewer)) this._viewers.set(viewer, new Set());
+    this._viewers.get(viewer).add(callback);
+    return () => {
+      const set = this._viewers.get(viewer);
+      if (!set) return;
+      set.delete(callback);
+      if (set.size === 0) this._viewers.delete(viewer);
+    };
+  }
+
+  /**
+   * The next event no request waited for (indicator, typing, ...), in order; null if
+   * none comes within `timeout` ms (default: wait until typingd exits).
+   */
+  nextEvent({ timeout } = {}) {
+    if (this._queue.length > 0) return Promise.resolve(this._queue.shift());
+    if (this._finished) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const waiter = { resolve, timer: null };
+      if (timeout !== undefined) {
+        waiter.timer = setTimeout(() => {
+          const i = this._queueWaiters.indexOf(waiter);
+          if (i !== -1) this._queueWaiters.splice(i, 1);
+          resolve(null);
+        }, timeout);
+      }
+      this._queueWaiters.push(waiter);
+    });
+  }
+
+  /** Takes every queued event at once. */
+  drainEvents() {
+    const events = this._queue;
+    this._queue = [];
+    return events;
+  }
+
+  /** What typingd wrote on stderr so far (its first 64 KiB). */
+  get stderr() { return this._stderr; }
+
+  // Life cycle -----------------------------------------------------------------
+
+  /**
+   * Ends typingd's input; typingd drains (unless --no-drain) and exits. Resolves with
+   * the exit status (128 + the signal number if a signal ended it) once all of stdout
+   * was read, so every event has been delivered. Rejects if typingd has not exited
+   * within `timeout` ms (it is left running: see kill()).
+   */
+  close({ timeout = 30000 } = {}) {
+    if (!this._stdinEnded) {
+      this._stdinEnded = true;
+      this._child.stdin.end();
+    }
+    return this._waitExit(timeout);
+  }
+
+  /** Sends a signal (default SIGTERM); resolves with the exit status. */
+  kill(signal = 'SIGTERM', { timeout = 30000 } = {}) {
+    if (!this._finished) {
+      this._signalled = true;
+      this._child.kill(signal);
+    }
+    return this._waitExit(timeout);
+  }
+
+  /** Resolves with the exit status once typingd has exited and its output was read. */
+  get exited() { return this._exited; }
+
+  _waitExit(timeout) {
+    if (!(timeout > 0 && Number.isFinite(timeout))) return this._exited;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`typingd (pid ${this.pid}) has not exited within ${timeout} ms`));
+      }, timeout);
+      this._exited.then((status) => { clearTimeout(timer); resolve(status); });
+    });
+  }
+
+  // Internals ------------------------------------------------------------------
+
+  _writeLine(text) {
+    this._linesWritten += 1;
+    this._child.stdin.write(`${text}\n`);
+    return this._linesWritten;
+  }
+
+  /** An error to fail with when nothing more can be written, else null. */
+  _goneError(what) {
+    if (this._finished) {
+      return new TypingdError(
+        { code: 'gone', message: `${what}: ${this._describeExit()}` },
+        { exitCode: this.exitCode, signal: this.signalCode, stderr: this._stderr });
+    }
+    if (this._stdinEnded) {
+      return new TypingdError({ code: 'closed', message: `${what}: the client was closed` });
+    }
+    return null;
+  }
+
+  _describeExit() {
+    let text;
+    if (this._spawnError) text = `typingd could not be started (${this.binary}): ${this._spawnError.message}`;
+    else if (this.signalCode) text = `typingd was ended by ${this.signalCode}`;
+    else text = `typingd exited with status ${this.exitCode}`;
+    const stderr = this._stderr.trim();
+    return stderr ? `${text}; stderr: ${stderr}` : text;
+  }
+
+  _onLine(line) {
+    if (line.trim() === '') return;
+    let event;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      // Not JSON (--format text, or a line cut short by a kill): emitted as 'output'.
+      event = null;
+    }
+    try {
+      if (event === null) this.emit('output', line);
+      else this._dispatch(event);
+    } catch (err) {
+      // A listener threw: let it surface, but only after the rest of this chunk was
+      // read, so no line is lost and the reader stays in step.
+      process.nextTick(() => { throw err; });
+    }
+  }
+
+  _dispatch(event) {
+    const kind = event.event;
+    if (kind === 'member' || kind === 'streak') {
+      this._members.push(event); // held until its snapshot event tells whose they are
+      return;
+    }
+    let slot;
+    if (REPLIES.has(kind) && typeof event.id === 'string' && this._pending.has(event.id)) {
+      slot = this._pending.get(event.id);
+      this._pending.delete(event.id);
+      if (slot.timer) clearTimeout(slot.timer);
+    }
+    const line = typeof event.line === 'number' ? event.line : slot ? slot.line : undefined;
+
+    if (kind === 'snapshot') {
+      const members = this._members;
+      this._members = [];
+      if (slot) {
+        Object.defineProperty(event, MEMBERS, { value: members, configurable: true });
+      } else {
+        for (const member of members) this._deliver(member);
+      }
+    }
+
+    if (kind === 'error') {
+      if (line !== undefined) {
+        this._recentErrors.set(line, event);
+        if (this._recentErrors.size > RECENT_ERRORS) {
+          this._recentErrors.delete(this._recentErrors.keys().next().value);
+        }
+      }
+      if (slot) slot.reject(new TypingdError(event));
+    } else if (slot) {
+      slot.resolve(event);
+    }
+    if (line !== undefined) this._settleLines(line, event);
+    if (!slot) this._deliver(event);
+  }
+
+  /** Line `line` was answered with `event`: it and every line before it are done. */
+  _settleLines(line, event) {
+    if (line > this._processedThrough) this._processedThrough = line;
+    for (const [n, waiters] of this._lineWaiters) {
+      if (n > line) continue;
+      this._lineWaiters.delete(n);
+      for (const waiter of waiters) {
+        if (n === line && event.event === 'error') waiter.reject(new TypingdError(event));
+        else waiter.resolve(n === line ? event : null);
+      }
+    }
+  }
+
+  /** An event no request waited for: to listeners, per-viewer callbacks and the queue. */
+  _deliver(event) {
+    const kind = event.event;
+    if (this._queueEvents) {
+      const waiter = this._queueWaiters.shift();
+      if (waiter) {
+        if (waiter.timer) clearTimeout(waiter.timer);
+        waiter.resolve(event);
+      } else {
+        this._queue.push(event);
+      }
+    }
+    if (kind === 'indicator') {
+      const callbacks = this._viewers.get(event.viewer);
+      if (callbacks) {
+        for (const callback of [...callbacks]) {
+          try {
+            callback(event);
+          } catch (err) {
+            process.nextTick(() => { throw err; }); // one viewer's bug spares the others
+          }
+        }
+      }
+      this.emit('indicator', event);
+    } else if (kind === 'typing' || kind === 'member' || kind === 'streak') {
+      this.emit(kind, event);
+    } else if (kind === 'error') {
+      this.emit('lineError', new TypingdError(event));
+    } else if (REPLIES.has(kind)) {
+      this.emit('reply', event);
+    }
+    this.emit('event', event);
+  }
+
+  _finish(code, signal, spawnError) {
+    if (this._finished) return;
+    if (spawnError) {
+      // 'close' may follow an 'error' from spawn; a later error (a failed kill, say)
+      // while the process still runs is not the end.
+      if (this._child.pid !== undefined && this._child.exitCode === null && !this._child.killed) return;
+      this._spawnError = spawnError;
+    }
+    this._finished = true;
+    this.exitCode = code;
+    this.signalCode = signal;
+    this.exitStatus = signal ? 128 + (os.constants.signals[signal] || 0) : code;
+
+    // Member events with no snapshot event after them (typingd died mid-reply).
+    for (const member of this._members.splice(0)) this._deliver(member);
+
+    const pending = [...this._pending.values()];
+    this._pending.clear();
+    for (const slot of pending) {
+      if (slot.timer) clearTimeout(slot.timer);
+      slot.reject(this._goneError(`no reply to ${slot.cmd} (line ${slot.line})`));
+    }
+
+    // After a normal end of input (we closed stdin, no signal, status 0) typingd has
+    // processed every line: those without an error succeeded.
+    const complete = this._stdinEnded && !this._signalled && !signal && code === 0;
+    for (const [n, waiters] of this._lineWaiters) {
+      for (const waiter of waiters) {
+        if (complete) waiter.resolve(null);
+        else waiter.reject(this._goneError(`line ${n} has no known outcome`));
+      }
+    }
+    this._lineWaiters.clear();
+
+    for (const waiter of this._queueWaiters.splice(0)) {
+      if (waiter.timer) clearTimeout(waiter.timer);
+      waiter.resolve(null);
+    }
+    this.emit('exit', this.exitStatus, signal);
+    this._resolveExited(this.exitStatus);
+  }
+}
+
+module.exports = { TypingdClient, TypingdError, LineSplitter };
