@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Latency of the live daemon (--clock real), against `cat` in the same run.
 
-    bench/latency.py [--binary .build/release/typingd] [--requests 5000] [--rounds 3]
+    bench/latency.py [--binary .build/release/typingd] [--requests 5000] [--rounds 3] [--threads 1,N]
 
 Round trip: one process writes a line and waits for the reply line, N times in a
 row: `{"cmd":"stats","id":i}` through typingd, and the same line echoed by `cat`
-(the floor for any pipe-based filter). Rounds alternate cat and typingd; the
-table gives p50/p99 per round and the median over rounds, with the ratio.
+(the floor for any pipe-based filter). Rounds alternate cat and typingd with each
+--threads value (default: 1 and the number of cores); the table gives p50/p99
+per round and the median over rounds, with the ratio to cat.
 
 Timeout lateness: keystrokes in --timeouts separate conversations, 10 ms apart,
 with --timeout-ms 100; lateness is the arrival of each clearing indicator minus
@@ -66,8 +67,8 @@ def round_trips(argv, requests):
     return samples[requests // 10:]  # drop the warm-up tenth
 
 
-def lateness(binary, count, timeout_ms=100, spacing=0.010):
-    proc = LineProcess([binary, "--timeout-ms", str(timeout_ms), "--no-drain"])
+def lateness(binary, count, timeout_ms=100, spacing=0.010, threads=1):
+    proc = LineProcess([binary, "--timeout-ms", str(timeout_ms), "--no-drain", "--threads", str(threads)])
     for c in range(count):
         proc.write(('{"cmd":"join","conv":"c%d","user":"a"}\n{"cmd":"join","conv":"c%d","user":"b"}\n' % (c, c)).encode())
     sent = {}
@@ -99,23 +100,33 @@ def main():
     parser.add_argument("--requests", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--timeouts", type=int, default=1000)
+    parser.add_argument("--threads", help="comma-separated --threads values (default: 1 and the cores)")
     args = parser.parse_args()
 
-    print(f"round trip, {args.requests} sequential requests per round (first tenth dropped), µs")
-    print(f"{'round':>5}  {'cat p50':>8} {'cat p99':>8}  {'typingd p50':>11} {'typingd p99':>11}  {'p50 ratio':>9}")
-    cat50, cat99, td50, td99 = [], [], [], []
+    threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, os.cpu_count() or 1})
+    names = ["cat"] + [f"typingd {t}t" for t in threads]
+    argvs = {"cat": ["cat"]}
+    for t in threads:
+        argvs[f"typingd {t}t"] = [args.binary, "--threads", str(t)]
+    print(f"round trip, {args.requests} sequential requests per round (first tenth dropped), µs: p50 / p99")
+    print(f"{'round':>6}  " + "  ".join(f"{n:>17}" for n in names))
+    p50 = {n: [] for n in names}
+    p99 = {n: [] for n in names}
     for r in range(1, args.rounds + 1):
-        c = round_trips(["cat"], args.requests)
-        t = round_trips([args.binary], args.requests)
-        cat50.append(percentile(c, 50)); cat99.append(percentile(c, 99))
-        td50.append(percentile(t, 50)); td99.append(percentile(t, 99))
-        print(f"{r:>5}  {cat50[-1]:8.1f} {cat99[-1]:8.1f}  {td50[-1]:11.1f} {td99[-1]:11.1f}  {td50[-1] / cat50[-1]:9.2f}")
+        for n in names:
+            samples = round_trips(argvs[n], args.requests)
+            p50[n].append(percentile(samples, 50))
+            p99[n].append(percentile(samples, 99))
+        print(f"{r:>6}  " + "  ".join(f"{p50[n][-1]:8.1f} {p99[n][-1]:8.1f}" for n in names))
     m = statistics.median
-    print(f"{'median':>6} {m(cat50):8.1f} {m(cat99):8.1f}  {m(td50):11.1f} {m(td99):11.1f}  {m(td50) / m(cat50):9.2f}")
+    print(f"{'median':>6}  " + "  ".join(f"{m(p50[n]):8.1f} {m(p99[n]):8.1f}" for n in names))
+    for n in names[1:]:
+        print(f"  {n}: p50 {m(p50[n]) / m(p50['cat']):.2f}x cat")
 
-    late = lateness(args.binary, args.timeouts)
-    print(f"\ntimeout lateness over {len(late)} timeouts (--timeout-ms 100), ms: "
-          f"p50 {percentile(late, 50):.2f}  p99 {percentile(late, 99):.2f}  max {max(late):.2f}")
+    for t in threads:
+        late = lateness(args.binary, args.timeouts, threads=t)
+        print(f"\ntimeout lateness, typingd {t}t, over {len(late)} timeouts (--timeout-ms 100), ms: "
+              f"p50 {percentile(late, 50):.2f}  p99 {percentile(late, 99):.2f}  max {max(late):.2f}")
 
 
 if __name__ == "__main__":

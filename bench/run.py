@@ -4,8 +4,10 @@
     swift build -c release && bench/run.py [--runs 5] [--quick]
 
 1. W1 (bench/gen_w1.py, seed 1, 1,000,000 lines; generated into bench/out/ if
-   missing): typingd --clock manual --no-drain, the jansson floor (bench/floor.c,
-   compiled into bench/out/ if missing) and `jq -c .`, each with stdin from the
+   missing): typingd --clock manual --no-drain with the default threads (one per
+   core) and with --threads 1, the single-threaded jansson floor (bench/floor.c,
+   compiled into bench/out/ if missing), `jq -c .`, and any --also NAME=BINARY
+   (an earlier build, say), each with stdin from the
    file and stdout to /dev/null, run in alternation --runs times. Median wall
    time, lines per second, ratio to the floor, peak RSS.
 2. Big rooms (bench/bigroom.py): time per indicator event for rooms of 10 to
@@ -63,9 +65,15 @@ def run_once(argv, path):
         return elapsed, int(f.read().split()[-1])
 
 
-def w1_table(binary, floor, w1, runs):
+def w1_table(binary, floor, w1, runs, also=()):
     lines = sum(1 for _ in open(w1, "rb"))
-    contenders = [("typingd", [binary, "--clock", "manual", "--no-drain"]), ("floor", [floor])]
+    threads = os.cpu_count() or 1
+    contenders = [(f"typingd {threads}t", [binary, "--clock", "manual", "--no-drain"]),
+                  ("typingd 1t", [binary, "--clock", "manual", "--no-drain", "--threads", "1"]),
+                  ("floor", [floor])]
+    for entry in also:
+        name, _, path = entry.partition("=")
+        contenders.append((name, [path, "--clock", "manual", "--no-drain"]))
     if shutil.which("jq"):
         contenders.append(("jq -c .", ["jq", "-c", "."]))
     times = {name: [] for name, _ in contenders}
@@ -80,14 +88,18 @@ def w1_table(binary, floor, w1, runs):
     floor_time = statistics.median(times["floor"])
     print(f"W1: {lines:,} lines ({os.path.getsize(w1) / 1e6:.1f} MB), median of {runs} alternating runs "
           f"after one warm-up round")
-    print(f"  {'command':<10} {'time s':>7} {'lines/s':>12} {'vs floor':>9} {'peak RSS':>10}   runs")
+    width = max(len(name) for name, _ in contenders)
+    print(f"  {'command':<{width}} {'time s':>7} {'lines/s':>12} {'vs floor':>9} {'peak RSS':>10}   runs")
     for name, _ in contenders:
         median = statistics.median(times[name])
         spread = " ".join(f"{t:.2f}" for t in times[name])
-        print(f"  {name:<10} {median:>7.2f} {lines / median:>12,.0f} {median / floor_time:>8.2f}x "
+        print(f"  {name:<{width}} {median:>7.2f} {lines / median:>12,.0f} {median / floor_time:>8.2f}x "
               f"{rss[name] / 1024:>8.1f} MiB   {spread}")
+    default = f"typingd {threads}t"
+    print(f"  typingd ({threads} threads) takes {statistics.median(times[default]) / statistics.median(times['typingd 1t']):.2f}x "
+          f"the time of 1 thread, with {rss[default] / max(1, rss['typingd 1t']):.2f}x its peak RSS")
     if "jq -c ." in times:
-        print(f"  typingd is {statistics.median(times['jq -c .']) / statistics.median(times['typingd']):.2f}x "
+        print(f"  typingd is {statistics.median(times['jq -c .']) / statistics.median(times[default]):.2f}x "
               f"faster than jq -c .")
 
 
@@ -96,13 +108,15 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "typingd"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--also", action="append", default=[], metavar="NAME=BINARY",
+                        help="another typingd in the W1 table (an earlier build, say)")
     args = parser.parse_args()
     if not os.path.exists(args.binary):
         raise SystemExit(f"no {args.binary}: run `swift build -c release` first")
     print(f"machine: {os.cpu_count()} cores; {subprocess.run(['uname', '-sr'], capture_output=True, text=True).stdout.strip()}")
 
     w1, floor = ensure_inputs(200_000 if args.quick else 1_000_000)
-    w1_table(args.binary, floor, w1, args.runs)
+    w1_table(args.binary, floor, w1, args.runs, args.also)
 
     print("\nBig rooms (bench/bigroom.py):")
     sys.stdout.flush()
