@@ -110,7 +110,9 @@ end_phase() { # NAME AUDITS...
     wait "$router_pid" || status=$?
     router_pid=""
     cat "$work/$phase/router.log"
+    routed=$(since "$phase_started")
     [ $status -eq 0 ] && { ctl idle --partitions $partitions --timeout 60 || status=$?; }
+    echo "  router done after $routed s, shards idle after $(since "$phase_started") s"
     elapsed=$(since "$phase_started")
     stop_shards
     if [ $status -eq 0 ]; then

@@ -99,4 +99,4 @@ async def connect(urls: str, name: str):
               file=sys.stderr, flush=True)
 
     return await nats.connect(servers=servers(urls), name=name, max_reconnect_attempts=-1,
-                              reconnect_time_wait=0.2, connect_timeout=2, error_cb=quiet)
+                              reconnect_time_wait=0.2, connect_timeout=2, drain_timeout=5, error_cb=quiet)

@@ -271,19 +271,29 @@ class Shard:
 
     async def consume(self):
         subscription = await retry(lambda: self.js.pull_subscribe_bind(self.durable, STREAM))
+        failing_since = None
         while not self.stopping:
             try:
                 messages = await subscription.fetch(batch=self.args.fetch, timeout=1)
             except (NatsTimeout, asyncio.TimeoutError):
                 continue
             except Exception as error:   # a leader election, a reconnect: try again
-                log("partition {}: fetch failed ({}); retrying".format(self.p, type(error).__name__))
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    log("partition {}: fetch failed ({}); retrying".format(self.p, type(error).__name__))
                 await asyncio.sleep(0.2)
                 continue
+            if failing_since is not None:
+                log("partition {}: fetching again after {:.2f} s".format(self.p, time.monotonic() - failing_since))
+                failing_since = None
             for msg in messages:
                 seq = msg.metadata.sequence.stream
                 if seq <= self.written:
-                    await msg.ack()    # redelivered, already applied
+                    # Delivered again (a delivery lost in a failover, or slow to be
+                    # acknowledged). Already applied: acknowledge it, unless its
+                    # events are still on their way (then their own ack will do).
+                    if not any(entry.seq == seq for entry in self.pending):
+                        await msg.ack()
                     continue
                 await self.apply(seq, msg.data, msg, PUBLISH)
 
@@ -324,7 +334,9 @@ async def main():
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, to this file")
     parser.add_argument("--snapshot-every", type=int, default=0, help="messages between snapshots (0: never)")
     parser.add_argument("--replicas", type=int, default=3, help="replicas of the snapshot store")
-    parser.add_argument("--ack-wait", type=float, default=30.0)
+    parser.add_argument("--ack-wait", type=float, default=5.0,
+                        help="seconds before JetStream delivers an unacknowledged message again: after a "
+                             "failover, a delivery that was lost comes again this much later")
     parser.add_argument("--max-ack-pending", type=int, default=1000)
     parser.add_argument("--fetch", type=int, default=64, help="messages per fetch")
     parser.add_argument("--window", type=int, default=256, help="messages written ahead of the events read")
