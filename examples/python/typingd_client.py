@@ -10,10 +10,17 @@
         print(td.query("dm"))               # {'event': 'state', 'members': [...], ...}
 
 Every command is sent with an id ("py-1", "py-2", ...); the call waits for the
-reply that carries it: ``ok`` (returned), ``state``/``stats`` (returned) or
-``error`` (raised as TypingdError). All other events (indicator, typing) go to a
-queue read with ``next_event``. A thread reads typingd's stdout all the time, so
-typingd never blocks on a full pipe however many events it writes.
+reply that carries it: ``ok`` (returned), ``state``/``stats`` (returned),
+``snapshot`` (returned with its ``member`` and ``streak`` events) or ``error``
+(raised as TypingdError). All other events (indicator, typing) go to a queue read
+with ``next_event``. A thread reads typingd's stdout all the time, so typingd
+never blocks on a full pipe however many events it writes.
+
+Protocol v2: ``open_view``/``close_view`` (the ``open`` and ``close`` commands:
+``close()`` ends typingd), ``user`` (renames and settings without a
+conversation), ``send_typing`` on ``join`` and ``user``, ``timeout_ms`` on
+``type``, and the options ``audience``, ``order`` and ``max_listed``. Every
+command takes ``at`` (the manual clock's time).
 
 Standard library only; Python 3.8+.
 """
@@ -38,11 +45,21 @@ class TypingdError(Exception):
 class Typingd:
     """A running typingd; close it (or use ``with``) to end its input."""
 
-    REPLIES = ("ok", "error", "state", "stats")
+    REPLIES = ("ok", "error", "state", "stats", "snapshot")
 
-    def __init__(self, binary="typingd", *options):
+    def __init__(self, binary="typingd", *options, audience=None, order=None, max_listed=None):
+        """Starts ``binary`` with ``options`` (strings, as on a command line), plus
+        ``--audience members|open`` (who receives indicators: every member, or
+        those with the conversation open), ``--order start|recent|name`` (how
+        typers are listed) and ``--max-listed N`` (ids listed per indicator) when
+        given."""
+        arguments = [binary, *options]
+        for flag, value in (("--audience", audience), ("--order", order), ("--max-listed", max_listed)):
+            if value is not None:
+                arguments += [flag, str(value)]
         self._process = subprocess.Popen(
-            [binary, *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+            arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self._listed = []   # member and streak events waiting for their snapshot event
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._waiting = {}  # id -> [threading.Event, reply]
@@ -75,35 +92,61 @@ class Typingd:
             raise TypingdError(reply)
         return reply
 
-    def join(self, conv, user, name=None):
-        fields = {"conv": conv, "user": user}
-        if name is not None:
-            fields["name"] = name
-        return self.request("join", **fields)
+    def _command(self, cmd, at=None, **fields):
+        """Sends ``cmd`` with the fields that are not None (and ``at`` if given)."""
+        present = {key: value for key, value in fields.items() if value is not None}
+        if at is not None:
+            present["at"] = at
+        return self.request(cmd, **present)
 
-    def type(self, conv, user, empty=False):
-        return self.request("type", conv=conv, user=user, empty=empty)
+    def join(self, conv, user, name=None, send_typing=None, at=None):
+        """``user`` joins ``conv``; ``name`` and ``send_typing`` set their settings."""
+        return self._command("join", conv=conv, user=user, name=name, send_typing=send_typing, at=at)
 
-    def send(self, conv, user):
-        return self.request("send", conv=conv, user=user)
+    def type(self, conv, user, empty=False, timeout_ms=None, at=None):
+        """A keystroke; ``timeout_ms`` overrides --timeout-ms for this keystroke."""
+        return self._command("type", conv=conv, user=user, empty=empty or None, timeout_ms=timeout_ms, at=at)
 
-    def leave(self, conv, user):
-        return self.request("leave", conv=conv, user=user)
+    def send(self, conv, user, at=None):
+        return self._command("send", conv=conv, user=user, at=at)
 
-    def remove(self, conv, user, by=None):
-        fields = {"conv": conv, "user": user}
-        if by is not None:
-            fields["by"] = by
-        return self.request("remove", **fields)
+    def leave(self, conv, user, at=None):
+        return self._command("leave", conv=conv, user=user, at=at)
 
-    def offline(self, user):
-        return self.request("offline", user=user)
+    def remove(self, conv, user, by=None, at=None):
+        return self._command("remove", conv=conv, user=user, by=by, at=at)
 
-    def query(self, conv):
-        return self.request("query", conv=conv)
+    def offline(self, user, at=None):
+        return self._command("offline", user=user, at=at)
 
-    def stats(self):
-        return self.request("stats")
+    def open_view(self, conv, user, at=None):
+        """The ``open`` command: ``user`` has ``conv`` on screen."""
+        return self._command("open", conv=conv, user=user, at=at)
+
+    def close_view(self, conv, user, at=None):
+        """The ``close`` command: the view closes, and the user's own typing there stops."""
+        return self._command("close", conv=conv, user=user, at=at)
+
+    def user(self, user, name=None, send_typing=None, at=None):
+        """Sets a user's name and/or whether others see them type, everywhere."""
+        return self._command("user", user=user, name=name, send_typing=send_typing, at=at)
+
+    def tick(self, at):
+        """Moves the manual clock to ``at``, firing the timeouts due by then."""
+        return self._command("tick", at=at)
+
+    def query(self, conv, at=None):
+        return self._command("query", conv=conv, at=at)
+
+    def stats(self, at=None):
+        return self._command("stats", at=at)
+
+    def snapshot(self, at=None):
+        """Returns (snapshot event, member events, streak events)."""
+        reply = self._command("snapshot", at=at)
+        listed = reply.pop("_listed", [])
+        return (reply, [e for e in listed if e["event"] == "member"],
+                [e for e in listed if e["event"] == "streak"])
 
     # Events -------------------------------------------------------------
 
@@ -123,6 +166,8 @@ class Typingd:
             self._process.stdin.close()
         status = self._process.wait(timeout)
         self._reader.join(timeout)
+        if not self._reader.is_alive():
+            self._process.stdout.close()
         return status
 
     def __enter__(self):
@@ -134,6 +179,11 @@ class Typingd:
     def _read(self):
         for raw in self._process.stdout:
             event = json.loads(raw)
+            if event.get("event") in ("member", "streak"):
+                self._listed.append(event)   # part of the snapshot reply that follows
+                continue
+            if event.get("event") == "snapshot":
+                event["_listed"], self._listed = self._listed, []
             request_id = event.get("id")
             slot = None
             if event.get("event") in self.REPLIES and isinstance(request_id, str):
