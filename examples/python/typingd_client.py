@@ -16,11 +16,20 @@ reply that carries it: ``ok`` (returned), ``state``/``stats`` (returned),
 with ``next_event``. A thread reads typingd's stdout all the time, so typingd
 never blocks on a full pipe however many events it writes.
 
-Protocol v2: ``open_view``/``close_view`` (the ``open`` and ``close`` commands:
-``close()`` ends typingd), ``user`` (renames and settings without a
-conversation), ``send_typing`` on ``join`` and ``user``, ``timeout_ms`` on
-``type``, and the options ``audience``, ``order`` and ``max_listed``. Every
-command takes ``at`` (the manual clock's time).
+Protocol v2: ``open_view(conv, user)`` and ``close_view(conv, user)`` (the
+``open`` and ``close`` commands; ``close()`` ends typingd's input), ``user`` (renames and
+settings without a conversation), ``send_typing`` on ``join`` and ``user``,
+``timeout_ms`` on ``type``, ``tick`` and ``snapshot``, and the options
+``audience``, ``order`` and ``max_listed``. Every command takes ``at`` (the
+manual clock's time; refused as ``clock_mode`` with the real clock). Optional
+fields left as None are not sent.
+
+    with Typingd("typingd", "--clock", "manual", audience="open", order="recent") as td:
+        td.join("dm", "alice", name="Alice", send_typing=True)
+        td.join("dm", "bob", name="Bob")
+        td.open_view("dm", "bob", at=10)            # bob has the conversation on screen
+        td.type("dm", "alice", at=20, timeout_ms=30000)
+        td.close_view("dm", "bob", at=30)           # bob's screen went away
 
 Standard library only; Python 3.8+.
 """
@@ -46,23 +55,30 @@ class Typingd:
     """A running typingd; close it (or use ``with``) to end its input."""
 
     REPLIES = ("ok", "error", "state", "stats", "snapshot")
+    LISTED = ("member", "streak")  # written before the ``snapshot`` event they belong to
 
     def __init__(self, binary="typingd", *options, audience=None, order=None, max_listed=None):
-        """Starts ``binary`` with ``options`` (strings, as on a command line), plus
-        ``--audience members|open`` (who receives indicators: every member, or
-        those with the conversation open), ``--order start|recent|name`` (how
-        typers are listed) and ``--max-listed N`` (ids listed per indicator) when
-        given."""
+        """Starts ``binary`` with ``options`` (strings, as on its command line), and
+        with these protocol v2 options when they are not None:
+
+        - ``audience``: ``"members"`` (every member receives indicators, the
+          default) or ``"open"`` (only members whose view is open; see ``open``);
+          passed as ``--audience``.
+        - ``order``: ``"start"`` (typers listed by when their streak began, the
+          default), ``"recent"`` (most recent keystroke first) or ``"name"`` (by
+          display name); passed as ``--order``.
+        - ``max_listed``: the most user ids an indicator lists (the others are
+          counted in its ``more``); passed as ``--max-listed``.
+        """
         arguments = [binary, *options]
         for flag, value in (("--audience", audience), ("--order", order), ("--max-listed", max_listed)):
             if value is not None:
                 arguments += [flag, str(value)]
         self._process = subprocess.Popen(
             arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-        self._listed = []   # member and streak events waiting for their snapshot event
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._waiting = {}  # id -> [threading.Event, reply]
+        self._waiting = {}  # id -> [threading.Event, reply, listed member/streak events]
         self._events = queue.Queue()
         self._reader = threading.Thread(target=self._read, name="typingd-reader", daemon=True)
         self._reader.start()
@@ -71,8 +87,12 @@ class Typingd:
 
     def request(self, cmd, timeout=5.0, **fields):
         """Sends one command with a fresh id and returns its reply event."""
+        return self._exchange(cmd, timeout, fields)[0]
+
+    def _exchange(self, cmd, timeout, fields):
+        """Sends one command; returns (reply, the member/streak events before it)."""
         request_id = f"py-{next(self._ids)}"
-        slot = [threading.Event(), None]
+        slot = [threading.Event(), None, []]
         with self._lock:
             self._waiting[request_id] = slot
         line = json.dumps({"cmd": cmd, "id": request_id, **fields}, ensure_ascii=False,
@@ -90,63 +110,75 @@ class Typingd:
             raise TypingdError({"code": "gone", "message": "typingd exited before replying"})
         if reply["event"] == "error":
             raise TypingdError(reply)
-        return reply
+        return reply, slot[2]
 
-    def _command(self, cmd, at=None, **fields):
-        """Sends ``cmd`` with the fields that are not None (and ``at`` if given)."""
+    @staticmethod
+    def _given(at=None, **fields):
+        """The fields that are not None, then ``at`` when given."""
         present = {key: value for key, value in fields.items() if value is not None}
         if at is not None:
             present["at"] = at
-        return self.request(cmd, **present)
+        return present
 
     def join(self, conv, user, name=None, send_typing=None, at=None):
-        """``user`` joins ``conv``; ``name`` and ``send_typing`` set their settings."""
-        return self._command("join", conv=conv, user=user, name=name, send_typing=send_typing, at=at)
+        """``user`` becomes a member of ``conv`` (view closed). ``name`` and
+        ``send_typing`` (False: nobody sees this user type) set the user's settings
+        in every conversation."""
+        return self.request("join", **self._given(conv=conv, user=user, name=name,
+                                                   send_typing=send_typing, at=at))
 
     def type(self, conv, user, empty=False, timeout_ms=None, at=None):
-        """A keystroke; ``timeout_ms`` overrides --timeout-ms for this keystroke."""
-        return self._command("type", conv=conv, user=user, empty=empty or None, timeout_ms=timeout_ms, at=at)
+        """A keystroke (``empty=True``: the input box is now empty). ``timeout_ms``
+        replaces --timeout-ms for this keystroke: the streak ends that many ms later
+        unless another keystroke comes."""
+        return self.request("type", **self._given(conv=conv, user=user, empty=empty,
+                                                   timeout_ms=timeout_ms, at=at))
 
     def send(self, conv, user, at=None):
-        return self._command("send", conv=conv, user=user, at=at)
+        return self.request("send", **self._given(conv=conv, user=user, at=at))
 
     def leave(self, conv, user, at=None):
-        return self._command("leave", conv=conv, user=user, at=at)
+        return self.request("leave", **self._given(conv=conv, user=user, at=at))
 
     def remove(self, conv, user, by=None, at=None):
-        return self._command("remove", conv=conv, user=user, by=by, at=at)
+        return self.request("remove", **self._given(conv=conv, user=user, by=by, at=at))
 
     def offline(self, user, at=None):
-        return self._command("offline", user=user, at=at)
+        return self.request("offline", **self._given(user=user, at=at))
 
     def open_view(self, conv, user, at=None):
-        """The ``open`` command: ``user`` has ``conv`` on screen."""
-        return self._command("open", conv=conv, user=user, at=at)
+        """The ``open`` command: ``user`` has ``conv`` on screen (their view opens).
+        With ``audience="open"`` only such viewers receive indicators."""
+        return self.request("open", **self._given(conv=conv, user=user, at=at))
 
     def close_view(self, conv, user, at=None):
-        """The ``close`` command: the view closes, and the user's own typing there stops."""
-        return self._command("close", conv=conv, user=user, at=at)
+        """The ``close`` command: ``user``'s view of ``conv`` closes and their typing
+        there stops (reason ``closed``)."""
+        return self.request("close", **self._given(conv=conv, user=user, at=at))
 
     def user(self, user, name=None, send_typing=None, at=None):
-        """Sets a user's name and/or whether others see them type, everywhere."""
-        return self._command("user", user=user, name=name, send_typing=send_typing, at=at)
+        """Sets ``user``'s display name and/or ``send_typing`` in every conversation
+        they are in; only the fields given are sent. ``not_member`` when the user is
+        a member nowhere."""
+        return self.request("user", **self._given(user=user, name=name,
+                                                   send_typing=send_typing, at=at))
 
     def tick(self, at):
         """Moves the manual clock to ``at``, firing the timeouts due by then."""
-        return self._command("tick", at=at)
+        return self.request("tick", at=at)
 
     def query(self, conv, at=None):
-        return self._command("query", conv=conv, at=at)
+        return self.request("query", **self._given(conv=conv, at=at))
 
     def stats(self, at=None):
-        return self._command("stats", at=at)
+        return self.request("stats", **self._given(at=at))
 
     def snapshot(self, at=None):
-        """Returns (snapshot event, member events, streak events)."""
-        reply = self._command("snapshot", at=at)
-        listed = reply.pop("_listed", [])
-        return (reply, [e for e in listed if e["event"] == "member"],
-                [e for e in listed if e["event"] == "streak"])
+        """Returns (the ``snapshot`` event, its ``member`` events, its ``streak``
+        events), in the order typingd wrote them."""
+        reply, listed = self._exchange("snapshot", 5.0, self._given(at=at))
+        return (reply, [event for event in listed if event["event"] == "member"],
+                [event for event in listed if event["event"] == "streak"])
 
     # Events -------------------------------------------------------------
 
@@ -177,13 +209,12 @@ class Typingd:
         self.close()
 
     def _read(self):
+        listed = []  # member/streak events waiting for the snapshot event that ends them
         for raw in self._process.stdout:
             event = json.loads(raw)
-            if event.get("event") in ("member", "streak"):
-                self._listed.append(event)   # part of the snapshot reply that follows
+            if event.get("event") in self.LISTED:
+                listed.append(event)
                 continue
-            if event.get("event") == "snapshot":
-                event["_listed"], self._listed = self._listed, []
             request_id = event.get("id")
             slot = None
             if event.get("event") in self.REPLIES and isinstance(request_id, str):
@@ -191,9 +222,16 @@ class Typingd:
                     slot = self._waiting.pop(request_id, None)
             if slot is not None:
                 slot[1] = event
-                slot[0].set()
+                slot[2] = listed
             else:
+                for item in listed:  # nobody waits for them (timed out): keep them
+                    self._events.put(item)
                 self._events.put(event)
+            listed = []
+            if slot is not None:
+                slot[0].set()
+        for item in listed:
+            self._events.put(item)
         with self._lock:  # typingd is gone: wake everyone still waiting
             for slot in self._waiting.values():
                 slot[0].set()
