@@ -32,6 +32,18 @@ class WrapperTests(unittest.TestCase):
                 td.join("", "alice")
             self.assertEqual(caught.exception.code, "bad_field")
 
+    def test_an_error_without_id_is_matched_by_its_line(self):
+        # A line too long for typingd is refused before its id is read: the error
+        # carries only the line number, and the request must not wait for its timeout.
+        with Typingd(BINARY, "--max-line-bytes", "200") as td:
+            td.join("g", "ana")
+            started = time.monotonic()
+            with self.assertRaises(TypingdError) as caught:
+                td.request("join", timeout=3, conv="g", user="ben", name="B" * 300)
+            self.assertEqual((caught.exception.code, caught.exception.event["line"]), ("line_too_long", 2))
+            self.assertLess(time.monotonic() - started, 1.0)
+            self.assertEqual(td.query("g")["members"], ["ana"])    # and the next line is 3
+
     def test_indicators_arrive_and_clear_after_the_timeout(self):
         with Typingd(BINARY, "--timeout-ms", "150") as td:
             td.join("dm", "alice", name="Alice")

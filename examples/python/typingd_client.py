@@ -78,7 +78,9 @@ class Typingd:
             arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._waiting = {}  # id -> [threading.Event, reply, listed member/streak events]
+        self._waiting = {}  # id -> [threading.Event, reply, listed member/streak events, line]
+        self._lines = 0     # lines written: the number typingd gives the next one is this + 1
+        self._by_line = {}  # line number -> id of a request still waiting
         self._events = queue.Queue()
         self._reader = threading.Thread(target=self._read, name="typingd-reader", daemon=True)
         self._reader.start()
@@ -92,18 +94,26 @@ class Typingd:
     def _exchange(self, cmd, timeout, fields):
         """Sends one command; returns (reply, the member/streak events before it)."""
         request_id = f"py-{next(self._ids)}"
-        slot = [threading.Event(), None, []]
-        with self._lock:
-            self._waiting[request_id] = slot
         line = json.dumps({"cmd": cmd, "id": request_id, **fields}, ensure_ascii=False,
                           separators=(",", ":"))
-        try:
-            self._process.stdin.write(line.encode("utf-8") + b"\n")
-        except BrokenPipeError:
-            raise TypingdError({"code": "gone", "message": "typingd has exited"}) from None
+        with self._lock:
+            # Numbered and written under the lock, so that line numbers follow the
+            # order of the writes: an error for a line typingd could not read an id
+            # from (line_too_long, say) is matched by its line number.
+            self._lines += 1
+            slot = [threading.Event(), None, [], self._lines]
+            self._waiting[request_id] = slot
+            self._by_line[self._lines] = request_id
+            try:
+                self._process.stdin.write(line.encode("utf-8") + b"\n")
+            except BrokenPipeError:
+                self._waiting.pop(request_id, None)
+                self._by_line.pop(self._lines, None)
+                raise TypingdError({"code": "gone", "message": "typingd has exited"}) from None
         if not slot[0].wait(timeout):
             with self._lock:
                 self._waiting.pop(request_id, None)
+                self._by_line.pop(slot[3], None)
             raise TimeoutError(f"no reply to {cmd} within {timeout} s")
         reply = slot[1]
         if reply is None:
@@ -217,9 +227,14 @@ class Typingd:
                 continue
             request_id = event.get("id")
             slot = None
-            if event.get("event") in self.REPLIES and isinstance(request_id, str):
+            if event.get("event") in self.REPLIES:
                 with self._lock:
-                    slot = self._waiting.pop(request_id, None)
+                    if request_id is None and event.get("event") == "error":
+                        request_id = self._by_line.get(event.get("line"))
+                    if isinstance(request_id, str):
+                        slot = self._waiting.pop(request_id, None)
+                    if slot is not None:
+                        self._by_line.pop(slot[3], None)
             if slot is not None:
                 slot[1] = event
                 slot[2] = listed
