@@ -8,8 +8,9 @@
 # compares every conversation's events with one typingd's, in three phases:
 #   1. a steady run;
 #   2. the stream's leader is killed (kill -9) mid-run, then restarted;
-#   3. a shard is killed (kill -9) mid-run and a replacement takes over its
-#      partition from the latest snapshot (shards snapshot and purge as they go).
+#   3. a shard is killed (kill -9) mid-run, after its first snapshot, and a
+#      replacement takes over its partition from the latest snapshot (shards
+#      snapshot every 10 messages and purge the stream behind them).
 # Every process runs under `timeout` and is stopped by its pid. Ends with
 # "N passed, N failed"; exits 0 when all passed. Environment: TYPINGD_BINARY
 # (default .build/release/typingd, built when missing), LINES (200000),
@@ -168,14 +169,19 @@ grep -h "retries" "$work/failover/router.log" | sed 's/^/  /' || true
 
 case " $phases " in *" 3 "*)
 # 3. A shard dies mid-run; a replacement rebuilds from the snapshot and the stream.
-begin_phase takeover $((lines / 4)) 20
-sleep 1.5
+begin_phase takeover $((lines / 4)) 10
 victim=1
+# Kill it mid-run, once it has stored a snapshot (so the replacement rebuilds from one).
+tries=0
+until grep -q "older messages purged" "$work/takeover/shard-$victim.log" 2>/dev/null; do
+    tries=$((tries + 1)); [ $tries -lt 300 ] || break; sleep 0.05
+done
+sleep 0.3
 victim_pid=$(echo $shard_pids | cut -d' ' -f$((victim + 1)))
 kill -KILL "$victim_pid"
 echo "  killed shard $victim (kill -9) mid-run"
 sleep 0.5
-start_shard "$victim" "$work/takeover/audit-$victim-b" "$work/takeover/shard-$victim-b.log" --snapshot-every 20
+start_shard "$victim" "$work/takeover/audit-$victim-b" "$work/takeover/shard-$victim-b.log" --snapshot-every 10
 wait_caught_up "$work/takeover/shard-$victim-b.log" || true
 sed -n 's/^shard: /  replacement: /p' "$work/takeover/shard-$victim-b.log" | grep "caught up" || true
 end_phase "phase 3: shard killed, replacement takes over" \

@@ -4,10 +4,12 @@
     compare.py REFERENCE AUDIT... [--label TEXT]
 
 REFERENCE is one typingd's output for the whole workload. Each AUDIT file is a
-shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT), given in the order the shards
-started; a partition's files are merged by sequence number: a message applied by
-two shards (a takeover redelivers what the dead one had not acknowledged) must
-have given the same events both times, and the first one counts.
+shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E once a message's
+events are all written), given in the order the shards started; a partition's
+files are merged by sequence number, ignoring a message without its E line (the
+shard was killed while writing it): a message applied by two shards (a takeover
+redelivers what the dead one had not acknowledged) must have given the same
+events both times, and the first complete copy counts.
 
 Per conversation, the indicator events (every field, in order) must be equal, and
 so must the final snapshot's member and streak events. The final stats' live
@@ -19,6 +21,15 @@ import argparse
 import collections
 import json
 import sys
+
+
+def unnumbered(lines):
+    """Events without the line numbers of errors, which each process counts itself."""
+    events = [json.loads(line) for line in lines]
+    for event in events:
+        if event.get("event") == "error":
+            event.pop("line", None)
+    return events
 
 
 def by_conversation(lines):
@@ -50,18 +61,28 @@ def main():
 
     merged = {}            # (file's partition key, seq) -> lines; seq is per stream, shared by partitions
     backlog = 0
+    cut_short = 0
     replayed_twice = mismatched_twice = 0
     for path in args.audits:
         mine = collections.defaultdict(list)
+        complete = set()
         with open(path, "rb") as file:
             for raw in file:
                 seq, flag, line = raw.rstrip(b"\n").split(b"\t", 2)
+                if flag == b"E":
+                    complete.add(int(seq))
+                    continue
                 mine[int(seq)].append(line)
                 backlog += flag == b"B"
+        for seq in complete:
+            mine.setdefault(seq, [])
+        for seq in [seq for seq in mine if seq not in complete]:
+            cut_short += 1          # the shard died while writing this message's events
+            del mine[seq]
         for seq, lines in mine.items():
             if seq in merged:
                 replayed_twice += 1
-                if merged[seq] != lines:
+                if unnumbered(merged[seq]) != unnumbered(lines):
                     mismatched_twice += 1
             else:
                 merged[seq] = lines
@@ -103,9 +124,9 @@ def main():
         print("  " + finding)
     events = sum(len(v) for v in ref_ind.values())
     print("{}: {} conversations, {} indicator events; {} conversations differ; {} messages applied twice "
-          "(identical: {}); {} events from a catch-up backlog".format(
+          "(identical: {}); {} events from a catch-up backlog; {} messages cut short by a kill".format(
               args.label, len(conversations), events, differing, replayed_twice,
-              replayed_twice - mismatched_twice, backlog))
+              replayed_twice - mismatched_twice, backlog, cut_short))
     sys.exit(1 if findings else 0)
 
 

@@ -151,8 +151,6 @@ class Shard:
                 self.progress.set()
                 await self.deliver(entry, events)
                 events = []
-                if self.audit and not self.pending:
-                    self.audit.flush()
                 continue
             events.append((line, event))
 
@@ -160,10 +158,16 @@ class Shard:
         if entry.mode != SUPPRESS:
             flag = b"P\t" if entry.mode == PUBLISH else b"B\t"
             prefix = str(entry.seq).encode() + b"\t" + flag
+            if self.audit:
+                # One write per message, ending with an E line: a shard killed
+                # mid-message leaves no E, and the checker ignores that copy.
+                self.audit.write(b"".join(prefix + line for line, _ in events)
+                                 + str(entry.seq).encode() + b"\tE\t\n")
+                # In the kernel before the ack: a shard killed after acknowledging
+                # a message has its events in the audit file.
+                self.audit.flush()
             reply = []   # member and streak events: published with the snapshot event after them
             for line, event in events:
-                if self.audit:
-                    self.audit.write(prefix + line)
                 kind = event["event"]
                 if entry.mode == BACKLOG and kind == "indicator":
                     self.backlog[(event["conv"], event["viewer"])] = line
@@ -331,7 +335,8 @@ async def main():
     parser.add_argument("--servers", default="nats://127.0.0.1:4222", help="comma-separated NATS URLs")
     parser.add_argument("--partition", type=int, required=True)
     parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"))
-    parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, to this file")
+    parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and SEQ<TAB>E "
+                                        "at the end of each message's events, to this file")
     parser.add_argument("--snapshot-every", type=int, default=0, help="messages between snapshots (0: never)")
     parser.add_argument("--replicas", type=int, default=3, help="replicas of the snapshot store")
     parser.add_argument("--ack-wait", type=float, default=5.0,
