@@ -1,9 +1,16 @@
 import Foundation
+import Glibc
 
 /// Runs the built `typingd` binary as a subprocess.
 enum Daemon {
     /// The binary: `$TYPINGD_BINARY`, else `typingd` next to the test bundle.
+    ///
+    /// Every test that starts typingd asks for this first, so it is also where
+    /// the test process stops dying of SIGPIPE: a test that writes into a typingd
+    /// that has exited (on purpose: EFBIG, a bad option) gets EPIPE instead. Tests
+    /// run in parallel and in any order, so no single test may be the one to set it.
     static var binary: URL {
+        Glibc.signal(SIGPIPE, SIG_IGN)
         if let path = ProcessInfo.processInfo.environment["TYPINGD_BINARY"] {
             return URL(fileURLWithPath: path)
         }
