@@ -13,9 +13,14 @@
 #      snapshot every 10 messages and purge the stream behind them).
 # Every process runs under `timeout` and is stopped by its pid. Ends with
 # "N passed, N failed"; exits 0 when all passed. Environment: TYPINGD_BINARY
-# (default .build/release/typingd, built when missing), LINES (200000),
-# PORT_BASE (14222), KEEP=1 to keep the work folder.
+# (default .build/release/typingd, built when missing), LINES (200000, before
+# the workload's additions), PHASES ("1 2 3": which to run), PORT_BASE (14222),
+# KEEP=1 to keep the work folder.
 set -eu
+case ${1:-} in
+"") ;;
+*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 lines=${LINES:-200000}
@@ -47,12 +52,19 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/typingd-cluster.XXXXXX")
 urls=$("$here/cluster.sh" urls)
 shard_pids=""
 router_pid=""
+watch_pid=""
+kill_tree() { # PID: its children first (the router runs under `timeout`), then it
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do kill_tree "$child"; done
+    kill -KILL "$1" 2>/dev/null || true
+}
 cleanup() {
-    for pid in $shard_pids $router_pid; do kill -KILL "$pid" 2>/dev/null || true; done
+    for pid in $shard_pids $router_pid $watch_pid; do kill_tree "$pid"; done
     "$here/cluster.sh" stop "$work/nats" 2>/dev/null || true
     if [ "${KEEP:-0}" = 1 ]; then echo "check.sh: kept $work" >&2; else rm -rf "$work"; fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 passed=0 failed=0
 result() { # NAME STATUS
@@ -131,10 +143,13 @@ print(c.most_common(1)[0][0])' "$work/reference.jsonl")
 mkdir -p "$work/steady"
 "$py" "$here/watch.py" --servers "$urls" --viewer "$viewer" --seconds 200 > "$work/steady/watched.jsonl" 2> "$work/steady/watch.log" &
 watch_pid=$!
-until grep -q subscribed "$work/steady/watch.log" 2>/dev/null; do sleep 0.1; done
+tries=0
+until grep -q subscribed "$work/steady/watch.log" 2>/dev/null; do
+    tries=$((tries + 1)); [ $tries -lt 300 ] || { echo "check.sh: watch.py did not subscribe" >&2; exit 1; }; sleep 0.1
+done
 begin_phase steady 0 0
 end_phase "phase 1: steady run" "$work/steady"/audit-*
-kill -TERM "$watch_pid"; wait "$watch_pid" || true
+kill -TERM "$watch_pid" 2>/dev/null || true; wait "$watch_pid" || true; watch_pid=""
 "$py" -c 'import collections, json, sys
 def per_conv(lines):
     d = collections.defaultdict(list)

@@ -8,8 +8,8 @@
 #   cluster.sh urls               the client URLs, comma-separated
 #
 # Ports: clients PORT_BASE+0..2 (default 14222..14224), routes +2000, monitoring
-# +4000. Every node runs under `timeout` (CLUSTER_LIFETIME seconds, default 600),
-# so a forgotten cluster ends by itself.
+# +4000. Every node runs under `timeout` (CLUSTER_LIFETIME seconds, default 600:
+# a forgotten cluster ends by itself; give a larger value for longer use).
 set -eu
 base=${PORT_BASE:-14222}
 lifetime=${CLUSTER_LIFETIME:-600}
@@ -20,6 +20,9 @@ urls() {
 
 start_node() { # NODE INDEX DIR
     node=$1 i=$2 dir=$3
+    if [ -s "$dir/$node.pid" ] && grep -q "nats-server" "/proc/$(cat "$dir/$node.pid")/cmdline" 2>/dev/null; then
+        echo "cluster.sh: $node is already running (pid $(cat "$dir/$node.pid"))" >&2; exit 1
+    fi
     mkdir -p "$dir/$node"
     cat > "$dir/$node.conf" <<CONF
 server_name: $node
@@ -51,6 +54,9 @@ stop_node() { # NODE DIR SIGNAL
     pidfile="$2/$1.pid"
     [ -s "$pidfile" ] || return 0
     pid=$(cat "$pidfile")
+    # A node that ended on its own (its lifetime) left its pid file: signal the
+    # pid only while it is still that nats-server.
+    if ! grep -q "nats-server" "/proc/$pid/cmdline" 2>/dev/null; then rm -f "$pidfile"; return 0; fi
     kill "-$3" "$pid" 2>/dev/null || true
     if [ "$3" = TERM ]; then
         tries=0
@@ -69,18 +75,24 @@ index_of() {
     case $1 in n1) echo 0 ;; n2) echo 1 ;; n3) echo 2 ;; *) echo "cluster.sh: no node $1" >&2; exit 64 ;; esac
 }
 
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+
 case ${1:-} in
 start)
+    [ $# -ge 2 ] || usage
     dir=$2; mkdir -p "$dir"
     for node in n1 n2 n3; do start_node "$node" "$(index_of $node)" "$dir"; done ;;
 stop)
+    [ $# -ge 2 ] || usage
     for node in n1 n2 n3; do stop_node "$node" "$2" TERM; done ;;
 kill)
+    [ $# -ge 3 ] || usage
     index_of "$2" > /dev/null; stop_node "$2" "$3" KILL ;;
 restart)
+    [ $# -ge 3 ] || usage
     start_node "$2" "$(index_of "$2")" "$3" ;;
 urls)
     urls ;;
 *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64 ;;
+    usage ;;
 esac

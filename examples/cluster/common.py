@@ -11,7 +11,9 @@ import json
 import re
 
 STREAM = "TYPINGD"
-SNAPSHOTS = "typingd-snapshots"   # the KV bucket: one key per partition
+# cluster.sh's three nodes (PORT_BASE 14222): every script's default --servers.
+DEFAULT_SERVERS = "nats://127.0.0.1:14222,nats://127.0.0.1:14223,nats://127.0.0.1:14224"
+SNAPSHOTS = "typingd-snapshots"   # the object store: one object per partition
 COMMAND_SUBJECT = "typingd.cmd.{}"
 
 # One source of truth for the routing rules.
@@ -21,7 +23,9 @@ EVERY_PARTITION = frozenset(["offline", "user", "tick", "stats", "snapshot"])
 
 # The shard's own marker after every message: a query for a conversation nobody
 # uses, whose reply (a `state` event with this id) marks where the message's
-# events end. Ids starting with this prefix are reserved.
+# events end. Ids starting with RESERVED are the shards': the router refuses
+# commands that carry one.
+RESERVED = "typingd:"
 MARKER_PREFIX = "typingd:seq:"
 SNAPSHOT_PREFIX = "typingd:snap:"
 MARKER_CONV = "typingd:marker"
@@ -45,11 +49,13 @@ def routes(line: bytes, partitions: int):
     goes to partition 0, whose typingd answers it with its error."""
     try:
         command = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return [0]
     if not isinstance(command, dict):
         return [0]
     cmd = command.get("cmd")
+    if not isinstance(cmd, str):
+        return [0]
     if cmd in EVERY_PARTITION:
         return list(range(partitions))
     conv = command.get("conv")
@@ -71,13 +77,18 @@ def token(text: str) -> str:
 
 
 def event_subject(event: dict, partition: int, reply_id=None) -> str:
-    """Where a shard publishes an event (see README.md, "Subjects")."""
+    """Where a shard publishes an event: indicators per viewer, typing events per
+    conversation, replies per request id (a snapshot's member and streak events
+    with the snapshot event after them; typingd.snapshot.P without id), errors
+    without id per partition."""
     kind = event.get("event")
     if kind == "indicator":
         return "typingd.view." + token(event["viewer"])
     if kind == "typing":
         return "typingd.typing." + token(event["conv"])
     ident = event.get("id", reply_id)
+    if ident is None and kind == "snapshot":
+        return "typingd.snapshot.{}".format(partition)   # a snapshot asked for without id
     if ident is not None:
         # An integer id 7 becomes "=7": never the token of a string id.
         return "typingd.reply." + (token(ident) if isinstance(ident, str) else "={}".format(ident))
@@ -88,9 +99,11 @@ def servers(text: str):
     return [s.strip() for s in text.split(",") if s.strip()]
 
 
-async def connect(urls: str, name: str):
+async def connect(urls: str, name: str, timeout=None):
     """A NATS connection that reconnects forever and reports a failed (re)connect
-    in one line on stderr instead of a traceback."""
+    in one line on stderr instead of a traceback. With `timeout`, the first
+    connection must succeed within that many seconds (else TimeoutError)."""
+    import asyncio
     import sys
     import nats
 
@@ -98,5 +111,18 @@ async def connect(urls: str, name: str):
         print("{}: nats: {}".format(name, type(error).__name__ if not str(error) else error),
               file=sys.stderr, flush=True)
 
-    return await nats.connect(servers=servers(urls), name=name, max_reconnect_attempts=-1,
+    connecting = nats.connect(servers=servers(urls), name=name, max_reconnect_attempts=-1,
                               reconnect_time_wait=0.2, connect_timeout=2, drain_timeout=5, error_cb=quiet)
+    return await (asyncio.wait_for(connecting, timeout) if timeout else connecting)
+
+
+def reserved_id(line: bytes) -> bool:
+    """Whether a line is a command whose string id starts with RESERVED."""
+    if b'"typingd:' not in line:
+        return False
+    try:
+        command = json.loads(line)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    ident = command.get("id") if isinstance(command, dict) else None
+    return isinstance(ident, str) and ident.startswith(RESERVED)

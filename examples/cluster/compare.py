@@ -59,7 +59,7 @@ def main():
     with open(args.reference, "rb") as file:
         reference = [line.rstrip(b"\n") for line in file if line.strip()]
 
-    merged = {}            # (file's partition key, seq) -> lines; seq is per stream, shared by partitions
+    merged = {}            # stream sequence -> lines (sequences are unique across partitions)
     backlog = 0
     cut_short = 0
     replayed_twice = mismatched_twice = 0

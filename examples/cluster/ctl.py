@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Small operations on the typingd stream, for cluster.sh and check.sh.
+"""Small operations on the typingd stream, for check.sh and for people.
 
     ctl.py --servers URLS ready [--timeout S]      wait until JetStream answers
-    ctl.py --servers URLS setup [--replicas N]     (re)create stream TYPINGD, empty
+    ctl.py --servers URLS setup [--replicas N]     (re)create stream TYPINGD and the snapshot
+                                                   store, empty: it deletes what they held
     ctl.py --servers URLS leader                   print the stream leader (n1, n2, n3)
     ctl.py --servers URLS idle --partitions N [--timeout S]
                                                    wait until every shard has acknowledged everything
@@ -16,7 +17,7 @@ import time
 from nats.js import api
 from nats.js.errors import NotFoundError
 
-from common import COMMAND_SUBJECT, SNAPSHOTS, STREAM, connect
+from common import COMMAND_SUBJECT, DEFAULT_SERVERS, SNAPSHOTS, STREAM, connect
 
 
 async def ready(js, args):
@@ -106,14 +107,19 @@ async def info(js, args):
 
 
 async def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--servers", default="nats://127.0.0.1:4222")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--servers", default=DEFAULT_SERVERS,
+                        help="comma-separated NATS URLs (default: cluster.sh's nodes)")
     parser.add_argument("action", choices=["ready", "setup", "leader", "idle", "info"])
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=4)
     args = parser.parse_args()
-    nc = await connect(args.servers, "ctl")
+    try:
+        nc = await connect(args.servers, "ctl", timeout=args.timeout)
+    except asyncio.TimeoutError:
+        sys.exit("ctl: no NATS server answered at {} within {} s".format(args.servers, args.timeout))
     try:
         await {"ready": ready, "setup": setup, "leader": leader, "idle": idle, "info": info}[args.action](
             nc.jetstream(), args)

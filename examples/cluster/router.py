@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from common import COMMAND_SUBJECT, STREAM, connect, routes
+from common import DEFAULT_SERVERS, COMMAND_SUBJECT, RESERVED, STREAM, connect, reserved_id, routes
 
 
 class Partition:
@@ -57,6 +57,7 @@ class Router:
         self.done = False
         self.retries = 0
         self.errors = {}
+        self.refused = 0
         self.longest = 0.0       # the longest a batch waited to be stored, retries included
         self.failure = None
         self.last_at = 0
@@ -67,6 +68,11 @@ class Router:
         return self.last_at
 
     async def route(self, line):
+        if reserved_id(line):
+            self.refused += 1
+            print("router: refused a command whose id starts with {!r} (reserved for shards): {}".format(
+                RESERVED, line[:200].decode("utf-8", "replace")), file=sys.stderr, flush=True)
+            return
         if self.args.stamp:
             try:
                 command = json.loads(line)
@@ -96,8 +102,10 @@ class Router:
                 self.retries += 1
                 self.errors[type(error).__name__] = self.errors.get(type(error).__name__, 0) + 1
                 if time.monotonic() > deadline:
-                    raise SystemExit("router: partition {}: not stored after {} s ({}); giving up"
-                                     .format(part.index, self.args.retry_for, type(error).__name__))
+                    # os._exit: the thread reading stdin may be blocked in read.
+                    print("router: partition {}: not stored after {} s ({}); giving up".format(
+                        part.index, self.args.retry_for, type(error).__name__), file=sys.stderr, flush=True)
+                    os._exit(1)
                 await asyncio.sleep(0.1)
 
     async def sender(self, part):
@@ -176,7 +184,7 @@ async def read_lines(router):
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default="nats://127.0.0.1:4222", help="comma-separated NATS URLs")
+    parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
     parser.add_argument("--partitions", type=int, required=True)
     parser.add_argument("--stamp", action="store_true", help="stamp 'at' and send ticks (live use)")
     parser.add_argument("--tick-ms", type=int, default=100)
@@ -187,8 +195,8 @@ async def main():
     parser.add_argument("--retry-for", type=float, default=60.0)
     parser.add_argument("--rate", type=float, default=0, help="at most this many lines a second (0: no limit)")
     parser.add_argument("--name", default="router",
-                        help="deduplication id prefix: a restarted router given the same name and "
-                             "input re-sends without duplicates")
+                        help="deduplication id prefix (default: router-PID). Ids protect the retries "
+                             "of one router run; run one router per name at a time")
     args = parser.parse_args()
     if args.partitions < 1:
         parser.error("--partitions must be at least 1")
@@ -209,9 +217,10 @@ async def main():
     batches = sum(p.batches for p in router.parts)
     retried = ", ".join("{} {}".format(n, name) for name, n in sorted(router.errors.items()))
     print("router: {} lines in {:.2f} s ({:.0f} lines/s), {} messages, {} retries{}; "
-          "longest wait for a batch to be stored {:.2f} s".format(
+          "longest wait for a batch to be stored {:.2f} s{}".format(
               count, seconds, count / seconds if seconds else 0, batches, router.retries,
-              " ({})".format(retried) if retried else "", router.longest), file=sys.stderr)
+              " ({})".format(retried) if retried else "", router.longest,
+              "; {} lines refused".format(router.refused) if router.refused else ""), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import api
 from nats.js.errors import NotFoundError, ObjectNotFoundError
 
-from common import (COMMAND_SUBJECT, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS, STREAM, connect,
+from common import (COMMAND_SUBJECT, DEFAULT_SERVERS, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS, STREAM, connect,
                     event_subject)
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
@@ -332,7 +332,7 @@ async def retry(call, missing=False, seconds=30.0):
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default="nats://127.0.0.1:4222", help="comma-separated NATS URLs")
+    parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
     parser.add_argument("--partition", type=int, required=True)
     parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"))
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and SEQ<TAB>E "
@@ -350,9 +350,12 @@ async def main():
     parser.add_argument("options", nargs="*", help="typingd options (after --)")
     args = parser.parse_args()
 
+    # Its own session: a Ctrl-C for the shard must not end typingd before the
+    # shard has finished what it wrote. Lines up to 256 MiB: a state reply lists
+    # every member of a room.
     proc = await asyncio.create_subprocess_exec(args.typingd, "--clock", "manual", "--no-drain", *args.options,
                                                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                limit=1 << 20)
+                                                limit=1 << 28, start_new_session=True)
     nc = await connect(args.servers, "shard {}".format(args.partition))
     shard = Shard(args, nc, nc.jetstream(), proc)
     loop = asyncio.get_running_loop()
@@ -361,14 +364,33 @@ async def main():
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, lambda: setattr(shard, "stopping", True))
     reader = asyncio.create_task(shard.read_output())
+
+    def reader_ended(task):
+        # Without its reader the shard would wait for events forever: end it, so
+        # that a supervisor starts a replacement (which rebuilds).
+        if shard.stopping and not task.cancelled() and task.exception() is None:
+            return   # the shard is ending: typingd's output ends with it
+        problem = "typingd's output ended" if task.cancelled() or task.exception() is None else \
+            "reading typingd's output failed: {!r}".format(task.exception())
+        log("partition {}: {}; exiting".format(args.partition, problem))
+        if shard.audit:
+            shard.audit.flush()
+        proc.kill() if proc.returncode is None else None
+        os._exit(1)
+
+    reader.add_done_callback(reader_ended)
     log("partition {}: typingd pid {}, starting".format(args.partition, proc.pid))
     await shard.rebuild()
     await shard.consume()
     await shard.finish()
+    shard.stopping = True
     proc.stdin.close()
     await proc.wait()
     await reader
-    await nc.drain()
+    try:
+        await nc.drain()
+    except Exception as error:   # the cluster went first: nothing left to send
+        log("partition {}: could not drain the connection ({})".format(args.partition, type(error).__name__))
     log("partition {}: stopped at seq {}, {} events published".format(args.partition, shard.written,
                                                                       shard.published))
 

@@ -12,12 +12,12 @@ import asyncio
 import signal
 import sys
 
-from common import connect, token
+from common import DEFAULT_SERVERS, connect, token
 
 
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--servers", default="nats://127.0.0.1:4222")
+    parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
     parser.add_argument("--viewer", required=True)
     parser.add_argument("--seconds", type=float, default=0)
     args = parser.parse_args()
