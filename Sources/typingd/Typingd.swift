@@ -47,7 +47,8 @@ struct Typingd: ParsableCommand {
         out first, unless --no-drain) or send SIGTERM.
 
         Commands: \(Command.Name.list). \
-        Events: indicator, typing, ok, error, state, stats. Bad lines get an error \
+        Events: indicator, typing, ok, error, state, stats, and member, streak and \
+        snapshot in the reply to snapshot. Bad lines get an error \
         event with the line number and a code; nothing else is affected.
 
         Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT and the other signals that would \

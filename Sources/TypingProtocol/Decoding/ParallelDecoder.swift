@@ -156,14 +156,7 @@ public final class ParallelDecoder: @unchecked Sendable {
             } else if !wait {
                 return true
             } else if states[claim] == .filled {
-                // Decode here rather than wait for a worker.
-                let index = claim
-                states[index] = .claimed
-                claim = (claim + 1) % count
-                pthread_mutex_unlock(&mutex)
-                slots[index].decode(with: decoder)
-                pthread_mutex_lock(&mutex)
-                states[index] = .decoded
+                decodeNextFilled()   // here, rather than wait for a worker
             } else {
                 pthread_cond_wait(&decoded, &mutex)
             }
@@ -177,15 +170,21 @@ public final class ParallelDecoder: @unchecked Sendable {
         while true {
             while !stopping && states[claim] != .filled { pthread_cond_wait(&filled, &mutex) }
             if stopping { break }
-            let index = claim
-            states[index] = .claimed
-            claim = (claim + 1) % count
-            pthread_mutex_unlock(&mutex)
-            slots[index].decode(with: decoder)
-            pthread_mutex_lock(&mutex)
-            states[index] = .decoded
+            decodeNextFilled()
             pthread_cond_signal(&decoded)
         }
         pthread_mutex_unlock(&mutex)
+    }
+
+    /// Claims the filled batch at `claim` and decodes it with the mutex released.
+    /// Called, and returns, with the mutex held.
+    private func decodeNextFilled() {
+        let index = claim
+        states[index] = .claimed
+        claim = (claim + 1) % count
+        pthread_mutex_unlock(&mutex)
+        slots[index].decode(with: decoder)
+        pthread_mutex_lock(&mutex)
+        states[index] = .decoded
     }
 }
