@@ -1,22 +1,28 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Release builds specialize generics across the package's modules: the daemon
-/// instantiates `Session<JSONFormat, StandardOutput>`, whose hot path (framing,
-/// decoding, the engine, encoding) lives in the library modules; without this it
-/// would run unspecialized, looking up generic metadata on every line.
-let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+/// The engine's invariant checker (`Engine.checkInvariants()` and the storage types'
+/// own checks) is compiled only where it is used: in debug builds, which is what
+/// `swift test` runs, and in the fuzzer, whose build (fuzz/run.sh) passes
+/// `-Xswiftc -DTYPINGD_INTERNAL_CHECKS`. The daemon that ships has none of it.
+/// (swift-collections does the same with COLLECTIONS_INTERNAL_CHECKS.)
+let internalChecks: [SwiftSetting] = [.define("TYPINGD_INTERNAL_CHECKS", .when(configuration: .debug))]
 
 let package = Package(
     name: "typingd",
     products: [
         .executable(name: "typingd", targets: ["typingd"]),
-        /// The engine and the codec, for embedding and for the fuzzer (fuzz/).
-        .library(name: "TypingProtocol", targets: ["TypingProtocol", "TypingCore"]),
+        /// The engine alone: conversations, members, typing, timeouts, phrases, as
+        /// values in and out. Pure Swift, no C library.
+        .library(name: "TypingCore", targets: ["TypingCore"]),
+        /// The protocol around it: framing, JSON commands parsed with jansson, events
+        /// encoded as the protocol's JSON (or text), a session from bytes to bytes.
+        .library(name: "TypingProtocol", targets: ["TypingProtocol"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         /// jansson, the C JSON parser, found through pkg-config.
@@ -31,13 +37,13 @@ let package = Package(
         .target(
             name: "TypingCore",
             dependencies: [.product(name: "HeapModule", package: "swift-collections")],
-            swiftSettings: crossModule
+            swiftSettings: internalChecks
         ),
         /// Framing, jansson decoding of commands, byte encoding of events.
         .target(
             name: "TypingProtocol",
             dependencies: ["TypingCore", "CJansson"],
-            swiftSettings: crossModule
+            swiftSettings: internalChecks
         ),
         /// The executable: options, raw stdin/stdout, the event loop.
         .executableTarget(
@@ -47,12 +53,12 @@ let package = Package(
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: crossModule
+            swiftSettings: internalChecks
         ),
-        .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"]),
-        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol"]),
+        .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"], swiftSettings: internalChecks),
+        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol"], swiftSettings: internalChecks),
         /// The executable as users run it: golden transcripts, documented
         /// examples, the live process through pipes.
-        .testTarget(name: "TypingdTests", dependencies: ["typingd"]),
+        .testTarget(name: "TypingdTests", dependencies: ["typingd"], swiftSettings: internalChecks),
     ]
 )

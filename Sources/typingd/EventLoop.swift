@@ -1,5 +1,5 @@
 import Glibc
-import TypingProtocol
+@_spi(Daemon) import TypingProtocol
 
 /// typingd's one loop: wait (poll) for input, a signal or the next deadline; fire
 /// due timeouts; read and process what is available; write every event before
@@ -20,78 +20,68 @@ import TypingProtocol
 ///   while blocked on a slow reader; what was produced is written, then the loop ends.
 /// - Memory: after a large drop in state, freed memory is given back to the system
 ///   before waiting (see ``MemoryReturn``).
-/// - Threads (``threads`` > 1): while input floods in, lines are framed into
-///   batches that ``ParallelDecoder`` workers decode on the other cores, and applied here
-///   in order, stamped with the time they were read. When input comes a little at
-///   a time, everything happens on this thread, as with one thread. Either way the
-///   output is the same, byte for byte.
+/// - Threads (``threads`` > 1): the ``InputPipeline`` parses input on the other
+///   cores while it floods in, and applies it here in order, at the time it was
+///   read; when input comes a little at a time, everything happens on this thread.
+///   Either way the output is the same, byte for byte.
+/// - Record (`--record`): the session writes every line as it is applied, and the
+///   loop ends the record with the time it stopped at (see ``RecordFormat``).
 struct EventLoop {
     /// The settings.
     let configuration: SessionConfiguration
-    /// Where `--record` writes, if anywhere (an open file).
-    var record: Int32?
-    /// Threads that decode input, this one included (1: no workers).
+    /// Where `--record` writes, if anywhere (an open file), and the options its
+    /// header names.
+    var record: (fd: Int32, options: [String])?
+    /// Threads that parse input, this one included (1: no workers).
     var threads = 1
     /// The bytes read at a time.
     var readBuffer = InputReader.defaultCapacity
-
-    /// Lines and bytes per batch, and batches per thread in the ring.
-    static let batchLines = 256, batchBytes = 1 << 14, batchesPerThread = 4
 
     /// Runs until the end of input (and drain) or a signal, writing events in `format`.
     func run<Format: EventFormat & ~Copyable>(format: consuming Format, signals: SignalWatcher) throws(IOFailure) {
         let output = StandardOutput(fd: 1, signals: signals)
         defer { output.restore() }
-        let recording = record.map { StandardOutput(fd: $0, signals: signals, name: "the record file") }
-        var session = Session(configuration: configuration, format: format, sink: output, record: recording)
+        let recording = record.map { (sink: StandardOutput(fd: $0.fd, signals: signals, name: "the record file"), options: $0.options) }
+        let session = Session(configuration: configuration, format: format, sink: output, record: recording)
+        var pipeline: InputPipeline<Format, StandardOutput>
+        do throws(ThreadSpawner.Failure) {
+            pipeline = try InputPipeline(session: session, threads: threads)
+        } catch {
+            throw .failed(operation: "start a parsing thread (pthread_create)", errno: error.errno)
+        }
         let input = InputReader(fd: 0, capacity: readBuffer)
+        do throws(IOFailure) {
+            try loop(&pipeline, input: input, signals: signals)
+        } catch {
+            // The record still says where the session stopped (if its own file works).
+            pipeline.session.endRecord()
+            _ = try? pipeline.session.flush()
+            throw error
+        }
+        _ = try pipeline.settle()
+        pipeline.session.endRecord()
+        try pipeline.session.flush()
+    }
+
+    /// Reads, applies and writes until the end of input (and drain) or a signal.
+    @inline(__always)
+    private func loop<Format: EventFormat & ~Copyable>(_ pipeline: inout InputPipeline<Format, StandardOutput>,
+                                                       input: borrowing InputReader,
+                                                       signals: SignalWatcher) throws(IOFailure) {
         let clock = MonotonicClock()
         let realClock = configuration.clock == .real
         var inputOpen = true
         var flooded = false
         var memory = MemoryReturn()
         MemoryReturn.configure()
-        var pool: ParallelDecoder?
-        if threads > 1 {
-            do throws(ParallelDecoder.StartFailure) {
-                pool = try ParallelDecoder(workers: threads - 1, slots: EventLoop.batchesPerThread * threads,
-                                           lines: EventLoop.batchLines, bytes: EventLoop.batchBytes, for: session)
-            } catch {
-                throw .failed(operation: "start a parsing thread (pthread_create)", errno: error.errno)
-            }
-        }
-        defer { pool?.stop() }
-        /// Applies a decoded batch at its time; false after a pause.
-        func apply(_ batch: inout LineBatch) throws(IOFailure) -> Bool {
-            if let stamp = batch.stamp { try session.advance(to: stamp) }
-            return try session.apply(batch) == batch.count
-        }
-        /// Frames `chunk` into batches for the pool, applying decoded batches as they
-        /// come (and waiting for one when the ring is full). False after a pause.
-        func feed(_ chunk: UnsafeRawBufferPointer, to pool: ParallelDecoder, stamp: Int?) throws(IOFailure) -> Bool {
-            var offset = 0
-            while offset < chunk.count {
-                while !pool.hasRoom {
-                    guard try pool.applyInOrder(wait: true, apply) else { return false }
-                }
-                let batch = pool.batchToFill
-                batch.pointee.stamp = stamp
-                offset += session.frame(UnsafeRawBufferPointer(rebasing: chunk[offset...]), into: &batch.pointee)
-                if !batch.pointee.isEmpty { pool.submit() }
-            }
-            return try pool.applyInOrder(wait: false, apply)
-        }
-
         while signals.signal == nil {
-            if !flooded, let pool {
-                // Everything read is applied before waiting.
-                guard try pool.applyInOrder(wait: true, apply) else { break }
-            }
             if !flooded {
-                try session.flush()
-                memory.check(footprint: session.engine.membershipCount + session.engine.typingCount)
+                // Everything read is applied and written before waiting.
+                guard try pipeline.settle() else { break }
+                try pipeline.session.flush()
+                memory.check(footprint: pipeline.session.engine.membershipCount + pipeline.session.engine.typingCount)
             }
-            let deadline = realClock ? session.nextDeadline() : nil
+            let deadline = realClock ? pipeline.session.nextDeadline() : nil
             if !inputOpen && deadline == nil { break }
 
             var timeout: Int32 = -1
@@ -104,34 +94,22 @@ struct EventLoop {
             if ready.signal { break }
 
             let now = clock.milliseconds
-            if realClock && pool?.isIdle ?? true { try session.advance(to: now) }
+            // Batches in flight carry the time they were read; the clock moves
+            // only once they are applied.
+            if realClock && pipeline.isIdle { try pipeline.session.advance(to: now) }
             flooded = false
             guard ready.input else { continue }
             let chunk = try input.read()
-            let full = chunk.count == input.buffer.count
             if chunk.isEmpty {
                 inputOpen = false
-                if let pool, !pool.isIdle {
-                    let batch = pool.batchToFill
-                    session.frameEnd(into: &batch.pointee)
-                    if !batch.pointee.isEmpty { pool.submit() }
-                    guard try pool.applyInOrder(wait: true, apply) else { break }
-                    try session.drainIfManual()
-                } else {
-                    try session.finish()
-                }
+                guard try pipeline.finish() else { break }
                 if !configuration.drain { break }
-            } else if let pool, full || !pool.isIdle {
-                guard try feed(chunk, to: pool, stamp: realClock ? now : nil) else { break }
-                flooded = full
             } else {
-                // Less than the whole chunk: the session paused for a signal.
-                guard try session.feed(chunk) == chunk.count else { break }
+                let full = chunk.count == input.buffer.count
+                guard try pipeline.feed(chunk, stamp: realClock ? now : nil, flooded: full) else { break }
                 flooded = full
             }
         }
-        if let pool { _ = try pool.applyInOrder(wait: true, apply) }
-        try session.flush()
     }
 
     /// Waits up to `timeout` ms (-1: forever) for input or a signal; a descriptor

@@ -16,6 +16,7 @@ struct Typingd: ParsableCommand {
         usage: """
         typingd [<options>] < commands.jsonl > events.jsonl
           typingd check [<path> ...] [--bless] [--junit <file>]
+          typingd replay <record>
         """,
         discussion: """
         typingd reads one JSON command per line on stdin and keeps, per conversation, \
@@ -61,104 +62,26 @@ struct Typingd: ParsableCommand {
 
         Golden transcripts: `typingd check [PATH ...]` runs NAME.in.jsonl files and \
         compares their output with NAME.out.jsonl (see `typingd check --help`). To turn \
-        a live session into one, run it with --record FILE: the file replays under \
-        --clock manual with the same options, byte for byte.
+        a live session into one, run it with --record FILE: `typingd replay FILE` \
+        writes its output again, byte for byte, with the options it was recorded with, \
+        and `typingd check` takes the record as a transcript's input.
 
         The full reference is Protocol.md.
         """,
         version: "typingd 2.0.0 (protocol v2)",
-        subcommands: [Check.self]
+        subcommands: [Check.self, Replay.self]
     )
 
-    /// How events are written.
-    enum Format: String, CaseIterable, ExpressibleByArgument {
-        /// The protocol's JSON, one object per line.
-        case json
-        /// Lines for people at a terminal.
-        case text
-    }
+    @OptionGroup(title: "Session options")
+    var options: SessionOptions
 
     @Option(help: ArgumentHelp(
-        "Where time comes from: 'real' (ms since start) or 'manual' (the commands' \"at\").",
-        valueName: "real|manual"))
-    var clock: SessionConfiguration.Clock = .real
-
-    @Option(name: .customLong("timeout-ms"), parsing: .unconditional, help: ArgumentHelp(
-        "Milliseconds after the last keystroke at which typing stops (\(Typingd.describe(EngineConfiguration.timeoutRange))).",
-        valueName: "ms"))
-    var timeoutMs: Int = EngineConfiguration.defaults.timeout
-
-    @Option(help: ArgumentHelp(
-        "Phrases for 3+ typers: 'group' (\"A, B, and 2 others\") or 'compact' (\"A and 3 others\").",
-        valueName: "group|compact"))
-    var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
-
-    @Option(help: ArgumentHelp(
-        "How events are written: 'json' (the protocol) or 'text' (for people: \"12.345  team  bob sees: Alice is typing...\").",
-        valueName: "json|text"))
-    var format: Format = .json
-
-    @Option(help: ArgumentHelp(
-        "With the real clock: also write every input line, as applied, to this file, so that `typingd --clock manual [same options] < FILE` replays the session byte for byte.",
+        "With the real clock: also write a record of the input to this file: every line with the time it was applied at, and how the session ended, so that `typingd replay FILE` writes the same output again, byte for byte.",
         valueName: "file"))
     var record: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Threads that parse input while it floods in, this one included (default: the number of cores; 1: parse and apply on one thread). Only the speed changes.",
-        valueName: "n"))
-    var threads: Int = Typingd.cores
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
-        valueName: "bytes", visibility: .hidden))
-    var readBuffer = InputReader.defaultCapacity
-
-    /// The processors online, from 1 to ``threadRange``'s upper bound.
-    static var cores: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))).clamped(to: threadRange) }
-
-    /// The values `--threads` may have.
-    static let threadRange = 1...64
-
-    @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
-    var typingEvents = EngineConfiguration.defaults.typingEvents
-
-    @Flag(help: "At the end of input, exit at once instead of letting active streaks time out.")
-    var noDrain = false
-
-    @Option(help: ArgumentHelp(
-        "Who receives indicators: 'members' (every member) or 'open' (members whose view is open).",
-        valueName: "members|open"))
-    var audience: EngineConfiguration.Audience = EngineConfiguration.defaults.audience
-
-    @Option(help: ArgumentHelp(
-        "How typers are listed: 'start' (when their streak began), 'recent' (latest keystroke first) or 'name'. Named typers come first.",
-        valueName: "start|recent|name"))
-    var order: EngineConfiguration.Order = EngineConfiguration.defaults.order
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The most user ids an indicator lists; the others are counted in \"more\" (\(Typingd.describe(EngineConfiguration.maxListedRange))).",
-        valueName: "n"))
-    var maxListed: Int = EngineConfiguration.defaults.maxListed
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The longest input line in bytes; longer lines get a line_too_long error and are skipped.",
-        valueName: "bytes"))
-    var maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The most members one conversation may have (\(Typingd.describe(EngineConfiguration.limitRange))).",
-        valueName: "n"))
-    var maxMembers: Int = EngineConfiguration.defaults.maxMembers
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The most memberships over all conversations (\(Typingd.describe(EngineConfiguration.limitRange))).",
-        valueName: "n"))
-    var maxMemberships: Int = EngineConfiguration.defaults.maxMemberships
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The most live conversations, those with members (\(Typingd.describe(EngineConfiguration.limitRange))).",
-        valueName: "n"))
-    var maxConversations: Int = EngineConfiguration.defaults.maxConversations
+    @OptionGroup(title: "Threads")
+    var threading: ThreadOptions
 
     /// Blocks the signals first, so that one arriving while the options are parsed
     /// is kept for the loop instead of killing typingd; then runs as usual.
@@ -168,54 +91,24 @@ struct Typingd: ParsableCommand {
     }
 
     func validate() throws {
-        try Typingd.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
-        try Typingd.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
-        try Typingd.check("--threads", threads, in: Typingd.threadRange)
-        try Typingd.check("--read-buffer", readBuffer, in: 1...(1 << 24))
-        try Typingd.check("--max-line-bytes", maxLineBytes, in: 1...Int.max)
-        try Typingd.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
-        try Typingd.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
-        try Typingd.check("--max-conversations", maxConversations, in: EngineConfiguration.limitRange)
-        if record != nil && clock != .real {
+        if record != nil && options.clock != .real {
             throw ValidationError("--record needs --clock real: input for the manual clock already replays itself")
         }
-    }
-
-    /// Fails unless `value` of `option` is in `range`.
-    static func check(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws {
-        guard range.contains(value) else {
-            throw ValidationError("\(option) must be \(describe(range)), not \(value)")
-        }
-    }
-
-    /// "from 1 to 86400000", or "at least 1".
-    static func describe(_ range: ClosedRange<Int>) -> String {
-        range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
-    }
-
-    /// The settings the options describe.
-    var sessionConfiguration: SessionConfiguration {
-        SessionConfiguration(
-            engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
-                                        maxMembers: maxMembers, maxMemberships: maxMemberships,
-                                        maxConversations: maxConversations, audience: audience, order: order,
-                                        maxListed: maxListed),
-            clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
     func run() throws {
         do throws(IOFailure) {
             try StandardDescriptors.check()
             let signals = try SignalWatcher()
-            var loop = EventLoop(configuration: sessionConfiguration)
-            loop.threads = threads
-            loop.readBuffer = readBuffer
+            var loop = EventLoop(configuration: options.configuration)
+            loop.threads = threading.threads
+            loop.readBuffer = threading.readBuffer
             if let record {
                 let fd = open(record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 guard fd >= 0 else { throw .failed(operation: "open the record file \(record)", errno: errno) }
-                loop.record = fd
+                loop.record = (fd, options.recordWords)
             }
-            switch format {
+            switch options.format {
             case .json: try loop.run(format: JSONFormat(), signals: signals)
             case .text: try loop.run(format: TextFormat(), signals: signals)
             }
@@ -227,7 +120,3 @@ struct Typingd: ParsableCommand {
     }
 }
 
-extension SessionConfiguration.Clock: ExpressibleByArgument {}
-extension EngineConfiguration.Style: ExpressibleByArgument {}
-extension EngineConfiguration.Audience: ExpressibleByArgument {}
-extension EngineConfiguration.Order: ExpressibleByArgument {}

@@ -39,9 +39,9 @@ struct EngineV2Tests {
         h.run(.close(conv: ID("y"), user: ID("a")))
         h.run(.leave(conv: ID("x"), user: ID("a")))
         h.run(.open(conv: ID("y"), user: ID("a")))
-        #expect(h.engine.openViews[h.engine.findUser(ID("a"))!]?.count == 3)
+        #expect(h.engine.openViews[user: h.engine.findUser(ID("a"))!]?.count == 3)
         h.run(.offline(user: ID("a")))
-        #expect(h.engine.openViews[h.engine.findUser(ID("a"))!] == nil, "offline closes every view")
+        #expect(h.engine.openViews[user: h.engine.findUser(ID("a"))!] == nil, "offline closes every view")
         #expect(h.engine.membershipCount == 7, "and keeps every membership")
     }
 

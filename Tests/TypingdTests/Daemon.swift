@@ -26,7 +26,8 @@ enum Daemon {
     }
 
     /// Runs typingd with `arguments`, stdin from `input`, and waits for it to exit
-    /// (killing it after `timeout` seconds).
+    /// (SIGTERM after `timeout` seconds, SIGKILL 2 s later: a hung typingd, as D1's
+    /// was, may not even end on SIGTERM). `killed` tells whether it had to be.
     static func run(_ arguments: [String], input: URL, timeout: TimeInterval = 60) throws -> Run {
         let process = Process()
         process.executableURL = binary
@@ -36,12 +37,16 @@ enum Daemon {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let pid = process.processIdentifier
         let watchdog = DispatchWorkItem { process.terminate() }
+        let killer = DispatchWorkItem { kill(pid, SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout + 2, execute: killer)
         let errors = ErrorCollector(err.fileHandleForReading)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         watchdog.cancel()
+        killer.cancel()
         return Run(stdout: stdout, stderr: errors.finish(), status: process.terminationStatus)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import typingd
+import TypingProtocol
 
 /// The golden transcripts in `examples/transcripts`, checked by the code of
 /// `typingd check` (what the project trusts, and what users run), with the engine's
@@ -31,7 +32,7 @@ struct TranscriptTests {
           arguments: transcripts)
     func daemon(_ transcript: Transcript) throws {
         guard !Self.blessing else { return }
-        var arguments = try ArgumentsFile.words(
+        var arguments = try ArgumentWords.split(
             FileManager.default.fileExists(atPath: transcript.arguments)
                 ? String(contentsOfFile: transcript.arguments, encoding: .utf8) : "")
         if !arguments.contains("--clock") { arguments = ["--clock", "manual"] + arguments }

@@ -73,10 +73,12 @@ struct WorkflowTests {
     }
 
     /// A live session with keystrokes, a timeout that fires while typingd is idle,
-    /// bad lines, a too-long line, a blank line and replies.
-    func liveSession(record: URL, extraLines: [String] = []) throws -> String {
+    /// bad lines (one right after that timeout), a too-long line, a blank line, lines
+    /// refused with clock_mode, and replies. Returns its output.
+    func liveSession(record: URL, options: [String] = [], extraLines: [String] = [],
+                     end: (LiveDaemon) throws -> Void = { try $0.closeInput() }) throws -> String {
         let daemon = try LiveDaemon(["--record", record.path, "--timeout-ms", "150", "--typing-events",
-                                     "--max-line-bytes", "200"])
+                                     "--max-line-bytes", "200"] + options)
         defer { daemon.stop() }
         try daemon.send(#"{"cmd":"join","conv":"g","user":"a","name":"Ann","id":1}"#,
                         #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#, "",
@@ -84,47 +86,117 @@ struct WorkflowTests {
         var lines: [String] = []
         for _ in 0..<5 { lines.append(daemon.readLine() ?? "") }  // ok, started, indicator, stopped, indicator
         #expect(lines[3].contains("\"reason\":\"timeout\""), "the timeout fired while idle: \(lines)")
-        try daemon.send(#"{"cmd":"type","conv":"g","user":"b","id":"k"}"#, "{not json", #"{"cmd":"wave"}"#,
+        try daemon.send("{not json")   // refused right after the timeout's deadline
+        lines.append(daemon.readLine() ?? "")
+        try daemon.send(#"{"cmd":"type","conv":"g","user":"b","id":"k"}"#, #"{"cmd":"wave"}"#,
                         #"{"cmd":"send","conv":"g","user":"zed","id":"who"}"#, String(repeating: " ", count: 250) + "{}",
+                        #"{"cmd":"tick","at":5,"id":"t"}"#, #"{"cmd":"stats","at":1,"id":7}"#,
                         #"{"cmd":"stats","id":"s"}"#)
         try daemon.send(lines: extraLines)
-        try daemon.closeInput()
+        try end(daemon)
         lines += daemon.readAll()
         #expect(daemon.waitForExit() == 0)
         return lines.joined(separator: "\n") + "\n"
     }
 
-    @Test("--record: a live session replays byte for byte under --clock manual")
+    /// `typingd replay RECORD`'s output, stderr and status.
+    func replay(_ record: URL) throws -> (String, String, Int32) {
+        try Self.typingd(["replay", record.path])
+    }
+
+    @Test("--record: a live session replays byte for byte, errors, timeouts and clock_mode included; check takes the record")
     func recordAndReplay() throws {
         let dir = try Self.folder("record")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
         let live = try liveSession(record: record)
-        #expect(live.contains("bad_json") && live.contains("unknown_cmd") && live.contains("not_member")
-                && live.contains("line_too_long") && live.contains("\"event\":\"stats\""))
-        let (replay, error, status) = try Self.typingd(["--clock", "manual", "--timeout-ms", "150", "--typing-events",
-                                                         "--max-line-bytes", "200"], input: record)
-        #expect(status == 0 && error.isEmpty)
-        #expect(replay == live, "the replay differs:\n\(replay)\nlive:\n\(live)")
+        for code in ["bad_json", "unknown_cmd", "not_member", "line_too_long", "clock_mode", "\"event\":\"stats\""] {
+            #expect(live.contains(code), "\(code) is missing from the live session:\n\(live)")
+        }
+        let (replayed, error, status) = try replay(record)
+        #expect(status == 0 && error.isEmpty, "\(status): \(error)")
+        #expect(replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
+        // The record is a transcript: bless, then check.
+        let (blessed, _, blessStatus) = try Self.typingd(["check", "--bless", record.path])
+        #expect(blessStatus == 0 && blessed.contains("created"), "\(blessed)")
+        #expect(try String(contentsOf: dir.appendingPathComponent("session.out.jsonl"), encoding: .utf8) == live)
+        let (checked, _, checkStatus) = try Self.typingd(["check", dir.path])
+        #expect(checkStatus == 0 && checked.hasSuffix("1 passed, 0 failed\n"), "\(checked)")
     }
 
-    @Test("--record: a line refused with clock_mode replays as bad_field, with its line and id; nothing else changes")
-    func recordClockMode() throws {
-        let dir = try Self.folder("record-clock")
+    @Test("--record: an error right after a timeout's deadline replays after the timeout, as it happened (D4)")
+    func recordRefusedAfterTimeout() throws {
+        let dir = try Self.folder("record-order")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
-        let live = try liveSession(record: record, extraLines: [#"{"cmd":"tick","at":5,"id":"t"}"#,
-                                                                #"{"cmd":"stats","at":1,"id":7}"#])
-        let (replay, _, _) = try Self.typingd(["--clock", "manual", "--timeout-ms", "150", "--typing-events",
-                                               "--max-line-bytes", "200"], input: record)
-        let liveLines = live.split(separator: "\n"), replayLines = replay.split(separator: "\n")
-        #expect(liveLines.count == replayLines.count)
-        for (a, b) in zip(liveLines, replayLines) where a != b {
-            #expect(a.contains("\"code\":\"clock_mode\"") && b.contains("\"code\":\"bad_field\""), "\(a) vs \(b)")
-            #expect(object(String(a))["line"] as? Int == object(String(b))["line"] as? Int)
-            #expect("\(object(String(a))["id"] ?? "")" == "\(object(String(b))["id"] ?? "")")
+        let live = try liveSession(record: record)
+        let lines = live.split(separator: "\n")
+        let timeout = try #require(lines.firstIndex { $0.contains("\"reason\":\"timeout\"") })
+        let error = try #require(lines.firstIndex { $0.contains("bad_json") })
+        #expect(timeout < error, "\(live)")
+        let (replayed, _, _) = try replay(record)
+        #expect(replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
+    }
+
+    @Test("--record: a session ended by a signal replays to the same end, draining or not (D4)", arguments: [[], ["--no-drain"]])
+    func recordSignal(_ options: [String]) throws {
+        let dir = try Self.folder("record-signal")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let record = dir.appendingPathComponent("session.in.jsonl")
+        // A streak of 60 s is live when the signal comes: it must not time out in the replay.
+        let live = try liveSession(record: record, options: options,
+                                   extraLines: [#"{"cmd":"type","conv":"g","user":"a","timeout_ms":60000,"id":"last"}"#]) { daemon in
+            usleep(300_000)
+            daemon.signal(SIGTERM)
         }
-        #expect(liveLines.filter { $0.contains("clock_mode") }.count == 2)
+        #expect(live.contains("\"id\":\"last\"") && !live.contains("\"at\":60"), "\(live)")
+        let text = try String(contentsOf: record, encoding: .utf8)
+        #expect(text.split(separator: "\n").last?.hasPrefix("#end ") == true, "\(text)")
+        let (replayed, _, status) = try replay(record)
+        #expect(status == 0 && replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
+    }
+
+    @Test("--record: a line just under --max-line-bytes is recorded as it was, and replays as applied (D4)")
+    func recordLongLine() throws {
+        let dir = try Self.folder("record-long")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let record = dir.appendingPathComponent("session.in.jsonl")
+        let padded = #"{"cmd":"stats","id":"near"}"# + String(repeating: " ", count: 198 - 27)
+        #expect(padded.utf8.count == 198)
+        let live = try liveSession(record: record, extraLines: [padded])
+        #expect(live.contains("\"id\":\"near\""))
+        let recorded = try String(contentsOf: record, encoding: .utf8).split(separator: "\n")
+        let line = try #require(recorded.first { $0.contains("near") })
+        #expect(line.split(separator: "\t", maxSplits: 1)[1] == padded, "recorded as \(line)")
+        let (replayed, _, _) = try replay(record)
+        #expect(replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
+    }
+
+    @Test("replay: a malformed record stops with exit 65 and says which record line; a missing end is noted")
+    func replayMalformed() throws {
+        let dir = try Self.folder("record-bad")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("bad.in.jsonl")
+        let header = "#typingd-record v1 --timeout-ms 150\n"
+        for (body, expected) in [("12\t{\"cmd\":\"stats\"}\nnonsense\n", "record line 3"),
+                                 ("99999999999999999999\t{}\n", "no time"),
+                                 ("#end 5\n5\t{}\n", "follows the end line"),
+                                 ("5\t{}", "no line break")] {
+            try (header + body).write(to: file, atomically: true, encoding: .utf8)
+            let (_, error, status) = try replay(file)
+            #expect(status == 65 && error.contains(expected), "\(body): \(status) \(error)")
+        }
+        for (text, expected) in [("{\"cmd\":\"stats\"}\n", "not a record"), ("#typingd-record v9\n#end 0\n", "version v9"),
+                                 ("#typingd-record v1 --style loud\n#end 0\n", "loud")] {
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            let (_, error, status) = try replay(file)
+            #expect(status == 65 && error.contains(expected), "\(text): \(status) \(error)")
+        }
+        try (header + "7\t{\"cmd\":\"stats\"}\n").write(to: file, atomically: true, encoding: .utf8)
+        let (out, error, status) = try replay(file)
+        #expect(status == 0 && out.contains("\"at\":7") && error.contains("no end line"), "\(out) \(error)")
+        let (_, missing, missingStatus) = try Self.typingd(["replay", dir.appendingPathComponent("none").path])
+        #expect(missingStatus == 66 && missing.contains("cannot read"), "\(missing)")
     }
 
     @Test("--record needs the real clock")

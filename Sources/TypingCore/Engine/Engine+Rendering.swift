@@ -15,51 +15,77 @@ extension Engine {
     /// `fullView`; it is built once per render, in O(min(typers, max-listed)), and a
     /// member who holds the previous one is known to need the new one when its
     /// content changed. Typers (who see everyone but themselves) get views derived
-    /// from it. The work is the typers plus the viewers in scope: under
-    /// `--audience open`, the open views, not the members.
+    /// from it. The work is the first typers (O(listed + log typers)) plus the
+    /// viewers in scope: under `--audience open`, the open views, not the members;
+    /// and with no view open, nothing at all (the shared view is rebuilt when one
+    /// opens).
     mutating func render<S: EventSink & ~Copyable>(_ c: Int32, scope: RenderScope, sink: inout S) {
         switch scope {
         case .audience:
+            if configuration.audience == .open && conversations[c].openSlots.isEmpty {
+                conversations[c].fullViewIsStale = true
+                return
+            }
+            let head = collectHead(of: c)
             let previous = conversations[c].fullView
-            let (full, changed) = fullView(of: c, previous: previous)
+            let (full, changed) = fullView(of: c, head: head, previous: previous)
             conversations[c].fullView = full
-            rankTypers(in: c)
+            conversations[c].fullViewIsStale = false
             let stale = full === previous ? nil : previous
             switch configuration.audience {
             case .members:
                 for slot in conversations[c].members.indices {
-                    refresh(slot, of: c, full: full, stale: stale, staleChanged: changed, sink: &sink)
+                    refresh(slot, of: c, head: head, full: full, stale: stale, staleChanged: changed, sink: &sink)
                 }
             case .open:
                 for slot in conversations[c].openSlots {
-                    refresh(Int(slot), of: c, full: full, stale: stale, staleChanged: changed, sink: &sink)
+                    refresh(Int(slot), of: c, head: head, full: full, stale: stale, staleChanged: changed, sink: &sink)
                 }
             }
         case .member(let slot):
-            // Nothing changed for the others: the shared view is current.
-            if conversations[c].members[slot].streak >= 0 { rankTypers(in: c) }
-            refresh(slot, of: c, full: conversations[c].fullView, stale: nil, staleChanged: false, sink: &sink)
+            // Nothing changed for the others: the shared view is current, unless
+            // nobody was watching when the typers changed (then nobody holds it).
+            let needsHead = conversations[c].fullViewIsStale || conversations[c].members[slot].streak >= 0
+            let head = needsHead ? collectHead(of: c) : []
+            if conversations[c].fullViewIsStale {
+                conversations[c].fullView = fullView(of: c, head: head, previous: conversations[c].fullView).0
+                conversations[c].fullViewIsStale = false
+            }
+            refresh(slot, of: c, head: head, full: conversations[c].fullView, stale: nil, staleChanged: false, sink: &sink)
         }
     }
 
-    /// Records each typer's place among the conversation's typers (O(typers)).
-    mutating func rankTypers(in c: Int32) {
-        for (rank, s) in conversations[c].typers.enumerated() { streaks[s].rank = Int32(rank) }
+    /// The first typers of `c` a render needs: those the shared view packs
+    /// (--max-listed + 1), and at least four, for the names of typers' phrases.
+    /// Each gets its place in ``StreakRecord/rank``. O(those + log typers).
+    mutating func collectHead(of c: Int32) -> [Int32] {
+        let total = conversations[c].typers.count(in: streaks)
+        let limit = max(min(total, configuration.maxListed + 1), min(total, 4))
+        conversations[c].typers.collect(first: limit, in: streaks, into: &renderHead)
+        for (rank, s) in renderHead.enumerated() { streaks[s].rank = Int32(rank) }
+        return renderHead
+    }
+
+    /// The place of typer `s` among the typers of the current render's `head`, or
+    /// `Int.max` when it comes after all of them.
+    func rank(of s: Int32, in head: [Int32]) -> Int {
+        let rank = Int(streaks[s].rank)
+        return rank < head.count && head[rank] == s ? rank : Int.max
     }
 
     /// Brings one member's indicator up to date. `stale` is the shared view this
     /// render replaced, if any, and `staleChanged` whether its content differs from
     /// `full` (a holder of it then needs `full` without comparing).
-    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, full: IndicatorView, stale: IndicatorView?,
-                                                    staleChanged: Bool, sink: inout S) {
+    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, head: [Int32], full: IndicatorView,
+                                                    stale: IndicatorView?, staleChanged: Bool, sink: inout S) {
         let user = conversations[c].members[slot].user
         guard user != MemberSlot.vacant else { return }
         let last = conversations[c].members[slot].lastSent
         let streak = conversations[c].members[slot].streak
         let current: IndicatorView
         if streak >= 0 {
-            current = typerView(of: c, rank: Int(streaks[streak].rank), viewerIsNamed: streaks[streak].isNamed,
-                                full: full, last: last)
+            current = typerView(of: c, rank: rank(of: streak, in: head), viewerIsNamed: streaks[streak].isNamed,
+                                head: head, full: full, last: last)
             if current === last { return }
         } else {
             current = full
@@ -81,9 +107,8 @@ extension Engine {
     /// all of them; it packs one entry more, for the typers' derived views. Returns
     /// `previous` itself when it packs exactly that, and whether the content (ids
     /// listed, `more`, text) differs from `previous`'s.
-    func fullView(of c: Int32, previous: IndicatorView) -> (IndicatorView, changed: Bool) {
-        let typers = conversations[c].typers
-        let total = typers.count
+    func fullView(of c: Int32, head: [Int32], previous: IndicatorView) -> (IndicatorView, changed: Bool) {
+        let total = conversations[c].typers.count(in: streaks)
         if total == 0 { return (.empty, previous != .empty) }
         let listed = min(total, configuration.maxListed)
         let packedCount = min(total, configuration.maxListed + 1)
@@ -93,12 +118,13 @@ extension Engine {
         starts.reserveCapacity(packedCount + 1)
         for index in 0..<packedCount {
             starts.append(Int32(packed.count))
-            IndicatorView.pack(users[streaks[typers[index]].user].id, into: &packed)
+            IndicatorView.pack(users[streaks[head[index]].user].id, into: &packed)
         }
         let textStart = packed.count
         starts.append(Int32(textStart))
-        Phrase.append(count: total, named: conversations[c].namedCount, style: configuration.style, into: &packed) { index in
-            users[streaks[typers[index]].user].displayName
+        Phrase.append(count: total, named: conversations[c].typers.namedCount, style: configuration.style,
+                      into: &packed) { index in
+            users[streaks[head[index]].user].displayName
         }
         if previous.base == nil && previous.textStart == textStart && previous.listed == listed
             && previous.more == total - listed && previous.storage == packed {
@@ -112,27 +138,26 @@ extension Engine {
         return (view, uncut || view != previous)
     }
 
-    /// The view of the typer at `rank` in `c`: the shared view without them, and
-    /// the phrase for the others. Returns `last` when that is what it already shows
+    /// The view of the typer at `rank` in `c` (`Int.max`: after the typers in
+    /// `head`): the shared view without them, and the phrase for the others. Returns `last` when that is what it already shows
     /// (compared without building a view); otherwise a view derived from `full`.
     ///
     /// `last` may be derived from an older shared view, or be one (the view a typer
     /// saw before they started): it is kept while its content is right, so no
     /// view is built for a typer whose view did not change. Such a typer keeps at
     /// most one old view alive, of at most `--max-listed` + 1 ids.
-    func typerView(of c: Int32, rank: Int, viewerIsNamed: Bool, full: IndicatorView,
+    func typerView(of c: Int32, rank: Int, viewerIsNamed: Bool, head: [Int32], full: IndicatorView,
                    last: IndicatorView) -> IndicatorView {
-        let typers = conversations[c].typers
-        let others = typers.count - 1
+        let others = conversations[c].typers.count(in: streaks) - 1
         if others <= 0 { return last === IndicatorView.empty || last == .empty ? last : .empty }
         let listed = min(others, configuration.maxListed)
         let more = others - listed
         let omitted = rank < full.packedCount ? rank : -1
         var text: [UInt8] = []
         text.reserveCapacity(64)
-        let named = conversations[c].namedCount - (viewerIsNamed ? 1 : 0)
+        let named = conversations[c].typers.namedCount - (viewerIsNamed ? 1 : 0)
         Phrase.append(count: others, named: named, style: configuration.style, into: &text) { position in
-            users[streaks[typers[position < rank ? position : position + 1]].user].displayName
+            users[streaks[head[position < rank ? position : position + 1]].user].displayName
         }
         if last.listed == listed && last.more == more && text.withUnsafeBytes({ last.hasText($0) }) {
             if let base = last.base, base === full, last.omitted == omitted { return last }

@@ -1,6 +1,7 @@
 extension Engine {
-    /// Applies one request: checks its time, fires the timeouts due by then, runs
-    /// the command and ends with its `ok`, its reply or its `error`.
+    /// Applies one request: checks its time, fires the timeouts due by then (by
+    /// now, without a time), runs the command and ends with its `ok`, its reply or
+    /// its `error`.
     public mutating func apply<S: EventSink & ~Copyable>(_ request: Request, to sink: inout S) {
         if let at = request.at {
             guard (0...Engine.maxTime).contains(at) else {
@@ -15,8 +16,12 @@ extension Engine {
                                    field: "at"), to: &sink)
                 return
             }
-            advance(to: at, sink: &sink)
         }
+        // Timeouts due by the command's time fire first. Without `at` that is the
+        // current time: at the top of the range (2^53 − 1) a keystroke's deadline is
+        // now itself, and the next command finds that streak ended, as one that
+        // arrives exactly at a deadline does (§5, §F).
+        advance(to: request.at ?? now, sink: &sink)
         var failure: Failure?
         switch request.command {
         case let .join(conv, user, name, sendTyping):
@@ -78,7 +83,11 @@ extension Engine {
         let record = conversations[c]
         let members = record.members.lazy.filter(\.isOccupied).map { users[$0.user].id }
         let open = record.openSlots.map { users[record.members[Int($0)].user].id }
-        let typing = record.typers.map { users[streaks[$0].user].id }
+        var typing: [Identifier] = []
+        record.typers.forEach(in: streaks) { s in
+            typing.append(users[streaks[s].user].id)
+            return true
+        }
         return Event.State(at: now, id: id, conv: conv, members: Array(members), open: open, typing: typing)
     }
 
@@ -92,7 +101,10 @@ extension Engine {
         var byKeystroke: [Int32] = []
         byKeystroke.reserveCapacity(streaks.count)
         for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
-            byKeystroke.append(contentsOf: conversations[c].typers)
+            conversations[c].typers.forEach(in: streaks) { s in
+                byKeystroke.append(s)
+                return true
+            }
         }
         byKeystroke.sort { streaks[$0].keystroke < streaks[$1].keystroke }
         var rank: [Int32: Int] = [:]
@@ -109,7 +121,12 @@ extension Engine {
                      to: &sink)
                 members += 1
             }
-            for s in conversations[c].typers.sorted(by: { streaks[$0].started < streaks[$1].started }) {
+            var typers: [Int32] = []
+            conversations[c].typers.forEach(in: streaks) { s in
+                typers.append(s)
+                return true
+            }
+            for s in typers.sorted(by: { streaks[$0].started < streaks[$1].started }) {
                 emit(.streak(Event.Streak(at: now, conv: conversations[c].id, user: users[streaks[s].user].id,
                                           deadline: streaks[s].deadline, keystroke: rank[s] ?? 0)),
                      to: &sink)

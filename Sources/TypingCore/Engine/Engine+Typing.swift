@@ -94,11 +94,12 @@ extension Engine {
         if deadline < streaks[s].alarm.deadline {
             streaks[s].alarm = streaks[s].key
             timers.insert(TimerQueue.Entry(key: streaks[s].alarm, streak: s))
+            compactTimersIfNeeded()
         }
     }
 
     /// Stops streak `s` for `reason`: the `typing` event, then (if `render`) the
-    /// indicators of its conversation. O(1) but for the conversation's typers.
+    /// indicators of its conversation. O(log typers) but for the render.
     mutating func stop<S: EventSink & ~Copyable>(_ s: Int32, reason: Event.Typing.Reason,
                                                  render shouldRender: Bool, sink: inout S) {
         let record = streaks[s]
@@ -130,40 +131,33 @@ extension Engine {
     /// Under `--order recent`: a keystroke by a typer who is not first among the
     /// named (or unnamed) typers moves them to the front, and re-renders, unless
     /// the move happens wholly beyond what anyone sees (the listed ids and the
-    /// names in phrases).
+    /// names in phrases). O(log typers) but for the render.
     mutating func promote<S: EventSink & ~Copyable>(_ s: Int32, sink: inout S) {
         let c = streaks[s].conv
-        guard let rank = conversations[c].typers.firstIndex(of: s) else { return }
-        let front = streaks[s].isNamed ? 0 : conversations[c].namedCount
-        guard rank != front else { return }
+        let front = streaks[s].isNamed ? 0 : conversations[c].typers.namedCount
+        guard conversations[c].typers.rank(of: s, in: streaks) != front else { return }
         removeTyper(s, from: c)
         insertTyper(s, in: c)
         if front < max(configuration.maxListed + 1, 3) { render(c, scope: .audience, sink: &sink) }
     }
 
-    /// Puts streak `s` in its place among the typers of `c` (named ones first, each
-    /// group in the configured order): a binary search, O(log typers) comparisons.
+    /// Puts streak `s` in its place among the typers of `c`: named ones first, each
+    /// group in the configured order. O(log typers) comparisons.
     mutating func insertTyper(_ s: Int32, in c: Int32) {
         let named = users[streaks[s].user].isNamed
         streaks[s].isNamed = named
-        var low = named ? 0 : conversations[c].namedCount
-        var high = named ? conversations[c].namedCount : conversations[c].typers.count
-        while low < high {
-            let middle = (low + high) / 2
-            if precedes(s, conversations[c].typers[middle]) { high = middle } else { low = middle + 1 }
+        let point = conversations[c].typers.insertionPoint(for: s, in: streaks) { a, b in
+            streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b)
         }
-        conversations[c].typers.insert(s, at: low)
-        if named { conversations[c].namedCount += 1 }
+        let priority = UInt32(truncatingIfNeeded: Mixer.mix(seed ^ streaks[s].started) >> 32)
+        conversations[c].typers.attach(s, at: point, priority: priority, in: &streaks)
+        if named { conversations[c].typers.namedCount += 1 }
     }
 
-    /// Takes streak `s` out of the typers of `c`.
+    /// Takes streak `s` out of the typers of `c`. O(log typers).
     mutating func removeTyper(_ s: Int32, from c: Int32) {
-        guard let index = conversations[c].typers.firstIndex(of: s) else { return }
-        conversations[c].typers.remove(at: index)
-        if index < conversations[c].namedCount { conversations[c].namedCount -= 1 }
-        // A quiet room holds no storage for typers: small arrays kept across rooms
-        // would pin the pages of everything freed around them.
-        if conversations[c].typers.isEmpty { conversations[c].typers = [] }
+        conversations[c].typers.remove(s, in: &streaks)
+        if streaks[s].isNamed { conversations[c].typers.namedCount -= 1 }
     }
 
     /// True when streak `a` is listed before streak `b` of the same group (named

@@ -7,7 +7,7 @@ extension Engine {
             return .notMember(user, of: conv, field: "user")
         }
         guard !conversations[c].isOpen(slot) else { return nil }
-        openViews[u, default: []].append(c)
+        openViews.insert(c, for: u)
         conversations[c].openView(at: slot)
         if configuration.audience == .open { render(c, scope: .member(slot), sink: &sink) }
         return nil
@@ -32,18 +32,13 @@ extension Engine {
         guard conversations[c].isOpen(slot) else { return }
         conversations[c].closeView(at: slot)
         if configuration.audience == .open { conversations[c].setLastSent(.empty, at: slot) }
-        if var open = openViews.removeValue(forKey: u), let index = open.firstIndex(of: c) {
-            open.swapAt(index, open.count - 1)
-            open.removeLast()
-            if !open.isEmpty { openViews[u] = open }
-        }
+        openViews.remove(c, for: u)
     }
 
     /// Closes every view of user `u` (offline): O(their open views), never their
     /// memberships.
     mutating func closeAllViews(of u: Int32) {
-        guard let open = openViews[u] else { return }
-        for c in open {
+        for c in openViews.removeAll(for: u) {
             guard let slot = conversations[c].slot(of: u) else { continue }
             closeView(of: u, in: c, slot: slot)
         }

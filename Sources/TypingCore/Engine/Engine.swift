@@ -34,14 +34,17 @@ public struct Engine {
     var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
     var conversationIndex = IndexTable()
     var liveMemberships = 0
-    /// For each user with an open view, the conversations whose view is open, in no
-    /// order: few, so that `offline` closes them without looking at every membership.
-    var openViews: [Int32: [Int32]] = [:]
+    /// For each user with an open view, the conversations whose view is open: so
+    /// that `offline` closes them without looking at every membership, and closing
+    /// one costs O(1) however many are open.
+    var openViews = OpenViews()
 
     var streaks = Slab(vacant: StreakRecord.vacant)
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.
     var streakIndex = IndexTable()
     var timers = TimerQueue()
+    /// The first typers of the conversation being rendered (reused storage).
+    var renderHead: [Int32] = []
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
 

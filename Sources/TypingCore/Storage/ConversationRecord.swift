@@ -12,14 +12,15 @@ struct ConversationRecord {
     /// Occupied slots in `members`.
     private(set) var memberCount: Int
     /// Live streaks, in the order viewers see them: the named typers' first (the
-    /// first `namedCount`), each group in the configured order.
-    var typers: [Int32]
-    /// How many of `typers` are named.
-    var namedCount = 0
+    /// first `typers.namedCount`), each group in the configured order.
+    var typers = TyperOrder()
     /// The slots of the members whose view is open, in join (slot) order.
     private(set) var openSlots: [Int32] = []
     /// The view of every member who is not typing (all typers), as last rendered.
     var fullView: IndicatorView
+    /// True when ``fullView`` was not rebuilt after the typers changed, because
+    /// nobody was in the audience to see it (``Engine/render(_:scope:sink:)``).
+    var fullViewIsStale = false
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [Int32: Int32]?
 
@@ -28,7 +29,6 @@ struct ConversationRecord {
         self.id = id
         self.members = []
         self.memberCount = 0
-        self.typers = []
         self.fullView = .empty
     }
 
@@ -78,10 +78,12 @@ struct ConversationRecord {
         openSlots.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: openSlots))
     }
 
-    /// Closes the view of the member in `slot` (open).
+    /// Closes the view of the member in `slot` (open). The last one to close frees
+    /// the list's storage.
     mutating func closeView(at slot: Int) {
         let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
         if index < openSlots.count && openSlots[index] == Int32(slot) { openSlots.remove(at: index) }
+        if openSlots.isEmpty { openSlots = [] }
     }
 
     /// The first index of `sorted` whose value is not below `value`.

@@ -84,6 +84,16 @@ struct IndexTable {
         slots[position] = value
     }
 
+    #if TYPINGD_INTERNAL_CHECKS
+    /// Moves the first entry to `position`, away from its home, for the checker's
+    /// own tests.
+    mutating func corruptForTesting(position: Int) {
+        guard let first = slots.firstIndex(where: { $0 != 0 }) else { return }
+        slots[position & mask] = slots[first]
+        slots[first] = 0
+    }
+    #endif
+
     /// Rehashes into `capacity` slots.
     private mutating func resize(to capacity: Int) {
         let old = slots

@@ -56,8 +56,13 @@ struct StreakRecord {
     /// The neighbours in the user's list of streaks (-1: none).
     var userPrevious: Int32 = -1
     var userNext: Int32 = -1
-    /// The streak's place among its conversation's typers, as of the last render.
+    /// The streak's links in its conversation's ``TyperOrder``.
+    var order = OrderLinks()
+    /// The streak's place among its conversation's typers, when ``rankStamp`` is
+    /// the engine's current render: set for the first typers a render lists.
     var rank: Int32 = 0
+    /// The render that set ``rank`` (see ``Engine/renderStamp``).
+    var rankStamp: UInt32 = 0
     /// Whether the typer is named, as of the streak's last placement among the
     /// typers (kept here so that rendering a typer's view reads no user record).
     var isNamed = false
@@ -92,4 +97,12 @@ struct MemberSlot {
 
     /// A freed slot.
     static let free = MemberSlot(fingerprint: .none, user: vacant, streak: -1, lastSent: .empty)
+}
+
+extension Slab: OrderNodes where Record == StreakRecord {
+    /// A streak's links in its conversation's typer order.
+    subscript(links node: Int32) -> OrderLinks {
+        get { self[node].order }
+        set { self[node].order = newValue }
+    }
 }

@@ -9,9 +9,9 @@ struct Slab<Record> {
     /// The records, live and free.
     private(set) var records: [Record] = []
     /// Free numbers, possibly past the end (those are skipped).
-    private var free: [Int32] = []
+    private(set) var free: [Int32] = []
     /// Which numbers are live.
-    private var live: [Bool] = []
+    private(set) var live: [Bool] = []
     /// Live records.
     private(set) var count = 0
     /// What a free record holds.
@@ -63,8 +63,13 @@ struct Slab<Record> {
         for index in records.indices where live[index] { body(Int32(index), records[index]) }
     }
 
-    /// The numbers of the free records, for the invariant checker.
+    /// The numbers of the free records (the invariant checker's view of `free`).
     var freeNumbers: [Int32] { free.filter { Int($0) < records.count } }
+
+    #if TYPINGD_INTERNAL_CHECKS
+    /// Damages the count, for the checker's own tests.
+    mutating func corruptCountForTesting() { count += 1 }
+    #endif
 
     /// Gives storage back when less than a quarter of it is in use.
     private mutating func shrinkIfSparse() {

@@ -38,7 +38,7 @@ struct TimerQueue {
 
     private(set) var heap = Heap<Entry>()
     /// The most entries held since the storage was last rebuilt.
-    private var highWater = 0
+    private(set) var highWater = 0
 
     /// The entries in the heap, live or not.
     var count: Int { heap.count }

@@ -9,12 +9,13 @@ import TypingCore
 /// error line 4 bad_json: invalid JSON at column 3: ...
 /// ```
 ///
-/// Times are seconds since the clock's zero, with milliseconds. An id or a phrase
-/// is written as it is, but for characters a terminal would act on or a line
-/// splitter would break at (U+0000–U+001F, U+007F–U+009F, U+2028, U+2029), which
-/// are written as `\u{…}`; an id that holds white space, a quote or such a
-/// character is quoted. One line per event, like the JSON format, but not meant to
-/// be parsed: programs read JSON.
+/// Times are seconds since the clock's zero, with milliseconds. Every string from
+/// input (ids, names, phrases, error messages, which quote what a line held) is
+/// written as it is, but for the characters a terminal would act on, a line
+/// splitter would break at, or that would reorder the rest of a line (see
+/// ``isUnsafe(_:)``), which are written as `\u{…}`; an id that holds white space, a
+/// quote or such a character is quoted. So the only control character written is the
+/// LF that ends each event's one line. Not meant to be parsed: programs read JSON.
 public struct TextFormat: EventFormat {
     /// A text format.
     public init() {}
@@ -55,7 +56,7 @@ public struct TextFormat: EventFormat {
             out.append(" ")
             out.append(contentsOf: error.code.rawValue)
             out.append(": ")
-            out.append(contentsOf: error.message)
+            TextFormat.text(error.message, into: &out)
         case .state(let state):
             TextFormat.time(state.at, into: &out)
             TextFormat.id(state.conv, into: &out)
@@ -86,8 +87,7 @@ public struct TextFormat: EventFormat {
             TextFormat.id(member.user, into: &out)
             if let name = member.name {
                 out.append(" (")
-                var name = name
-                name.withUTF8 { TextFormat.text(UnsafeRawBufferPointer($0), into: &out) }
+                TextFormat.text(name, into: &out)
                 out.append(")")
             }
             if !member.sendTyping { out.append(", typing hidden") }
@@ -148,8 +148,7 @@ public struct TextFormat: EventFormat {
     /// An id, as is when that is safe and unambiguous, else quoted.
     static func id(_ id: Identifier, into out: inout OutputBuffer) {
         id.withUnsafeBytes { bytes in
-            if bytes.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x27 || $0 == 0x5C })
-                || OutputBuffer.mayNeedEscaping(bytes) {
+            if bytes.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x27 || $0 == 0x5C }) || !isPlain(bytes) {
                 quoted(bytes, into: &out)
             } else {
                 out.append(bytes)
@@ -167,18 +166,42 @@ public struct TextFormat: EventFormat {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// A phrase: as is, but for unsafe characters.
+    /// Text (a phrase, a name, a message): as is, but for unsafe characters.
     static func text(_ bytes: UnsafeRawBufferPointer, into out: inout OutputBuffer) {
-        guard OutputBuffer.mayNeedEscaping(bytes) else { return out.append(bytes) }
+        guard !isPlain(bytes) else { return out.append(bytes) }
         for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars { appendScalar(scalar, into: &out) }
     }
 
-    /// One scalar, as `\u{…}` when a terminal or a line splitter would act on it.
+    /// Text from a `String`.
+    static func text(_ string: String, into out: inout OutputBuffer) {
+        var string = string
+        string.withUTF8 { text(UnsafeRawBufferPointer($0), into: &out) }
+    }
+
+    /// True when every byte is printable ASCII: nothing to escape (the common case).
+    static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
+    /// True for the characters text output never writes as they are: C0 controls
+    /// (U+0000–U+001F), DEL and C1 controls (U+007F–U+009F), the line and paragraph
+    /// separators (U+2028, U+2029), and the bidirectional controls, which reorder the
+    /// rest of a line on a terminal (U+061C, U+200E, U+200F, U+202A–U+202E,
+    /// U+2066–U+2069).
+    package static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// One scalar, as `\u{…}` when it is unsafe.
     static func appendScalar(_ scalar: Unicode.Scalar, into out: inout OutputBuffer) {
-        let value = scalar.value
-        if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 {
+        if isUnsafe(scalar) {
             out.append("\\u{")
-            out.append(contentsOf: String(value, radix: 16))
+            out.append(contentsOf: String(scalar.value, radix: 16))
             out.append(UInt8(ascii: "}"))
         } else {
             out.append(contentsOf: String(scalar))

@@ -1,10 +1,12 @@
 import TypingCore
 
-/// Turns framed lines into engine steps and encoded output.
+/// Turns framed lines into engine steps and encoded output: the one place a parsed
+/// line meets the engine, for lines framed and parsed here and for batches parsed
+/// in a ``ParsingPool`` alike.
 ///
-/// Blank lines (only spaces and tabs) are skipped; every other line is decoded,
-/// and either applied or answered with its error. All events, errors included,
-/// go through the engine so that `stats` counts them.
+/// Blank lines (only spaces and tabs) are skipped; every other line is parsed, and
+/// either applied or answered with its error. All events, errors included, go
+/// through the engine so that `stats` counts them.
 @usableFromInline
 struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHandler, ~Copyable {
     @usableFromInline let decoder: CommandDecoder
@@ -15,12 +17,12 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
     @usableFromInline var recording: Recording<Sink>?
 
     @usableFromInline
-    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Sink?) {
+    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Recording<Sink>?) {
         decoder = CommandDecoder(clock: configuration.clock)
         engine = Engine(configuration: configuration.engine)
         output = Output(format: format, sink: sink, policy: configuration.output)
         checksInvariants = configuration.checksInvariants
-        recording = record.map { Recording(sink: $0, policy: configuration.output) }
+        recording = record
     }
 
     /// Stop after a line once a write failed or the sink asks for a pause.
@@ -29,34 +31,49 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
 
     @inlinable
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {
-        if LineProcessor.isBlank(bytes) {
-            recording?.recordBlank()
-            return
-        }
-        do {
-            let request = try decoder.decode(bytes, number: number)
+        process(ParsedLine(bytes, number: number, decoder: decoder), line: bytes)
+    }
+
+    @inlinable
+    mutating func handleTooLong(number: Int, limit: Int) {
+        process(.tooLong(number: number, limit: limit), line: UnsafeRawBufferPointer(start: nil, count: 0))
+    }
+
+    /// Applies one parsed line (`line` holds its bytes, for the recording) at the
+    /// engine's current time.
+    @inlinable
+    mutating func process(_ parsed: ParsedLine, line: UnsafeRawBufferPointer) {
+        let time = engine.now
+        switch parsed {
+        case .blank:
+            break
+        case .request(let request):
             engine.apply(request, to: &output)
-            recording?.recordApplied(bytes, at: engine.now)
-        } catch {
+        case .refused(let error):
             engine.reject(error, to: &output)
-            recording?.recordRefused(bytes, error)
+        case let .tooLong(number, limit):
+            engine.reject(ParsedLine.tooLongError(number: number, limit: limit), to: &output)
+        }
+        if recording != nil { record(parsed, line: line, at: time) }
+        if checksInvariants { checkEngine() }
+    }
+
+    /// Checks the engine's invariants (in builds with the checker; see Package.swift).
+    @usableFromInline
+    func checkEngine() {
+        #if TYPINGD_INTERNAL_CHECKS
+        engine.checkInvariants()
+        #endif
+    }
+
+    /// Records a line, and makes a failure of the record's sink the session's.
+    @usableFromInline
+    mutating func record(_ parsed: ParsedLine, line: UnsafeRawBufferPointer, at time: Int) {
+        if case .tooLong = parsed {
+            recording?.recordTooLong(at: time)
+        } else {
+            recording?.record(line, at: time)
         }
         if let failure = recording?.failure, output.failure == nil { output.failure = failure }
-        if checksInvariants { engine.checkInvariants() }
-    }
-
-    @usableFromInline
-    mutating func handleTooLong(number: Int, limit: Int) {
-        engine.reject(Event.Error(
-            line: number, code: .lineTooLong,
-            message: "line \(number) is longer than \(limit) bytes (--max-line-bytes); it was skipped"),
-            to: &output)
-        recording?.recordTooLong(limit: limit)
-    }
-
-    /// True for a line of only spaces and tabs (or nothing).
-    @inlinable
-    static func isBlank(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 }

@@ -6,24 +6,40 @@ import TypingCore
 /// Feed input as it arrives with ``feed(_:)``, call ``flush()`` before waiting for
 /// more (output is also written whenever the ``OutputPolicy`` threshold is reached,
 /// in the middle of a step if need be, so what the session holds stays bounded),
-/// and ``finish()`` at the end of input. In real clock mode, call ``advance(to:)``
+/// and ``finish()`` at the end of input. With the real clock, call ``advance(to:)``
 /// with the time the input was read before feeding it (lines are applied at the
-/// engine's current time), and whenever a deadline passes.
+/// engine's current time), and whenever ``nextDeadline()`` passes.
 ///
 /// A sink's failure is thrown at the end of the step it happened in; a session
 /// whose sink failed writes nothing more.
+///
+/// ```swift
+/// var session = Session(configuration: SessionConfiguration(), sink: [UInt8]())
+/// let input = #"{"cmd":"join","conv":"dm","user":"ana"}"# + "\n"
+/// _ = Array(input.utf8).withUnsafeBytes { session.feed($0) }
+/// session.finish()
+/// session.flush()
+/// print(String(decoding: session.sink, as: UTF8.self))
+/// ```
 public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyable {
     /// The settings.
     public let configuration: SessionConfiguration
     @usableFromInline var framer: Framer
     @usableFromInline var lines: LineProcessor<Format, Sink>
 
-    /// Creates a session at time 0 that encodes with `format` and writes to `sink`;
-    /// with `record`, it also writes there every line as applied (see ``Recording``).
-    public init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Sink? = nil) {
+    /// Creates a session at time 0 that encodes with `format` and writes to `sink`.
+    public init(configuration: SessionConfiguration, format: consuming Format, sink: Sink) {
+        self.init(configuration: configuration, format: format, sink: sink, record: nil)
+    }
+
+    /// A session that also writes a record of its input to `record` (see
+    /// ``RecordFormat``), whose header names `options`.
+    package init(configuration: SessionConfiguration, format: consuming Format, sink: Sink,
+                 record: (sink: Sink, options: [String])?) {
         self.configuration = configuration
         framer = Framer(maxLineBytes: configuration.maxLineBytes)
-        lines = LineProcessor(configuration: configuration, format: format, sink: sink, record: record)
+        lines = LineProcessor(configuration: configuration, format: format, sink: sink,
+                              record: record.map { Recording(sink: $0.sink, policy: configuration.output, options: $0.options) })
     }
 
     /// Processes the complete lines of `chunk` (a partial last line waits for more
@@ -34,59 +50,6 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
         let consumed = framer.feed(chunk, to: &lines)
         try rethrow()
         return consumed
-    }
-
-    /// Frames the complete lines of `chunk` into `batch`, without decoding or
-    /// applying them, until the chunk is used up or the batch is full. Returns the
-    /// number of bytes consumed. See ``LineBatch`` for the threads this is for.
-    public mutating func frame(_ chunk: UnsafeRawBufferPointer, into batch: inout LineBatch) -> Int {
-        var collector = BatchCollector(batch: .placeholder)
-        swap(&collector.batch, &batch)
-        let consumed = framer.feed(chunk, to: &collector)
-        swap(&collector.batch, &batch)
-        return consumed
-    }
-
-    /// Frames the final line without LF, if any, into `batch` (the end of input).
-    public mutating func frameEnd(into batch: inout LineBatch) {
-        var collector = BatchCollector(batch: .placeholder)
-        swap(&collector.batch, &batch)
-        framer.finish(to: &collector)
-        swap(&collector.batch, &batch)
-    }
-
-    /// The decoder, for decoding batches on other threads.
-    package var decoder: CommandDecoder { lines.decoder }
-
-    /// Applies the decoded lines of `batch`, in order, exactly as ``feed(_:)`` would
-    /// have applied them. Returns how many were applied: all of them, unless the
-    /// sink asked for a pause after one (see ``ByteSink/shouldPause``).
-    public mutating func apply(_ batch: borrowing LineBatch) throws(Sink.Failure) -> Int {
-        for index in batch.decoded.indices {
-            switch batch.decoded[index] {
-            case .blank:
-                lines.recording?.recordBlank()
-            case .request(let request):
-                lines.engine.apply(request, to: &lines.output)
-                if lines.recording != nil {
-                    let now = lines.engine.now
-                    batch.withLine(index) { lines.recording?.recordApplied($0, at: now) }
-                }
-            case .refused(let error):
-                lines.engine.reject(error, to: &lines.output)
-                if lines.recording != nil { batch.withLine(index) { lines.recording?.recordRefused($0, error) } }
-            case let .tooLong(number, limit):
-                lines.handleTooLong(number: number, limit: limit)
-            }
-            if let failure = lines.recording?.failure, lines.output.failure == nil { lines.output.failure = failure }
-            if lines.checksInvariants { lines.engine.checkInvariants() }
-            if lines.wantsPause {
-                try rethrow()
-                return index + 1
-            }
-        }
-        try rethrow()
-        return batch.decoded.count
     }
 
     /// Ends the input: processes a final line without LF, then drains (see
@@ -114,7 +77,7 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
         try rethrow()
     }
 
-    /// Writes the output that waits to the sink (and the recording to its sink).
+    /// Writes the output that waits to the sink (and the record to its sink).
     @inlinable
     public mutating func flush() throws(Sink.Failure) {
         lines.output.flush()
@@ -152,7 +115,77 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
 
 extension Session where Format == JSONFormat {
     /// A session that writes the protocol's JSON to `sink`.
-    public init(configuration: SessionConfiguration, sink: Sink, record: Sink? = nil) {
-        self.init(configuration: configuration, format: JSONFormat(), sink: sink, record: record)
+    public init(configuration: SessionConfiguration, sink: Sink) {
+        self.init(configuration: configuration, format: JSONFormat(), sink: sink)
+    }
+}
+
+// The parts the parsing threads (``InputPipeline``) and records (``RecordPlayer``)
+// need: lines framed here, parsed elsewhere, applied here, or lines applied as a
+// record gives them.
+extension Session where Format: ~Copyable {
+    /// Frames the complete lines of `chunk` into `batch`, without parsing or
+    /// applying them, until the chunk is used up or the batch is full. Returns the
+    /// number of bytes consumed.
+    @inlinable
+    mutating func frame(_ chunk: UnsafeRawBufferPointer, into batch: inout LineBatch) -> Int {
+        var collector = BatchCollector(batch: .placeholder)
+        swap(&collector.batch, &batch)
+        let consumed = framer.feed(chunk, to: &collector)
+        swap(&collector.batch, &batch)
+        return consumed
+    }
+
+    /// Frames the final line without LF, if any, into `batch` (the end of input).
+    @inlinable
+    mutating func frameEnd(into batch: inout LineBatch) {
+        var collector = BatchCollector(batch: .placeholder)
+        swap(&collector.batch, &batch)
+        framer.finish(to: &collector)
+        swap(&collector.batch, &batch)
+    }
+
+    /// The decoder, for parsing batches on other threads.
+    @inlinable
+    var decoder: CommandDecoder { lines.decoder }
+
+    /// Applies the parsed lines of `batch` in order, at the time it was read if it
+    /// says (fired timeouts first), exactly as ``feed(_:)`` would have applied them.
+    /// Returns how many were applied: all of them, unless the sink asked for a pause
+    /// after one (see ``ByteSink/shouldPause``).
+    @inlinable
+    mutating func apply(_ batch: borrowing LineBatch) throws(Sink.Failure) -> Int {
+        if let stamp = batch.stamp { try advance(to: stamp) }
+        for index in batch.parsed.indices {
+            batch.withLine(index) { lines.process(batch.parsed[index], line: $0) }
+            if lines.wantsPause {
+                try rethrow()
+                return index + 1
+            }
+        }
+        try rethrow()
+        return batch.parsed.count
+    }
+
+    /// Applies line `number`, given whole (without LF or its trailing CR).
+    @inlinable
+    mutating func process(_ line: UnsafeRawBufferPointer, number: Int) throws(Sink.Failure) {
+        lines.handleLine(line, number: number)
+        try rethrow()
+    }
+
+    /// Reports line `number` as longer than `--max-line-bytes`.
+    @inlinable
+    mutating func processTooLong(number: Int) throws(Sink.Failure) {
+        lines.handleTooLong(number: number, limit: configuration.maxLineBytes)
+        try rethrow()
+    }
+
+    /// True once a write failed or the sink asks for a pause.
+    package var wantsPause: Bool { lines.wantsPause }
+
+    /// Ends the record, if one is made, at the engine's time (see ``RecordFormat``).
+    package mutating func endRecord() {
+        lines.recording?.recordEnd(at: lines.engine.now)
     }
 }

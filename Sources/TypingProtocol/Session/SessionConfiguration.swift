@@ -13,6 +13,8 @@ public struct SessionConfiguration: Sendable, Equatable {
 
     /// The default `--max-line-bytes`: 1 MiB.
     public static let defaultMaxLineBytes = 1_048_576
+    /// The values `maxLineBytes` may have.
+    public static let maxLineBytesRange = 1...Int.max
 
     /// The engine's settings.
     public var engine: EngineConfiguration
@@ -25,8 +27,9 @@ public struct SessionConfiguration: Sendable, Equatable {
     /// When output is written to the sink.
     public var output: OutputPolicy
     /// Whether the session checks the engine's invariants after every line (slow:
-    /// for tests and the fuzzer).
-    public var checksInvariants = false
+    /// for tests and the fuzzer; builds without `TYPINGD_INTERNAL_CHECKS` have no
+    /// checker, and ignore it).
+    package var checksInvariants = false
 
     /// Creates a configuration; the defaults are the protocol's, but for the clock,
     /// which defaults to manual here (the daemon's default is real).

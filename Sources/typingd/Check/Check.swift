@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import TypingProtocol
 
 /// `typingd check [PATH …]`: runs golden transcripts and compares their output.
 struct Check: ParsableCommand {
@@ -7,18 +8,29 @@ struct Check: ParsableCommand {
         abstract: "Run golden transcripts and compare their output, byte for byte.",
         discussion: """
         Finds every NAME.in.jsonl under the given files or folders (folders are \
-        searched recursively), runs it in this process as `typingd --clock manual` \
-        would, with the options in NAME.args when there is one, and compares the \
-        output with NAME.out.jsonl byte for byte. For each failure it prints which \
-        lines differ and, for an event line, which keys. It ends with the line \
-        "N passed, N failed" and exits 0 when all passed, else 1.
+        searched recursively, each once however many symlinks lead to it), runs it in \
+        this process as `typingd --clock manual` would, with the options in NAME.args \
+        when there is one, and compares the output with NAME.out.jsonl byte for byte. \
+        For each failure it prints which lines differ and, for an event line, which \
+        keys. It ends with the line "N passed, N failed".
 
         NAME.args holds options separated by white space; quote a value that holds \
         white space with "…" or '…', and start a comment with #. A transcript whose \
-        options name --clock real runs with the clock standing at 0.
+        options name --clock real runs with the clock standing at 0. A NAME.in.jsonl \
+        that is a record made by `typingd --record` is played as `typingd replay` \
+        plays it, with the options in its header (it has no NAME.args).
+
+        Inputs and expected files must be regular files of at most \(FileBytes.maxBytes >> 20) MiB.
 
         --bless writes the expected files from the actual output instead (creating \
-        missing ones) and says what changed: review the diff before committing it.
+        missing ones; each is written beside the old one and renamed over it, so a \
+        failed write leaves the old file as it was) and says what changed: review the \
+        diff before committing it.
+
+        Exit status: 0 when every transcript passed (or was blessed); 1 when one \
+        failed; 64 when there is nothing to check (a path that does not exist, no \
+        transcript under it) or the --junit file cannot be written; 128 + N when \
+        stopped by signal N (SIGINT, SIGTERM, ...), after the transcript it was running.
         """
     )
 
@@ -32,20 +44,31 @@ struct Check: ParsableCommand {
                                valueName: "file"))
     var junit: String?
 
-    @Flag(help: ArgumentHelp("Also check the engine's internal invariants after every line (slow).",
+    @Flag(help: ArgumentHelp("Also check the engine's internal invariants after every line (slow; only in builds with the checker).",
                              visibility: .hidden))
     var invariants = false
 
     func run() throws {
+        let signals: SignalWatcher
+        do throws(IOFailure) {
+            signals = try SignalWatcher()
+        } catch {
+            StandardOutput.diagnose("typingd check: \(error.message ?? "cannot watch signals")")
+            throw ExitCode(74)
+        }
         let summary: TranscriptCheck.Summary
         do {
-            summary = try TranscriptCheck(bless: bless, checksInvariants: invariants).run(paths) { line in
-                print(line)
-            }
+            var check = TranscriptCheck(bless: bless, checksInvariants: invariants)
+            check.stop = { signals.signal != nil }
+            summary = try check.run(paths) { line in print(line) }
             if let junit { try JUnitReport.write(summary, to: junit) }
         } catch {
             StandardOutput.diagnose("typingd check: \(error)")
             throw ExitCode(64)
+        }
+        if let signal = signals.signal {
+            StandardOutput.diagnose("typingd check: stopped by signal \(signal) after \(summary.results.count) transcripts")
+            throw ExitCode(128 + signal)
         }
         if summary.failed > 0 { throw ExitCode(1) }
     }
@@ -58,6 +81,8 @@ struct TranscriptCheck {
     var bless = false
     /// Whether the engine checks its invariants after every line.
     var checksInvariants = false
+    /// True once the run is to stop (a signal): checked between lines and transcripts.
+    var stop: @Sendable () -> Bool = { false }
 
     /// The outcome of one transcript.
     struct Result {
@@ -76,14 +101,16 @@ struct TranscriptCheck {
     }
 
     /// Checks (or blesses) every transcript under `paths`, calling `report` with the
-    /// lines to print, and returns the outcomes.
+    /// lines to print, and returns the outcomes (of those it finished, when stopped).
     func run(_ paths: [String], report: (String) -> Void) throws(CheckFailure) -> Summary {
         let transcripts = try Transcript.find(in: paths)
         if transcripts.isEmpty { throw CheckFailure("no transcripts (NAME.in.jsonl) under \(paths.joined(separator: " "))") }
         var summary = Summary()
         for transcript in transcripts {
+            if stop() { return summary }
             let start = MonotonicClock.nanoseconds()
             let failure = check(transcript, report: report)
+            if stop() { return summary }
             summary.results.append(Result(transcript: transcript, failure: failure,
                                           seconds: Double(MonotonicClock.nanoseconds() - start) / 1e9))
         }
@@ -94,17 +121,18 @@ struct TranscriptCheck {
     /// Checks one transcript; returns what failed, if anything.
     func check(_ transcript: Transcript, report: (String) -> Void) -> String? {
         let actual: [UInt8]
+        let expected: [UInt8]?
         do {
             let input = try FileBytes.read(transcript.input)
             let words = FileBytes.exists(transcript.arguments)
-                ? try ArgumentsFile.words(String(decoding: try FileBytes.read(transcript.arguments), as: UTF8.self))
-                : []
-            actual = try TranscriptRun.output(of: input, words: words, checksInvariants: checksInvariants)
+                ? try ArgumentWords.split(String(decoding: try FileBytes.read(transcript.arguments), as: UTF8.self))
+                : nil
+            actual = try TranscriptRun.output(of: input, words: words, checksInvariants: checksInvariants, stop: stop)
+            expected = FileBytes.exists(transcript.expected) ? try FileBytes.read(transcript.expected) : nil
         } catch {
             report("FAIL \(transcript): \(error)")
-            return error.description
+            return "\(error)"
         }
-        let expected = FileBytes.exists(transcript.expected) ? try? FileBytes.read(transcript.expected) : nil
         if bless {
             guard expected != actual else { return nil }
             do {
@@ -131,47 +159,6 @@ struct TranscriptCheck {
     }
 }
 
-/// Whole files as bytes.
-enum FileBytes {
-    static func exists(_ path: String) -> Bool {
-        access(path, F_OK) == 0
-    }
-
-    static func read(_ path: String) throws(CheckFailure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CheckFailure("cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw CheckFailure("cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            bytes += chunk[0..<count]
-        }
-    }
-
-    static func write(_ bytes: [UInt8], to path: String) throws(CheckFailure) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CheckFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                raw.baseAddress.map { Glibc.write(fd, $0 + offset, raw.count - offset) } ?? 0
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw CheckFailure("cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            offset += written
-        }
-    }
-}
-
 /// A JUnit XML report, as CI systems read them: one test case per transcript.
 enum JUnitReport {
     static func write(_ summary: TranscriptCheck.Summary, to path: String) throws(CheckFailure) {
@@ -190,7 +177,11 @@ enum JUnitReport {
             }
         }
         xml += "  </testsuite>\n</testsuites>\n"
-        try FileBytes.write(Array(xml.utf8), to: path)
+        do {
+            try FileBytes.write(Array(xml.utf8), to: path)
+        } catch {
+            throw CheckFailure(error.description)
+        }
     }
 
     static func seconds(_ value: Double) -> String {

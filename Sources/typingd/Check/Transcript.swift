@@ -1,7 +1,8 @@
 import Glibc
 
-/// One golden transcript: `NAME.in.jsonl` (the input), optional `NAME.args` (the
-/// options) and `NAME.out.jsonl` (the expected output, byte for byte).
+/// One golden transcript: `NAME.in.jsonl` (the input: commands, or a record made by
+/// `typingd --record`), optional `NAME.args` (the options; a record carries its own)
+/// and `NAME.out.jsonl` (the expected output, byte for byte).
 struct Transcript: Sendable, CustomStringConvertible {
     /// The path without `.in.jsonl`, as found (relative when the search path was).
     let stem: String
@@ -12,17 +13,18 @@ struct Transcript: Sendable, CustomStringConvertible {
     var arguments: String { stem + ".args" }
 
     /// Every transcript under `paths` (files named `*.in.jsonl`, or folders searched
-    /// recursively), sorted by path within each folder; a path that is neither is
-    /// an error.
+    /// recursively, each folder once however many symlinks lead to it), sorted by
+    /// path within each folder; a path that is neither is an error.
     static func find(in paths: [String]) throws(CheckFailure) -> [Transcript] {
         var found: [Transcript] = []
+        var visited = Set<FileID>()
         for path in paths {
             var status = stat()
             guard stat(path, &status) == 0 else {
                 throw CheckFailure("no such file or folder: \(path)")
             }
             if status.st_mode & S_IFMT == S_IFDIR {
-                found += try walk(path).sorted { $0.stem < $1.stem }
+                found += try walk(path, visited: &visited).sorted { $0.stem < $1.stem }
             } else if path.hasSuffix(".in.jsonl") {
                 found.append(Transcript(stem: String(path.dropLast(".in.jsonl".count))))
             } else {
@@ -32,8 +34,23 @@ struct Transcript: Sendable, CustomStringConvertible {
         return found
     }
 
-    /// The transcripts in folder `path` and its subfolders (hidden ones skipped).
-    private static func walk(_ path: String) throws(CheckFailure) -> [Transcript] {
+    /// A file's identity: device and inode.
+    struct FileID: Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+    }
+
+    /// The transcripts in folder `path` and its subfolders (hidden ones skipped),
+    /// skipping folders already in `visited`: a symlink loop, or two links to one
+    /// folder, is walked once.
+    private static func walk(_ path: String, visited: inout Set<FileID>) throws(CheckFailure) -> [Transcript] {
+        var status = stat()
+        guard stat(path, &status) == 0, visited.insert(FileID(status)).inserted else { return [] }
         guard let directory = opendir(path) else { throw CheckFailure("cannot read folder \(path)") }
         defer { closedir(directory) }
         var found: [Transcript] = []
@@ -46,60 +63,12 @@ struct Transcript: Sendable, CustomStringConvertible {
             var status = stat()
             guard stat(child, &status) == 0 else { continue }
             if status.st_mode & S_IFMT == S_IFDIR {
-                found += try walk(child)
+                found += try walk(child, visited: &visited)
             } else if name.hasSuffix(".in.jsonl") {
                 found.append(Transcript(stem: String(child.dropLast(".in.jsonl".count))))
             }
         }
         return found
-    }
-}
-
-/// The `.args` file of a transcript: the options typingd runs it with.
-///
-/// Options are separated by white space (spaces, tabs, line breaks). A word may be
-/// quoted with `"…"` or `'…'` to hold white space; inside double quotes and outside
-/// quotes, a backslash takes the next character literally; inside single quotes
-/// nothing is special. A `#` at the start of a word starts a comment to the end of
-/// the line. So `--timeout-ms 500 --typing-events` and a file of one option per
-/// line read the same; this is the subset of the shell's rules the files need.
-enum ArgumentsFile {
-    /// The words of `text`.
-    static func words(_ text: String) throws(CheckFailure) -> [String] {
-        var words: [String] = []
-        var word = "", inWord = false
-        var iterator = text.makeIterator()
-        while let character = iterator.next() {
-            switch character {
-            case " ", "\t", "\n", "\r":
-                if inWord { words.append(word) }
-                word = ""
-                inWord = false
-            case "#" where !inWord:
-                while let next = iterator.next(), next != "\n" {}
-            case "\\":
-                guard let next = iterator.next() else { throw CheckFailure("a backslash ends the file") }
-                word.append(next)
-                inWord = true
-            case "'", "\"":
-                inWord = true
-                var closed = false
-                while let next = iterator.next() {
-                    if next == character { closed = true; break }
-                    if next == "\\" && character == "\"", let escaped = iterator.next() {
-                        word.append(escaped)
-                    } else {
-                        word.append(next)
-                    }
-                }
-                guard closed else { throw CheckFailure("a quote (\(character)) is not closed") }
-            default:
-                word.append(character)
-                inWord = true
-            }
-        }
-        if inWord { words.append(word) }
-        return words
     }
 }
 

@@ -1,30 +1,47 @@
+import ArgumentParser
 import CJansson
 import Glibc
 import TypingCore
 import TypingProtocol
 
+/// The options a transcript's `NAME.args` may hold: those of `typingd --clock
+/// manual`, the session's and the threads' (which change nothing in the output);
+/// `--record` and the others of the daemon alone are refused as unknown.
+struct TranscriptOptions: ParsableArguments {
+    @OptionGroup var session: SessionOptions
+    @OptionGroup var threading: ThreadOptions
+}
+
 /// Runs a transcript in this process, exactly as `typingd` runs it as a process: the
-/// same options parser, the same session, the same formats.
+/// same options, the same session, the same formats. A record (made by
+/// `typingd --record`) runs as `typingd replay` plays it.
 enum TranscriptRun {
-    /// The output of `input` under the options `words` (an `.args` file's words;
-    /// `--clock manual` unless they name a clock).
-    static func output(of input: [UInt8], words: [String], checksInvariants: Bool) throws(CheckFailure) -> [UInt8] {
-        var words = words
+    /// The output of `input` under the options `words` (an `.args` file's words, nil
+    /// without one; `--clock manual` unless they name a clock). Stops early when
+    /// `stop` says so (a signal).
+    static func output(of input: [UInt8], words: [String]?, checksInvariants: Bool,
+                       stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
+        if input.withUnsafeBytes({ RecordFormat.isRecord($0) }) {
+            guard words == nil else {
+                throw CheckFailure("the input is a record, which carries its own options: remove the .args file")
+            }
+            return try replay(input, checksInvariants: checksInvariants, stop: stop)
+        }
+        var words = words ?? []
         if !words.contains(where: { $0 == "--clock" || $0.hasPrefix("--clock=") }) {
             words = ["--clock", "manual"] + words
         }
-        let options: Typingd
+        let options: TranscriptOptions
         do {
-            options = try Typingd.parse(words)
+            options = try TranscriptOptions.parse(words)
         } catch {
-            throw CheckFailure("bad options: " + Typingd.message(for: error).split(separator: "\n").joined(separator: "; "))
+            throw CheckFailure("bad options: " + TranscriptOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
         }
-        if options.record != nil { throw CheckFailure("--record has no place in a transcript's options") }
-        var configuration = options.sessionConfiguration
+        var configuration = options.session.configuration
         configuration.checksInvariants = checksInvariants
-        switch options.format {
-        case .json: return run(input, configuration, format: JSONFormat())
-        case .text: return run(input, configuration, format: TextFormat())
+        switch options.session.format {
+        case .json: return run(input, configuration, format: JSONFormat(), stop: stop)
+        case .text: return run(input, configuration, format: TextFormat(), stop: stop)
         }
     }
 
@@ -32,15 +49,93 @@ enum TranscriptRun {
     /// at 0 for every line (so the output is the same every time), and the drain
     /// fires the remaining timeouts at their deadlines.
     static func run<Format: EventFormat & ~Copyable>(_ input: [UInt8], _ configuration: SessionConfiguration,
-                                                     format: consuming Format) -> [UInt8] {
-        var session = Session(configuration: configuration, format: format, sink: [UInt8]())
+                                                     format: consuming Format,
+                                                     stop: @escaping @Sendable () -> Bool) -> [UInt8] {
+        var session = Session(configuration: configuration, format: format, sink: PausingArray(stop: stop))
         _ = input.withUnsafeBytes { session.feed($0) }
+        if stop() { return session.sink.bytes }
         session.finish()
         if configuration.clock == .real && configuration.drain {
             while let deadline = session.nextDeadline() { session.advance(to: deadline) }
         }
         session.flush()
-        return session.sink
+        return session.sink.bytes
+    }
+
+    /// Plays the record `input` (see ``RecordFormat``).
+    static func replay(_ input: [UInt8], checksInvariants: Bool,
+                       stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
+        let header = input.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false)
+        let options = try RecordOptions.parse(header: Array(header[0]))
+        var configuration = options.configuration
+        configuration.checksInvariants = checksInvariants
+        let rest = input.dropFirst(header[0].count + 1)
+        switch options.format {
+        case .json: return try replay(rest, configuration, format: JSONFormat(), stop: stop)
+        case .text: return try replay(rest, configuration, format: TextFormat(), stop: stop)
+        }
+    }
+
+    static func replay<Format: EventFormat & ~Copyable>(_ records: ArraySlice<UInt8>, _ configuration: SessionConfiguration,
+                                                        format: consuming Format,
+                                                        stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
+        var session = Session(configuration: configuration, format: format, sink: PausingArray(stop: stop))
+        var player = RecordPlayer(maxLineBytes: configuration.maxLineBytes)
+        let played: Result<Void, RecordPlayer.Failure<Never>> = records.withUnsafeBytes { bytes in
+            do throws(RecordPlayer.Failure<Never>) {
+                return .success(try player.feed(bytes, into: &session))
+            } catch {
+                return .failure(error)
+            }
+        }
+        do throws(RecordPlayer.BadRecord) {
+            if case .failure(.badRecord(let bad)) = played { throw bad }
+            try player.finish()
+        } catch {
+            throw CheckFailure("the record is malformed: \(error)")
+        }
+        session.flush()
+        return session.sink.bytes
+    }
+}
+
+/// Output collected in memory, for a run that stops between two lines once `stop`
+/// says so (`typingd check` after a signal).
+struct PausingArray: ByteSink {
+    var bytes: [UInt8] = []
+    let stop: @Sendable () -> Bool
+
+    mutating func write(_ chunk: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: chunk)
+    }
+
+    var shouldPause: Bool { stop() }
+}
+
+/// The options a record's header names, as `typingd replay` and `typingd check` take
+/// them: the session's, with the real clock (time comes from the record) and no drain
+/// (the record says where it ended).
+enum RecordOptions {
+    /// The options of the header line `header` (without its LF).
+    static func parse(header: [UInt8]) throws(CheckFailure) -> SessionOptions {
+        let words: [String]
+        do {
+            words = try header.withUnsafeBytes { bytes throws(RecordPlayer.BadRecord) in try RecordPlayer.options(header: bytes) }
+        } catch let error as RecordPlayer.BadRecord {
+            throw CheckFailure(error.description)
+        } catch {
+            throw CheckFailure("\(error)")
+        }
+        var options: SessionOptions
+        do {
+            options = try SessionOptions.parse(words)
+        } catch {
+            throw CheckFailure("the record's header names options this typingd does not take: "
+                               + SessionOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
+        }
+        options.clock = .real
+        options.noDrain = true
+        return options
     }
 }
 

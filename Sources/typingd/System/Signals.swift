@@ -1,6 +1,7 @@
 import CLinux
 import Glibc
 import Synchronization
+import TypingProtocol
 
 /// The signals typingd handles, and a watcher that notices them at any moment.
 ///
@@ -56,18 +57,11 @@ final class SignalWatcher: Sendable {
     init() throws(IOFailure) {
         fd = eventfd(0, Int32(EFD_CLOEXEC))
         guard fd >= 0 else { throw .failed(operation: "watch signals (eventfd)", errno: errno) }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            Unmanaged<SignalWatcher>.fromOpaque(context).takeRetainedValue().waitForSignals()
-            return nil
-        }, context)
-        guard status == 0 else {
-            Unmanaged<SignalWatcher>.fromOpaque(context).release()
-            throw .failed(operation: "watch signals (pthread_create)", errno: status)
+        do {
+            pthread_detach(try ThreadSpawner.spawn { [self] in waitForSignals() })
+        } catch {
+            throw .failed(operation: "watch signals (pthread_create)", errno: error.errno)
         }
-        pthread_detach(thread)
     }
 
     /// The first ending signal received, if any.

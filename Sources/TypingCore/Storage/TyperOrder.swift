@@ -1,0 +1,246 @@
+/// The links of one node of a ``TyperOrder``: kept in the streak's record, so the
+/// tree allocates nothing of its own.
+struct OrderLinks: Equatable {
+    var left: Int32 = -1
+    var right: Int32 = -1
+    var parent: Int32 = -1
+    /// The nodes in this node's subtree, itself included (0 while in no tree).
+    var size: Int32 = 0
+    /// The treap priority: a parent's is never below its children's.
+    var priority: UInt32 = 0
+}
+
+/// Where a ``TyperOrder`` keeps its nodes' links: the engine's streak slab (and a
+/// plain array in the tree's own tests).
+protocol OrderNodes {
+    /// The links of node `node`.
+    subscript(links node: Int32) -> OrderLinks { get set }
+}
+
+/// The typers of one conversation, in the order viewers see them: an order-statistic
+/// treap whose nodes are streaks, so that every change costs O(log typers) and
+/// reading the first k costs O(k + log typers), however many type in the room.
+///
+/// Insertion is in two steps, because the order is the engine's (named typers first,
+/// then `--order`): ``insertionPoint(for:in:precedes:)`` walks down comparing, without
+/// changing anything, and ``attach(_:at:priority:in:)`` links the node there and
+/// rotates it up by priority. Priorities come from a seeded hash: the shape is random
+/// and cannot be steered from outside, so the depth is O(log typers) expected.
+struct TyperOrder: Equatable {
+    /// The root node, or -1.
+    private(set) var root: Int32 = -1
+    /// The named typers (always the first ones).
+    var namedCount = 0
+
+    /// The number of typers.
+    func count<Nodes: OrderNodes>(in nodes: Nodes) -> Int {
+        root < 0 ? 0 : Int(nodes[links: root].size)
+    }
+
+    /// True when nobody types.
+    var isEmpty: Bool { root < 0 }
+
+    /// Where `node` goes: under `parent`, on its left or right (parent -1: as the root).
+    struct Point {
+        var parent: Int32
+        var left: Bool
+    }
+
+    /// Where `node` belongs among the others, by `precedes(a, b)` (true when `a` is
+    /// listed before `b`): after every node it does not precede. O(depth).
+    func insertionPoint<Nodes: OrderNodes>(for node: Int32, in nodes: Nodes,
+                                           precedes: (Int32, Int32) -> Bool) -> Point {
+        var point = Point(parent: -1, left: false)
+        var current = root
+        while current >= 0 {
+            point.parent = current
+            point.left = precedes(node, current)
+            current = point.left ? nodes[links: current].left : nodes[links: current].right
+        }
+        return point
+    }
+
+    /// Links `node` (in no tree) at `point`, then rotates it up while its priority
+    /// is above its parent's. O(depth).
+    mutating func attach<Nodes: OrderNodes>(_ node: Int32, at point: Point, priority: UInt32, in nodes: inout Nodes) {
+        nodes[links: node] = OrderLinks(left: -1, right: -1, parent: point.parent, size: 1, priority: priority)
+        if point.parent < 0 {
+            root = node
+            return
+        }
+        if point.left { nodes[links: point.parent].left = node } else { nodes[links: point.parent].right = node }
+        var ancestor = point.parent
+        while ancestor >= 0 {
+            nodes[links: ancestor].size += 1
+            ancestor = nodes[links: ancestor].parent
+        }
+        while nodes[links: node].parent >= 0 && nodes[links: nodes[links: node].parent].priority < priority {
+            rotateUp(node, in: &nodes)
+        }
+    }
+
+    /// Unlinks `node`: rotates it down below the child of higher priority until it
+    /// has at most one child, then puts that child in its place. O(depth).
+    mutating func remove<Nodes: OrderNodes>(_ node: Int32, in nodes: inout Nodes) {
+        while true {
+            let left = nodes[links: node].left, right = nodes[links: node].right
+            if left < 0 || right < 0 { break }
+            rotateUp(nodes[links: left].priority > nodes[links: right].priority ? left : right, in: &nodes)
+        }
+        let links = nodes[links: node]
+        let child = links.left >= 0 ? links.left : links.right
+        if child >= 0 { nodes[links: child].parent = links.parent }
+        replace(node, by: child, under: links.parent, in: &nodes)
+        var ancestor = links.parent
+        while ancestor >= 0 {
+            nodes[links: ancestor].size -= 1
+            ancestor = nodes[links: ancestor].parent
+        }
+        nodes[links: node] = OrderLinks()
+    }
+
+    /// The place of `node` in the order, from 0. O(depth).
+    func rank<Nodes: OrderNodes>(of node: Int32, in nodes: Nodes) -> Int {
+        var rank = Int(size(nodes[links: node].left, in: nodes))
+        var current = node
+        var parent = nodes[links: node].parent
+        while parent >= 0 {
+            if nodes[links: parent].right == current { rank += Int(size(nodes[links: parent].left, in: nodes)) + 1 }
+            current = parent
+            parent = nodes[links: parent].parent
+        }
+        return rank
+    }
+
+    /// The node at place `index`, if any. O(depth).
+    func node<Nodes: OrderNodes>(at index: Int, in nodes: Nodes) -> Int32? {
+        var index = Int32(clamping: index)
+        var current = root
+        while current >= 0 {
+            let leftSize = size(nodes[links: current].left, in: nodes)
+            if index < leftSize {
+                current = nodes[links: current].left
+            } else if index == leftSize {
+                return current
+            } else {
+                index -= leftSize + 1
+                current = nodes[links: current].right
+            }
+        }
+        return nil
+    }
+
+    /// Calls `body` with the nodes in order until it returns false. O(k + depth)
+    /// for the first k.
+    func forEach<Nodes: OrderNodes>(in nodes: Nodes, _ body: (Int32) -> Bool) {
+        var current = root
+        guard current >= 0 else { return }
+        while nodes[links: current].left >= 0 { current = nodes[links: current].left }
+        while current >= 0 {
+            guard body(current) else { return }
+            if nodes[links: current].right >= 0 {
+                current = nodes[links: current].right
+                while nodes[links: current].left >= 0 { current = nodes[links: current].left }
+            } else {
+                var child = current
+                current = nodes[links: current].parent
+                while current >= 0 && nodes[links: current].right == child {
+                    child = current
+                    current = nodes[links: current].parent
+                }
+            }
+        }
+    }
+
+    /// The first `limit` nodes, in order, into `head` (emptied first).
+    func collect<Nodes: OrderNodes>(first limit: Int, in nodes: Nodes, into head: inout [Int32]) {
+        head.removeAll(keepingCapacity: true)
+        guard limit > 0 else { return }
+        forEach(in: nodes) { node in
+            head.append(node)
+            return head.count < limit
+        }
+    }
+
+    /// The size of the subtree at `node` (-1: none).
+    private func size<Nodes: OrderNodes>(_ node: Int32, in nodes: Nodes) -> Int32 {
+        node < 0 ? 0 : nodes[links: node].size
+    }
+
+    /// Puts `replacement` (or nothing, -1) where `node` hangs under `parent`.
+    private mutating func replace<Nodes: OrderNodes>(_ node: Int32, by replacement: Int32, under parent: Int32,
+                                                     in nodes: inout Nodes) {
+        if parent < 0 {
+            root = replacement
+        } else if nodes[links: parent].left == node {
+            nodes[links: parent].left = replacement
+        } else {
+            nodes[links: parent].right = replacement
+        }
+    }
+
+    /// Rotates `node` above its parent, keeping the in-order sequence and the sizes.
+    private mutating func rotateUp<Nodes: OrderNodes>(_ node: Int32, in nodes: inout Nodes) {
+        let parent = nodes[links: node].parent
+        let grandparent = nodes[links: parent].parent
+        let parentSize = nodes[links: parent].size
+        if nodes[links: parent].left == node {
+            let moved = nodes[links: node].right
+            nodes[links: parent].left = moved
+            if moved >= 0 { nodes[links: moved].parent = parent }
+            nodes[links: node].right = parent
+        } else {
+            let moved = nodes[links: node].left
+            nodes[links: parent].right = moved
+            if moved >= 0 { nodes[links: moved].parent = parent }
+            nodes[links: node].left = parent
+        }
+        nodes[links: parent].parent = node
+        nodes[links: node].parent = grandparent
+        replace(parent, by: node, under: grandparent, in: &nodes)
+        nodes[links: parent].size = 1 + size(nodes[links: parent].left, in: nodes) + size(nodes[links: parent].right, in: nodes)
+        nodes[links: node].size = parentSize
+    }
+}
+
+#if TYPINGD_INTERNAL_CHECKS
+extension TyperOrder {
+    /// What is wrong with the tree: links that disagree, wrong sizes, priorities out
+    /// of heap order, nodes out of order by `precedes`, a cycle. Empty when sound.
+    func violations<Nodes: OrderNodes>(in nodes: Nodes, limit: Int, precedes: (Int32, Int32) -> Bool) -> [String] {
+        var problems: [String] = []
+        if root >= 0 && nodes[links: root].parent != -1 { problems.append("the root \(root) has a parent") }
+        var visited = 0
+        /// Checks the subtree at `node`, hanging under `parent`; returns its size.
+        func walk(_ node: Int32, parent: Int32) -> Int32 {
+            guard node >= 0, problems.isEmpty else { return 0 }
+            visited += 1
+            guard visited <= limit else {
+                problems.append("the typer tree holds more nodes than there are streaks (a cycle?)")
+                return 0
+            }
+            let links = nodes[links: node]
+            if links.parent != parent { problems.append("node \(node) names \(links.parent) as its parent, not \(parent)") }
+            for child in [links.left, links.right] where child >= 0 && nodes[links: child].priority > links.priority {
+                problems.append("node \(child) has a higher priority than its parent \(node)")
+            }
+            let size = 1 + walk(links.left, parent: node) + walk(links.right, parent: node)
+            if size != links.size { problems.append("node \(node) counts \(links.size) nodes under it, holds \(size)") }
+            return size
+        }
+        _ = walk(root, parent: -1)
+        guard problems.isEmpty else { return problems }
+        var previous: Int32 = -1, index = 0
+        forEach(in: nodes) { node in
+            if previous >= 0 && precedes(node, previous) {
+                problems.append("typer \(node) is listed after \(previous), which it precedes")
+            }
+            if rank(of: node, in: nodes) != index { problems.append("typer \(node) is at \(index) but ranks \(rank(of: node, in: nodes))") }
+            previous = node
+            index += 1
+            return problems.isEmpty
+        }
+        return problems
+    }
+}
+#endif

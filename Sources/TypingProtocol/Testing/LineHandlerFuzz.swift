@@ -1,0 +1,159 @@
+import CJansson
+import TypingCore
+
+/// The properties the fuzzer (`fuzz/`) checks on arbitrary bytes, and that
+/// `swift test` checks on its named regressions (`fuzz/regressions/`): one owner, so
+/// that a case the fuzzer found fails the same way in the tests.
+///
+/// The input's first byte picks the options (timeout 1…8 ms, style, typing events,
+/// small limits, a small --max-line-bytes) so timers, every phrase and every limit
+/// are reached; the second picks the v2 options (audience, order, a small
+/// --max-listed); the third where the input is cut into reads. The rest is input.
+/// It traps (`preconditionFailure`) on the first property that fails:
+///
+/// - the engine's invariants hold after every line (in builds with the checker);
+/// - the output is the same whether the input comes whole or cut in two, and
+///   whether it goes through the parsing threads in small batches;
+/// - no streak is left after the drain;
+/// - every JSON output line is one object, starting with `"event"`, without a raw
+///   control byte, and no input line gets two replies;
+/// - `--format text` writes one line per event, with no control character but the
+///   LF that ends it (no C0, DEL, C1, U+2028/U+2029, bidirectional controls).
+@_spi(Fuzzing)
+public enum LineHandlerFuzz {
+    /// Checks every property on `data`.
+    public static func check(_ data: UnsafeRawBufferPointer) {
+        guard data.count >= 3 else { return }
+        let settings = data[0], views = data[1], cut = Int(data[2])
+        let input = UnsafeRawBufferPointer(rebasing: data[3...])
+        let configuration = self.configuration(settings: settings, views: views)
+
+        let whole = run(input, configuration: configuration, format: JSONFormat(), cuts: [])
+        let split = run(input, configuration: configuration, format: JSONFormat(), cuts: [cut * input.count / 256])
+        precondition(whole.output == split.output, "output depends on how input is cut into reads")
+        let threaded = runThreaded(input, configuration: configuration, lines: 1 + cut % 7, chunk: 1 + cut % 61)
+        precondition(threaded == whole.output, "output of the threaded path differs")
+        precondition(whole.typing == 0, "streaks left after the drain")
+        checkJSON(whole.output)
+        let text = run(input, configuration: configuration, format: TextFormat(), cuts: [])
+        checkText(text.output, events: whole.output.lazy.filter { $0 == 0x0A }.count)
+    }
+
+    /// The options the first two bytes pick.
+    static func configuration(settings: UInt8, views: UInt8) -> SessionConfiguration {
+        let orders: [EngineConfiguration.Order] = [.start, .recent, .name, .start]
+        var configuration = SessionConfiguration(
+            engine: EngineConfiguration(timeout: Int(settings & 7) + 1,
+                                        style: settings & 8 == 0 ? .group : .compact,
+                                        typingEvents: settings & 16 != 0,
+                                        maxMembers: settings & 32 == 0 ? 100_000 : 3,
+                                        maxMemberships: settings & 64 == 0 ? 10_000_000 : 5,
+                                        audience: views & 1 == 0 ? .members : .open,
+                                        order: orders[Int(views >> 1) & 3],
+                                        maxListed: views & 8 == 0 ? 100 : Int(views >> 4) + 1),
+            clock: .manual,
+            maxLineBytes: settings & 128 == 0 ? 1 << 20 : 64,
+            drain: true,
+            output: OutputPolicy(flushThreshold: 512))
+        configuration.checksInvariants = true
+        return configuration
+    }
+
+    /// Runs `input` through a session, fed in parts cut at `cuts`.
+    static func run<Format: EventFormat & ~Copyable>(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
+                                                     format: consuming Format, cuts: [Int]) -> (output: [UInt8], typing: Int) {
+        var session = Session(configuration: configuration, format: format, sink: [UInt8]())
+        var start = 0
+        for end in cuts + [input.count] where end >= start {
+            let consumed = session.feed(UnsafeRawBufferPointer(rebasing: input[start..<end]))
+            precondition(consumed == end - start, "a sink that never pauses got a partial feed")
+            session.flush()
+            start = end
+        }
+        session.finish()
+        session.flush()
+        #if TYPINGD_INTERNAL_CHECKS
+        session.engine.checkInvariants()
+        #endif
+        return (session.sink, session.engine.typingCount)
+    }
+
+    /// Runs `input` as the daemon does under a flood: read `chunk` bytes at a time,
+    /// every read a flood, framed into batches of `lines` lines, parsed by two
+    /// worker threads (and this one), applied in order.
+    static func runThreaded(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
+                            lines: Int, chunk: Int) -> [UInt8] {
+        let session = Session(configuration: configuration, sink: [UInt8]())
+        var pipeline: InputPipeline<JSONFormat, [UInt8]>
+        do throws(ThreadSpawner.Failure) {
+            pipeline = try InputPipeline(session: session, threads: 3, batchLines: lines, batchBytes: 4096)
+        } catch {
+            preconditionFailure("could not start the parsing threads: errno \(error.errno)")
+        }
+        var offset = 0
+        while offset < input.count {
+            let end = min(input.count, offset + chunk)
+            precondition(pipeline.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end]), stamp: nil, flooded: true),
+                         "a sink that never pauses paused")
+            offset = end
+        }
+        precondition(pipeline.finish(), "a sink that never pauses paused")
+        pipeline.session.flush()
+        return pipeline.session.sink
+    }
+
+    /// Every output line is one JSON object starting with "event", with no raw
+    /// control byte; no input line gets two errors, or an error and an ok.
+    static func checkJSON(_ output: [UInt8]) {
+        var errorLines = Set<Int>(), okLines = Set<Int>()
+        output.withUnsafeBytes { bytes in
+            var start = 0
+            while start < bytes.count {
+                guard let lf = bytes[start...].firstIndex(of: 0x0A) else {
+                    preconditionFailure("output does not end with LF")
+                }
+                let line = UnsafeRawBufferPointer(rebasing: bytes[start..<lf])
+                precondition(!line.contains { $0 < 0x20 }, "raw control byte in an event")
+                precondition(line.starts(with: #"{"event":""#.utf8), "event key not first")
+                var error = json_error_t()
+                guard let root = json_loadb(line.baseAddress?.assumingMemoryBound(to: CChar.self), line.count,
+                                            cj_decode_flags(), &error) else {
+                    preconditionFailure("output line is not valid JSON")
+                }
+                precondition(cj_is_object(root) != 0, "output line is not an object")
+                if let event = json_object_get(root, "event"), let kind = json_string_value(event) {
+                    let name = String(cString: kind)
+                    let number = Int(json_integer_value(json_object_get(root, "line")))
+                    if name == "error" {
+                        precondition(errorLines.insert(number).inserted, "two errors for line \(number)")
+                        precondition(!okLines.contains(number), "ok and error for line \(number)")
+                    } else if name == "ok" {
+                        precondition(okLines.insert(number).inserted, "two oks for line \(number)")
+                    }
+                    if name == "indicator", let text = json_string_value(json_object_get(root, "text")) {
+                        precondition(!String(cString: text).unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                                     "control character in an indicator text")
+                    }
+                }
+                json_decref(root)
+                start = lf + 1
+            }
+        }
+    }
+
+    /// The text format wrote `events` lines, each ending in its LF and holding no
+    /// other control character (``TextFormat/isUnsafe(_:)``).
+    static func checkText(_ output: [UInt8], events: Int) {
+        let text = String(decoding: output, as: UTF8.self)
+        var lines = 0
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" {
+                lines += 1
+            } else {
+                precondition(!TextFormat.isUnsafe(scalar), "--format text wrote U+\(String(scalar.value, radix: 16)) raw")
+            }
+        }
+        precondition(lines == events && (output.isEmpty || output.last == 0x0A),
+                     "--format text wrote \(lines) lines for \(events) events")
+    }
+}

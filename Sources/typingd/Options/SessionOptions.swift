@@ -1,0 +1,162 @@
+import ArgumentParser
+import Glibc
+import TypingCore
+import TypingProtocol
+
+/// The options that shape a session's output: what `typingd` runs with, what a
+/// transcript's `NAME.args` may name for `typingd check`, and what a record's header
+/// holds for `typingd replay`. One declaration, shared through `@OptionGroup`.
+///
+/// Every default and range here comes from the declarations in `TypingCore` and
+/// `TypingProtocol` (``EngineConfiguration``, ``SessionConfiguration``): the help
+/// cannot drift from the code.
+struct SessionOptions: ParsableArguments {
+    /// How events are written.
+    enum Format: String, CaseIterable, ExpressibleByArgument {
+        /// The protocol's JSON, one object per line.
+        case json
+        /// Lines for people at a terminal.
+        case text
+    }
+
+    @Option(help: ArgumentHelp(
+        "Where time comes from: 'real' (ms since start) or 'manual' (the commands' \"at\").",
+        valueName: "real|manual"))
+    var clock: SessionConfiguration.Clock = .real
+
+    @Option(name: .customLong("timeout-ms"), parsing: .unconditional, help: ArgumentHelp(
+        "Milliseconds after the last keystroke at which typing stops (\(OptionRange.describe(EngineConfiguration.timeoutRange))).",
+        valueName: "ms"))
+    var timeoutMs: Int = EngineConfiguration.defaults.timeout
+
+    @Option(help: ArgumentHelp(
+        "Phrases for 3+ typers: 'group' (\"A, B, and 2 others\") or 'compact' (\"A and 3 others\").",
+        valueName: "group|compact"))
+    var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
+
+    @Option(help: ArgumentHelp(
+        "How events are written: 'json' (the protocol) or 'text' (for people: \"12.345  team  bob sees: Alice is typing...\").",
+        valueName: "json|text"))
+    var format: Format = .json
+
+    @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
+    var typingEvents = EngineConfiguration.defaults.typingEvents
+
+    @Flag(help: "At the end of input, exit at once instead of letting active streaks time out.")
+    var noDrain = false
+
+    @Option(help: ArgumentHelp(
+        "Who receives indicators: 'members' (every member) or 'open' (members whose view is open).",
+        valueName: "members|open"))
+    var audience: EngineConfiguration.Audience = EngineConfiguration.defaults.audience
+
+    @Option(help: ArgumentHelp(
+        "How typers are listed: 'start' (when their streak began), 'recent' (latest keystroke first) or 'name'. Named typers come first.",
+        valueName: "start|recent|name"))
+    var order: EngineConfiguration.Order = EngineConfiguration.defaults.order
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most user ids an indicator lists; the others are counted in \"more\" (\(OptionRange.describe(EngineConfiguration.maxListedRange))).",
+        valueName: "n"))
+    var maxListed: Int = EngineConfiguration.defaults.maxListed
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The longest input line in bytes; longer lines get a line_too_long error and are skipped (\(OptionRange.describe(SessionConfiguration.maxLineBytesRange))).",
+        valueName: "bytes"))
+    var maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most members one conversation may have (\(OptionRange.describe(EngineConfiguration.limitRange))).",
+        valueName: "n"))
+    var maxMembers: Int = EngineConfiguration.defaults.maxMembers
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most memberships over all conversations (\(OptionRange.describe(EngineConfiguration.limitRange))).",
+        valueName: "n"))
+    var maxMemberships: Int = EngineConfiguration.defaults.maxMemberships
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most live conversations, those with members (\(OptionRange.describe(EngineConfiguration.limitRange))).",
+        valueName: "n"))
+    var maxConversations: Int = EngineConfiguration.defaults.maxConversations
+
+    func validate() throws {
+        try OptionRange.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
+        try OptionRange.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
+        try OptionRange.check("--max-line-bytes", maxLineBytes, in: SessionConfiguration.maxLineBytesRange)
+        try OptionRange.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
+        try OptionRange.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
+        try OptionRange.check("--max-conversations", maxConversations, in: EngineConfiguration.limitRange)
+    }
+
+    /// The settings the options describe.
+    var configuration: SessionConfiguration {
+        SessionConfiguration(
+            engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
+                                        maxMembers: maxMembers, maxMemberships: maxMemberships,
+                                        maxConversations: maxConversations, audience: audience, order: order,
+                                        maxListed: maxListed),
+            clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
+    }
+
+    /// The options that shape the output, every one spelled out (defaults too, so
+    /// that a record replays the same under a typingd with other defaults): what a
+    /// record's header holds. The clock and draining are left out: a replay takes
+    /// its time, and its end, from the record.
+    var recordWords: [String] {
+        var words = ["--format", format.rawValue, "--timeout-ms", String(timeoutMs), "--style", style.rawValue,
+                     "--audience", audience.rawValue, "--order", order.rawValue, "--max-listed", String(maxListed),
+                     "--max-line-bytes", String(maxLineBytes), "--max-members", String(maxMembers),
+                     "--max-memberships", String(maxMemberships), "--max-conversations", String(maxConversations)]
+        if typingEvents { words.append("--typing-events") }
+        return words
+    }
+}
+
+/// The options of how input is read: how many threads parse it. They change only
+/// the speed, never the output.
+struct ThreadOptions: ParsableArguments {
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); default: the number of cores; 1: parse and apply on one thread). Only the speed changes.",
+        valueName: "n"))
+    var threads: Int = ThreadOptions.cores
+
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
+        valueName: "bytes", visibility: .hidden))
+    var readBuffer = InputReader.defaultCapacity
+
+    /// The processors online, within ``threadRange``.
+    static var cores: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))).clamped(to: threadRange) }
+
+    /// The values `--threads` may have.
+    static let threadRange = 1...64
+
+    /// The values `--read-buffer` may have.
+    static let readBufferRange = 1...(1 << 24)
+
+    func validate() throws {
+        try OptionRange.check("--threads", threads, in: ThreadOptions.threadRange)
+        try OptionRange.check("--read-buffer", readBuffer, in: ThreadOptions.readBufferRange)
+    }
+}
+
+/// Ranges of option values, in messages and help.
+enum OptionRange {
+    /// Fails unless `value` of `option` is in `range`.
+    static func check(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws {
+        guard range.contains(value) else {
+            throw ValidationError("\(option) must be \(describe(range)), not \(value)")
+        }
+    }
+
+    /// "from 1 to 86400000", or "at least 1".
+    static func describe(_ range: ClosedRange<Int>) -> String {
+        range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
+    }
+}
+
+extension SessionConfiguration.Clock: ExpressibleByArgument {}
+extension EngineConfiguration.Style: ExpressibleByArgument {}
+extension EngineConfiguration.Audience: ExpressibleByArgument {}
+extension EngineConfiguration.Order: ExpressibleByArgument {}

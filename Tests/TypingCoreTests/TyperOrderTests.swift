@@ -1,0 +1,87 @@
+import Testing
+@testable import TypingCore
+
+/// Nodes in a plain array, for testing the tree alone.
+struct ArrayNodes: OrderNodes {
+    var links: [OrderLinks]
+    subscript(links node: Int32) -> OrderLinks {
+        get { links[Int(node)] }
+        set { links[Int(node)] = newValue }
+    }
+}
+
+@Suite("Typer order (treap)")
+struct TyperOrderTests {
+    /// Random inserts and removes against a sorted array, checking every property
+    /// after each step: in-order sequence, ranks, node(at:), the first k, sizes.
+    @Test("random inserts and removes keep the order, ranks and sizes of a sorted array", arguments: [1, 2, 3, 4, 5])
+    func randomAgainstArray(seed: UInt64) {
+        var generator = SplitMix(seed: seed)
+        let capacity = 300
+        var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: capacity))
+        var keys = [Int](repeating: 0, count: capacity)
+        var tree = TyperOrder()
+        var reference: [Int32] = []   // sorted by key, then node number
+        let precedes = { (a: Int32, b: Int32) -> Bool in (keys[Int(a)], a) < (keys[Int(b)], b) }
+        for _ in 0..<3000 {
+            if reference.count < capacity && (reference.isEmpty || generator.next() % 3 != 0) {
+                let free = (0..<Int32(capacity)).filter { !reference.contains($0) }
+                let node = free[Int(generator.next() % UInt64(free.count))]
+                keys[Int(node)] = Int(generator.next() % 50)
+                let point = tree.insertionPoint(for: node, in: nodes, precedes: precedes)
+                tree.attach(node, at: point, priority: UInt32(truncatingIfNeeded: generator.next()), in: &nodes)
+                reference.append(node)
+                reference.sort(by: precedes)
+            } else {
+                let node = reference.remove(at: Int(generator.next() % UInt64(reference.count)))
+                tree.remove(node, in: &nodes)
+                #expect(nodes[links: node] == OrderLinks(), "a removed node is unlinked")
+            }
+            #expect(tree.violations(in: nodes, limit: capacity, precedes: precedes).isEmpty)
+            #expect(tree.count(in: nodes) == reference.count)
+            var inOrder: [Int32] = []
+            tree.forEach(in: nodes) { inOrder.append($0); return true }
+            #expect(inOrder == reference)
+            let probe = reference.isEmpty ? nil : reference[Int(generator.next() % UInt64(reference.count))]
+            if let probe {
+                let rank = tree.rank(of: probe, in: nodes)
+                #expect(reference[rank] == probe)
+                #expect(tree.node(at: rank, in: nodes) == probe)
+            }
+            var head: [Int32] = []
+            tree.collect(first: 4, in: nodes, into: &head)
+            #expect(head == Array(reference.prefix(4)))
+        }
+        #expect(tree.node(at: reference.count, in: nodes) == nil)
+    }
+
+    @Test("the checker finds a broken size, a broken parent link and nodes out of order")
+    func checkerFindsDamage() {
+        var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: 8))
+        var tree = TyperOrder()
+        let precedes = { (a: Int32, b: Int32) -> Bool in a < b }
+        for node: Int32 in 0..<8 {
+            tree.attach(node, at: tree.insertionPoint(for: node, in: nodes, precedes: precedes),
+                        priority: UInt32(truncatingIfNeeded: Mixer.mix(UInt64(node))), in: &nodes)
+        }
+        #expect(tree.violations(in: nodes, limit: 8, precedes: precedes).isEmpty)
+        var damaged = nodes
+        damaged[links: tree.root].size += 1
+        #expect(tree.violations(in: damaged, limit: 8, precedes: precedes).contains { $0.contains("counts") })
+        damaged = nodes
+        let child = nodes[links: tree.root].left >= 0 ? nodes[links: tree.root].left : nodes[links: tree.root].right
+        damaged[links: child].parent = -1
+        #expect(tree.violations(in: damaged, limit: 8, precedes: precedes).contains { $0.contains("as its parent") })
+        #expect(tree.violations(in: nodes, limit: 8, precedes: { a, b in a > b }).contains { $0.contains("precedes") })
+    }
+}
+
+/// A small deterministic generator for the tests.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        return Mixer.mix(state)
+    }
+}
