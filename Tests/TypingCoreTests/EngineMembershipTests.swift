@@ -103,7 +103,7 @@ struct EngineMembershipTests {
         #expect(h.run(.type(conv: ID("g"), user: ID("a"), empty: false), at: 7, id: .integer(-3))
                 == ["@7 g b: [a] Someone is typing...", "ok 3"])
         var events: [Event] = []
-        h.engine.apply(Request(line: 4, id: .string("q"), command: .query(conv: ID("g"))), to: &events)
+        h.engine.apply(Request(.query(conv: ID("g")), id: .string("q"), line: 4), to: &events)
         #expect(events == [.state(Event.State(at: 7, id: .string("q"), conv: ID("g"),
                                              members: [ID("a"), ID("b")], open: [], typing: [ID("a")]))])
         h.line = 4

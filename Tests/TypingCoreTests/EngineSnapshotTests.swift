@@ -58,7 +58,7 @@ struct EngineSnapshotTests {
             let original = Self.snapshot(&h)
             var rebuilt = Harness(configuration)
             var events: [Event] = []
-            h.engine.apply(Request(line: 1, command: .snapshot), to: &events)
+            h.engine.apply(Request(.snapshot, line: 1), to: &events)
             Self.rebuild(from: events, into: &rebuilt)
             rebuilt.engine.checkInvariants()
             #expect(Self.snapshot(&rebuilt) == original)

@@ -23,7 +23,7 @@ struct Harness {
     mutating func run(_ command: Command, at: Int? = nil, id: Request.ID? = nil) -> [String] {
         line += 1
         var events: [Event] = []
-        engine.apply(Request(line: line, id: id, at: at, command: command), to: &events)
+        engine.apply(Request(command, id: id, at: at, line: line), to: &events)
         if checksEveryStep { engine.checkInvariants() }
         return events.map(Harness.describe)
     }

@@ -49,7 +49,7 @@ struct PartitionTests {
         var requests: [Request] = []
         var time = 0
         func add(_ command: Command) {
-            requests.append(Request(line: requests.count + 1, at: time, command: command))
+            requests.append(Request(command, at: time, line: requests.count + 1))
         }
         func join(_ c: Int, _ u: Int) {
             add(.join(conv: Identifier("c\(c)"), user: Identifier("u\(u)"), name: names[u], sendTyping: sendsTyping[u]))

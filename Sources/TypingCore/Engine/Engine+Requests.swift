@@ -22,6 +22,15 @@ extension Engine {
         // now itself, and the next command finds that streak ended, as one that
         // arrives exactly at a deadline does (§5, §F).
         advance(to: request.at ?? now, sink: &sink)
+        if let cap = configuration.maxOutputPerLine {
+            let bound = outputBound(of: request.command)
+            guard bound <= cap else {
+                reject(Event.Error(line: request.line, id: request.id, code: .limit,
+                                   message: "this command could write up to \(bound) bytes of events, more than --max-output-per-line \(cap) allows; it was not applied",
+                                   field: nil), to: &sink)
+                return
+            }
+        }
         var failure: Failure?
         switch request.command {
         case let .join(conv, user, name, sendTyping):

@@ -23,24 +23,30 @@ extension Engine {
         return nil
     }
 
-    /// Sets the name and `send_typing` of user `u` (nil: unchanged) and says what
-    /// changed. A rename counts when the display name's bytes, or whether the user
-    /// is named, change.
-    mutating func applySettings(to u: Int32, name: String?, sendTyping: Bool?) -> SettingsChange {
+    /// What setting the name and `send_typing` of user `u` (nil: unchanged) would
+    /// change, and the display name it would set. A rename counts when the display
+    /// name's bytes, or whether the user is named, change.
+    func settingsChange(of u: Int32, name: String?, sendTyping: Bool?) -> (SettingsChange, display: String?) {
         var change = SettingsChange()
+        var display: String?
         if let name {
-            let display = DisplayName.render(name)
+            display = DisplayName.render(name)
             let text = display ?? DisplayName.unknown
-            if !text.sameBytes(as: users[u].displayName) || (display != nil) != users[u].isNamed {
-                users[u].displayName = text
-                users[u].isNamed = display != nil
-                change.renamed = true
-            }
+            change.renamed = !text.sameBytes(as: users[u].displayName) || (display != nil) != users[u].isNamed
         }
-        if let sendTyping {
-            change.hides = !sendTyping && users[u].sendsTyping
-            users[u].sendsTyping = sendTyping
+        if let sendTyping { change.hides = !sendTyping && users[u].sendsTyping }
+        return (change, display)
+    }
+
+    /// Sets the name and `send_typing` of user `u` (nil: unchanged) and says what
+    /// changed.
+    mutating func applySettings(to u: Int32, name: String?, sendTyping: Bool?) -> SettingsChange {
+        let (change, display) = settingsChange(of: u, name: name, sendTyping: sendTyping)
+        if change.renamed {
+            users[u].displayName = display ?? DisplayName.unknown
+            users[u].isNamed = display != nil
         }
+        if let sendTyping { users[u].sendsTyping = sendTyping }
         return change
     }
 

@@ -152,12 +152,15 @@ extension Engine {
         let priority = UInt32(truncatingIfNeeded: Mixer.mix(seed ^ streaks[s].started) >> 32)
         conversations[c].typers.attach(s, at: point, priority: priority, in: &streaks)
         if named { conversations[c].typers.namedCount += 1 }
+        conversations[c].longestTyperName = max(conversations[c].longestTyperName,
+                                                Int32(clamping: users[streaks[s].user].nameBound))
     }
 
     /// Takes streak `s` out of the typers of `c`. O(log typers).
     mutating func removeTyper(_ s: Int32, from c: Int32) {
         conversations[c].typers.remove(s, in: &streaks)
         if streaks[s].isNamed { conversations[c].typers.namedCount -= 1 }
+        if conversations[c].typers.isEmpty { conversations[c].longestTyperName = 0 }
     }
 
     /// True when streak `a` is listed before streak `b` of the same group (named

@@ -64,7 +64,9 @@ public struct Request: Sendable, Equatable {
         }
     }
 
-    /// The physical line number the command came from (the first line is 1).
+    /// Where the command came from, for errors and replies: the input line number
+    /// when it was read from a stream (the first line is 1), else whatever number
+    /// the caller chooses (0 by default).
     public var line: Int
     /// The client's id, echoed in the reply.
     public var id: ID?
@@ -73,8 +75,10 @@ public struct Request: Sendable, Equatable {
     /// What to do.
     public var command: Command
 
-    /// Creates a request.
-    public init(line: Int, id: ID? = nil, at: Int? = nil, command: Command) {
+    /// A request to apply `command` at time `at` (the engine's current time when
+    /// nil), answered with an `ok` carrying `id` when given; `line` is echoed in its
+    /// reply or error.
+    public init(_ command: Command, id: ID? = nil, at: Int? = nil, line: Int = 0) {
         self.line = line
         self.id = id
         self.at = at

@@ -36,6 +36,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public static let limitRange = 1...Int(Int32.max)
     /// The values `--max-listed` may have.
     public static let maxListedRange = 1...100_000
+    /// The values `--max-output-per-line` may have.
+    public static let maxOutputPerLineRange = 1...Int.max
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
@@ -55,12 +57,16 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var order: Order
     /// The most user ids an `indicator` lists; the others are counted in `more`.
     public var maxListed: Int
+    /// The most bytes of events one command may cause (nil: no cap). A command whose
+    /// output could exceed it, by ``Engine/outputBound(of:)``, is refused with
+    /// `limit` and changes nothing.
+    public var maxOutputPerLine: Int?
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
                 maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
-                order: Order = .start, maxListed: Int = 100) {
+                order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -70,6 +76,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.audience = audience
         self.order = order
         self.maxListed = maxListed
+        self.maxOutputPerLine = maxOutputPerLine
     }
 
     /// The protocol's defaults.
@@ -83,6 +90,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         copy.maxMemberships = maxMemberships.clamped(to: Self.limitRange)
         copy.maxConversations = maxConversations.clamped(to: Self.limitRange)
         copy.maxListed = maxListed.clamped(to: Self.maxListedRange)
+        copy.maxOutputPerLine = maxOutputPerLine?.clamped(to: Self.maxOutputPerLineRange)
         return copy
     }
 }

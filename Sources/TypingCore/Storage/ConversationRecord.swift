@@ -21,6 +21,13 @@ struct ConversationRecord {
     /// True when ``fullView`` was not rebuilt after the typers changed, because
     /// nobody was in the audience to see it (``Engine/render(_:scope:sink:)``).
     var fullViewIsStale = false
+    /// The most bytes a member's id takes in JSON output (escapes included, quotes
+    /// too): for ``Engine/outputBound(of:)``. It only grows while members come and
+    /// go, and is recomputed when the slots are compacted.
+    private(set) var longestMemberID: Int32 = 0
+    /// The most bytes a typer's display name takes in JSON output, since the room
+    /// was last quiet: for ``Engine/outputBound(of:)``.
+    var longestTyperName: Int32 = 0
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [Int32: Int32]?
 
@@ -101,6 +108,7 @@ struct ConversationRecord {
         let slot = members.count
         members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty))
         memberCount += 1
+        longestMemberID = max(longestMemberID, Int32(id.encodedBound))
         if memberIndex != nil {
             memberIndex?[u] = Int32(slot)
         } else if members.count > ConversationRecord.scanLimit {
@@ -129,6 +137,7 @@ struct ConversationRecord {
             }
             openSlots = openSlots.map { newSlot[Int($0)] }
             members = members.filter(\.isOccupied)
+            longestMemberID = members.reduce(0) { max($0, Int32(Identifier($1.fingerprint).encodedBound)) }
             rebuildIndex()
         }
     }

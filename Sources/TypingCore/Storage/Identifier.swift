@@ -88,6 +88,10 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     /// True when some byte may need an escape in JSON (see ``mayNeedEscape(_:)``).
     @inlinable package var needsEscaping: Bool { info & (1 << 32) != 0 }
 
+    /// The most bytes the id takes as a JSON string, quotes included: its bytes, or
+    /// six times as many when some byte may need an escape (`\u00xx`).
+    var encodedBound: Int { (needsEscaping ? 6 * byteCount : byteCount) + 2 }
+
     /// Calls `body` with the id's bytes.
     @inlinable
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {

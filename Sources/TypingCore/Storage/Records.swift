@@ -18,6 +18,11 @@ struct UserRecord {
     // stop. What only views need (a user's open views) is kept beside it, in
     // ``Engine/openViews``.
 
+    /// The most bytes the display name takes inside a JSON string: display names
+    /// hold no control character, so an escape at most doubles a byte (`"`, `\`,
+    /// U+2028, U+2029).
+    var nameBound: Int { displayName.utf8.count * 2 }
+
     /// A user with no name yet and no memberships.
     init(id: Identifier) {
         self.id = id

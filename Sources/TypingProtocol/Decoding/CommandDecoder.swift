@@ -118,7 +118,7 @@ package struct CommandDecoder: Sendable {
         case .snapshot:
             command = .snapshot
         }
-        return Request(line: number, id: id, at: at, command: command)
+        return Request(command, id: id, at: at, line: number)
     }
 
     /// The `id`: a string of at most 256 bytes or an integer within ±(2^53 − 1).

@@ -80,8 +80,16 @@ struct SessionOptions: ParsableArguments {
         valueName: "n"))
     var maxConversations: Int = EngineConfiguration.defaults.maxConversations
 
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The most bytes of events one command may cause; a command that could cause more (by the bound in Protocol.md, \"Bounded output\") gets a limit error and changes nothing (\(OptionRange.describe(EngineConfiguration.maxOutputPerLineRange)); default: no cap).",
+        valueName: "bytes"))
+    var maxOutputPerLine: Int?
+
     func validate() throws {
         try OptionRange.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
+        if let maxOutputPerLine {
+            try OptionRange.check("--max-output-per-line", maxOutputPerLine, in: EngineConfiguration.maxOutputPerLineRange)
+        }
         try OptionRange.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
         try OptionRange.check("--max-line-bytes", maxLineBytes, in: SessionConfiguration.maxLineBytesRange)
         try OptionRange.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
@@ -95,7 +103,7 @@ struct SessionOptions: ParsableArguments {
             engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
                                         maxMembers: maxMembers, maxMemberships: maxMemberships,
                                         maxConversations: maxConversations, audience: audience, order: order,
-                                        maxListed: maxListed),
+                                        maxListed: maxListed, maxOutputPerLine: maxOutputPerLine),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
@@ -109,6 +117,7 @@ struct SessionOptions: ParsableArguments {
                      "--max-line-bytes", String(maxLineBytes), "--max-members", String(maxMembers),
                      "--max-memberships", String(maxMemberships), "--max-conversations", String(maxConversations)]
         if typingEvents { words.append("--typing-events") }
+        if let maxOutputPerLine { words += ["--max-output-per-line", String(maxOutputPerLine)] }
         return words
     }
 }

@@ -1,0 +1,87 @@
+import Testing
+@testable import TypingCore
+@testable import TypingProtocol
+
+/// D10: what one command can make typingd write is bounded, `--max-output-per-line`
+/// refuses a command whose bound is over the cap, and the bound is never below what
+/// a command actually writes.
+@Suite("Output per line")
+struct OutputBoundTests {
+    /// The bytes `events` take as the protocol's JSON.
+    static func encodedSize(_ events: [Event]) -> Int {
+        var format = JSONFormat()
+        var buffer = OutputBuffer()
+        for event in events { format.encode(event, into: &buffer) }
+        return buffer.count
+    }
+
+    @Test("random commands never write more than their bound", arguments: [
+        EngineConfiguration(typingEvents: true),
+        EngineConfiguration(style: .compact, audience: .open, order: .recent, maxListed: 2),
+        EngineConfiguration(typingEvents: true, order: .name, maxListed: 1),
+    ])
+    func boundHolds(configuration: EngineConfiguration) {
+        var generator = SplitMix64(seed: 7)
+        var engine = Engine(configuration: configuration)
+        let convs = ["g", "a\u{2028}\"long conversation id \(String(repeating: "x", count: 40))", "dm"]
+        let users = (0..<12).map { index in index % 4 == 0 ? "user\u{1}\(index)\(String(repeating: "é", count: index * 9))" : "u\(index)" }
+        let names: [String?] = [nil, "Ann", "Bö \"the\" Long Name Here", "\u{2028}", "Zoë"]
+        for step in 0..<20_000 {
+            let conv = Identifier(convs[Int(generator.next() % 3)])
+            let user = Identifier(users[Int(generator.next() % UInt64(users.count))])
+            let command: Command
+            switch generator.next() % 10 {
+            case 0, 1: command = .join(conv: conv, user: user, name: names[Int(generator.next() % 5)],
+                                      sendTyping: generator.next() % 7 == 0 ? false : nil)
+            case 2, 3, 4: command = .type(conv: conv, user: user, empty: generator.next() % 6 == 0)
+            case 5: command = .send(conv: conv, user: user)
+            case 6: command = .open(conv: conv, user: user)
+            case 7: command = generator.next() % 3 == 0 ? .offline(user: user) : .close(conv: conv, user: user)
+            case 8: command = .user(user: user, name: names[Int(generator.next() % 5)], sendTyping: generator.next() % 2 == 0)
+            default: command = generator.next() % 2 == 0 ? .leave(conv: conv, user: user) : .remove(conv: conv, user: user, by: nil)
+            }
+            let bound = engine.outputBound(of: command)
+            var events: [Event] = []
+            engine.apply(Request(command, line: step + 1), to: &events)
+            let written = Self.encodedSize(events.filter { if case .error = $0 { return false } else { return true } })
+            #expect(written <= bound, "step \(step): \(command) wrote \(written) bytes, bound \(bound)")
+            if written > bound { break }
+        }
+    }
+
+    @Test("a command whose bound is over --max-output-per-line gets limit and changes nothing")
+    func capRefuses() {
+        var engine = Engine(configuration: EngineConfiguration(maxOutputPerLine: 200_000))
+        var events: [Event] = []
+        let long = String(repeating: "x", count: 250)
+        for index in 0..<60 {
+            engine.apply(Request(.join(conv: Identifier("big"), user: Identifier("\(index)\(long)"), name: "N\(index)")), to: &events)
+        }
+        var refused = 0
+        for index in 0..<60 {
+            events.removeAll()
+            engine.apply(Request(.type(conv: Identifier("big"), user: Identifier("\(index)\(long)")), at: index), to: &events)
+            if case .error(let error) = events.last, error.code == .limit {
+                refused += 1
+                #expect(events.count == 1, "a refused command writes its error only")
+                #expect(error.message.contains("--max-output-per-line 200000"))
+            }
+        }
+        #expect(refused > 0 && refused < 60, "the first keystrokes fit, later ones do not: \(refused) refused")
+        #expect(engine.typingCount == 60 - refused)
+        engine.checkInvariants()
+    }
+}
+
+/// A small deterministic generator.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var x = state
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
+    }
+}
