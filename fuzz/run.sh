@@ -1,18 +1,24 @@
 #!/bin/sh
-# Builds the libFuzzer target (coverage-instrumented, with AddressSanitizer) and
-# runs it. SwiftPM's --sanitize=fuzzer links libFuzzer but does not instrument
-# Swift code for coverage on its own, hence the -sanitize-coverage flags.
+# Builds the libFuzzer target (coverage-instrumented, with AddressSanitizer and the
+# engine's invariant checker) and runs it.
 #
 #   fuzz/run.sh [SECONDS] [JOBS]      (default: 60 seconds, 1 job)
 #
-# The corpus lives in fuzz/corpus/ (committed: seeds from the golden
-# transcripts, plus what the fuzzer found worth keeping); new finds go there,
-# crashes to fuzz/out/. A crash found is replayed with
+# What is kept in git, as swift-protobuf keeps its fuzzing (FuzzTesting/):
+#   typingd.dict       the dictionary: the protocol's keys, commands and values;
+#   regressions/NAME   named cases: inputs that once failed, or that were written
+#                      for a finding; `swift test` checks each one with the
+#                      fuzzer's own properties (LineHandlerFuzz), so a bug that
+#                      comes back fails there without running the fuzzer.
+# What is not: the corpus (fuzz/corpus/, ignored), which starts from seeds made
+# here from the golden transcripts and grows with every run; crashes go to
+# fuzz/out/. A crash found is replayed with
 #   fuzz/.build/release/FuzzLineHandler fuzz/out/crash-...
-# and belongs in examples/transcripts/ as a regression transcript once fixed.
-# Before committing a grown corpus, keep only what adds coverage:
-#   mkdir corpus-min && .build/release/FuzzLineHandler -merge=1 corpus-min corpus
-#   rm -rf corpus && mv corpus-min corpus
+# and, once fixed, is copied to fuzz/regressions/ under a name that says what it
+# was (and, when it tells a story, becomes a golden transcript too).
+#
+# SwiftPM's --sanitize=fuzzer links libFuzzer but does not instrument Swift code
+# for coverage on its own, hence the -sanitize-coverage flags.
 set -eu
 cd "$(dirname "$0")"
 seconds=${1:-60}
@@ -20,6 +26,7 @@ jobs=${2:-1}
 
 swift build -c release --product FuzzLineHandler \
     --sanitize=fuzzer --sanitize=address \
+    -Xswiftc -DTYPINGD_INTERNAL_CHECKS \
     -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp >&2
 binary=.build/release/FuzzLineHandler
 
@@ -37,6 +44,7 @@ if [ "$jobs" -gt 1 ]; then
 else
     parallel=""
 fi
+# corpus/ grows; regressions/ is read as more seeds and never written.
 # shellcheck disable=SC2086
-"$binary" corpus -dict=typingd.dict -max_len=4096 -max_total_time="$seconds" \
+"$binary" corpus regressions -dict=typingd.dict -max_len=4096 -max_total_time="$seconds" \
     -artifact_prefix=out/ -print_final_stats=1 $parallel

@@ -89,7 +89,22 @@ struct EncoderTests {
         #expect(written { $0.appendDecimal(value) } == String(value))
     }
 
-    @Test("a shared view is encoded once and reused for the next viewer")
+    @Test("a shared view is encoded once, however many viewers get it; another view is encoded anew")
+    func viewCacheCounts() {
+        let view = IndicatorView(typing: [Identifier("a")], text: "A is typing...")
+        let other = IndicatorView(typing: [], text: "")
+        var format = JSONFormat()
+        var buffer = OutputBuffer()
+        for viewer in 0..<1000 {
+            format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("v\(viewer)"), view: view)), into: &buffer)
+        }
+        #expect(format.tailEncodings == 1)
+        format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("a"), view: other)), into: &buffer)
+        format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("b"), view: view)), into: &buffer)
+        #expect(format.tailEncodings == 3)
+    }
+
+    @Test("a shared view's cached tail gives the same bytes to each viewer")
     func viewCache() {
         let view = IndicatorView(typing: [Identifier("a")], text: "A is typing...")
         let other = IndicatorView(typing: [], text: "")

@@ -181,7 +181,7 @@ struct HostileInputTests {
         ])
     }
 
-    @Test("lines of several MiB: too long by default, fine when allowed; memory stays bounded")
+    @Test("lines of several MiB: too long by default, fine when allowed")
     func hugeLines() {
         let padding = String(repeating: "p", count: 3 << 20)
         let line = HostileLine("3 MiB line", #"{"cmd":"stats","pad":"\#(padding)"}"#, "line_too_long")
@@ -189,6 +189,26 @@ struct HostileInputTests {
         var roomy = SessionConfiguration(drain: false)
         roomy.maxLineBytes = 4 << 20
         checkHostile([HostileLine("3 MiB line allowed", line.bytes, nil)], configuration: roomy, chunkSize: 1 << 16)
+    }
+
+    @Test("a line over the limit is never held: the framer keeps nothing of it while skipping; an allowed long line's copy is freed")
+    func framerHoldsLittle() {
+        let line = Array(#"{"cmd":"stats","pad":""#.utf8) + [UInt8](repeating: 0x70, count: 3 << 20) + Array("\"}\n".utf8)
+        var session = Session(configuration: SessionConfiguration(maxLineBytes: 1 << 20), sink: [UInt8]())
+        var peak = 0
+        for start in stride(from: 0, to: line.count, by: 1 << 16) {
+            _ = line[start..<min(line.count, start + (1 << 16))].withUnsafeBytes { session.feed($0) }
+            peak = max(peak, session.framer.pending.capacity)
+        }
+        #expect(peak <= (1 << 20) + (1 << 17), "the framer held \(peak) bytes of a line it skips")
+        #expect(session.framer.pending.capacity == 0)
+        var roomy = Session(configuration: SessionConfiguration(maxLineBytes: 4 << 20), sink: [UInt8]())
+        for start in stride(from: 0, to: line.count, by: 1 << 16) {
+            _ = line[start..<min(line.count, start + (1 << 16))].withUnsafeBytes { roomy.feed($0) }
+        }
+        roomy.flush()
+        #expect(String(decoding: roomy.sink, as: UTF8.self).hasPrefix(#"{"event":"stats""#))
+        #expect(roomy.framer.pending.capacity == 0, "the copy of a long line is not kept: \(roomy.framer.pending.capacity)")
     }
 
     @Test("names full of controls, overrides and zalgo are accepted, and no text carries a control character")

@@ -103,3 +103,30 @@ struct InputPipelineTests {
         }
     }
 }
+
+@Suite("Line batches")
+struct LineBatchTests {
+    @Test("D5: a batch grown by a long line goes back to its budget when reset")
+    func shrinksAfterLongLine() {
+        var batch = LineBatch(lines: 4, bytes: 1 << 10)
+        var collector = BatchCollector(batch: batch)
+        let long = [UInt8](repeating: 0x20, count: 1 << 20)
+        long.withUnsafeBytes { collector.handleLine($0, number: 1) }
+        batch = collector.batch
+        #expect(batch.bytes.capacity >= 1 << 20)
+        batch.reset()
+        #expect(batch.bytes.capacity <= 2 << 10, "kept \(batch.bytes.capacity) bytes")
+        #expect(batch.isEmpty)
+    }
+
+    @Test("a batch of ordinary lines keeps its storage across resets")
+    func keepsStorage() {
+        var batch = LineBatch(lines: 4, bytes: 1 << 10)
+        let capacity = batch.bytes.capacity
+        var collector = BatchCollector(batch: batch)
+        Array("{\"cmd\":\"stats\"}".utf8).withUnsafeBytes { collector.handleLine($0, number: 1) }
+        batch = collector.batch
+        batch.reset()
+        #expect(batch.bytes.capacity == capacity)
+    }
+}

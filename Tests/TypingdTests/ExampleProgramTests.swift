@@ -5,15 +5,8 @@ import Testing
 /// wrappers' own tests and the shell + jq live session.
 @Suite("Example programs")
 struct ExampleProgramTests {
-    /// The full path of `tool` on PATH, if any.
-    static func which(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(tool)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     /// Runs `executable` with `arguments` in the package root; stdout, stderr, status.
-    static func run(_ executable: String, _ arguments: [String]) throws -> (String, String, Int32) {
+    static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> (String, String, Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -24,8 +17,13 @@ struct ExampleProgramTests {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let stdin = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         try process.run()
+        if let input {
+            try stdin.fileHandleForWriting.write(contentsOf: input)
+            try stdin.fileHandleForWriting.close()
+        }
         let errors = ErrorCollector(err.fileHandleForReading)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -33,26 +31,28 @@ struct ExampleProgramTests {
                 process.terminationStatus)
     }
 
-    @Test("the Python wrapper's tests pass against the built binary",
-          .enabled(if: which("python3") != nil, "python3 is not installed"))
+    @Test("the Python wrapper's tests all run and pass against the built binary")
     func pythonWrapper() throws {
-        let (_, stderr, status) = try Self.run(Self.which("python3") ?? "python3",
-                                              ["-m", "unittest", "discover", "-s", "examples/python", "-v"])
+        let python = try Tools.require("python3", for: "the Python wrapper's tests")
+        let declared = try Tools.count(#"^\s*def test_"#, in: "examples/python/test_typingd_client.py")
+        let (_, stderr, status) = try Self.run(python, ["-m", "unittest", "discover", "-s", "examples/python", "-v"])
         #expect(status == 0, "\(stderr)")
-        #expect(stderr.contains("Ran 12 tests"))
+        #expect(declared > 0 && stderr.contains("Ran \(declared) tests"), "\(declared) tests declared:\n\(stderr)")
     }
 
-    @Test("the Node.js wrapper's tests pass against the built binary",
-          .enabled(if: which("node") != nil, "node is not installed"))
+    @Test("the Node.js wrapper's tests all run and pass against the built binary")
     func nodeWrapper() throws {
-        let (stdout, stderr, status) = try Self.run(Self.which("node") ?? "node", ["--test", "examples/node/"])
+        let node = try Tools.require("node", for: "the Node.js wrapper's tests")
+        let declared = try Tools.count(#"^test\("#, in: "examples/node/test_typingd_client.js")
+        let (stdout, stderr, status) = try Self.run(node, ["--test", "examples/node/"])
         #expect(status == 0, "\(stdout)\n\(stderr)")
-        #expect(stdout.contains("# pass 10") && stdout.contains("# fail 0"), "\(stdout)")
+        #expect(declared > 0 && stdout.contains("# pass \(declared)\n") && stdout.contains("# fail 0"),
+                "\(declared) tests declared:\n\(stdout)")
     }
 
-    @Test("the live session script shows what Cleo sees, as it happens",
-          .enabled(if: which("jq") != nil, "jq is not installed"))
+    @Test("the live session script shows what Cleo sees, as it happens")
     func liveSession() throws {
+        _ = try Tools.require("jq", for: "the live session script")
         let (stdout, stderr, status) = try Self.run("/bin/sh", ["examples/live_session.sh", Daemon.binary.path])
         #expect(status == 0, "\(stderr)")
         let seen = stdout.split(separator: "\n").map { $0.split(separator: "\t").last.map(String.init) ?? "" }

@@ -18,7 +18,7 @@ extension Engine {
     /// It is what `--max-output-per-line` compares with, and what makes one line's
     /// output bounded: viewers × (ids listed + 1) × the longest id, per conversation
     /// rendered.
-    func outputBound(of command: Command) -> Int {
+    public func outputBound(of command: Command) -> Int {
         var total = Bound()
         switch command {
         case let .join(conv, user, name, sendTyping):

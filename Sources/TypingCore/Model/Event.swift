@@ -47,7 +47,7 @@ extension Event {
         public var view: IndicatorView
 
         /// Creates an indicator event.
-        package init(at: Int, conv: Identifier, viewer: Identifier, view: IndicatorView) {
+        public init(at: Int, conv: Identifier, viewer: Identifier, view: IndicatorView) {
             self.at = at
             self.conv = conv
             self.viewer = viewer
@@ -94,7 +94,7 @@ extension Event {
         public var reason: Reason?
 
         /// Creates a typing event.
-        package init(at: Int, conv: Identifier, user: Identifier, state: State, reason: Reason? = nil) {
+        public init(at: Int, conv: Identifier, user: Identifier, state: State, reason: Reason? = nil) {
             self.at = at
             self.conv = conv
             self.user = user
@@ -111,7 +111,7 @@ extension Event {
         public var id: Request.ID
 
         /// Creates an acknowledgement.
-        package init(line: Int, id: Request.ID) {
+        public init(line: Int, id: Request.ID) {
             self.line = line
             self.id = id
         }
@@ -158,7 +158,7 @@ extension Event {
         public var column: Int?
 
         /// Creates an error event.
-        package init(line: Int, id: Request.ID? = nil, code: Code, message: String,
+        public init(line: Int, id: Request.ID? = nil, code: Code, message: String,
                     field: String? = nil, column: Int? = nil) {
             self.line = line
             self.id = id
@@ -185,7 +185,7 @@ extension Event {
         public var typing: [Identifier]
 
         /// Creates a state reply.
-        package init(at: Int, id: Request.ID?, conv: Identifier, members: [Identifier], open: [Identifier],
+        public init(at: Int, id: Request.ID?, conv: Identifier, members: [Identifier], open: [Identifier],
                      typing: [Identifier]) {
             self.at = at
             self.id = id
@@ -218,7 +218,7 @@ extension Event {
         public var events: Int
 
         /// Creates a stats reply.
-        package init(at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
+        public init(at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
                     conversations: Int, members: Int, typing: Int, events: Int) {
             self.at = at
             self.id = id
@@ -249,7 +249,7 @@ extension Event {
         /// Whether the member's view of the conversation is open.
         public var open: Bool
 
-        package init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool) {
+        public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool) {
             self.at = at
             self.conv = conv
             self.user = user
@@ -277,7 +277,7 @@ extension Event {
         /// their last keystroke.
         public var keystroke: Int
 
-        package init(at: Int, conv: Identifier, user: Identifier, deadline: Int, keystroke: Int) {
+        public init(at: Int, conv: Identifier, user: Identifier, deadline: Int, keystroke: Int) {
             self.at = at
             self.conv = conv
             self.user = user
@@ -299,7 +299,7 @@ extension Event {
         /// The `streak` events written.
         public var typing: Int
 
-        package init(at: Int, id: Request.ID?, conversations: Int, members: Int, typing: Int) {
+        public init(at: Int, id: Request.ID?, conversations: Int, members: Int, typing: Int) {
             self.at = at
             self.id = id
             self.conversations = conversations

@@ -61,6 +61,23 @@ public final class IndicatorView: Sendable, Equatable {
         self.more = more
     }
 
+    /// A view listing `typing`, counting `more` typers beyond them, with the phrase
+    /// `text`: for building the events an embedder expects in its tests, or sends
+    /// on. Views built this way compare equal (``==``) to the engine's when they
+    /// list the same ids, count the same `more` and have the same text.
+    public convenience init(typing: [Identifier], more: Int = 0, text: String) {
+        var packed: [UInt8] = []
+        var starts: [Int32] = []
+        for id in typing {
+            starts.append(Int32(packed.count))
+            IndicatorView.pack(id, into: &packed)
+        }
+        let textStart = packed.count
+        starts.append(Int32(textStart))
+        packed.append(contentsOf: text.utf8)
+        self.init(packed: packed, entryStarts: starts, listed: typing.count, more: max(0, more), textStart: textStart)
+    }
+
     /// Appends the header and bytes of `id` to `packed`.
     @inline(__always)
     package static func pack(_ id: Identifier, into packed: inout [UInt8]) {

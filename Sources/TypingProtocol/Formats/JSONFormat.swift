@@ -19,6 +19,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
     var baseIDs = OutputBuffer(capacity: 1024)
     /// Where each entry of `baseView` starts in `baseIDs`, then the end.
     var baseEntryStarts: [Int] = []
+    /// How many times a shared view's tail was encoded (each view once, however
+    /// many viewers it goes to): what the cache saves is checked by tests.
+    private(set) var tailEncodings = 0
 
     /// A format with empty caches.
     public init() {}
@@ -87,6 +90,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
             view.withTextBytes { tail.jsonString($0) }
             tail.append("}\n")
             cachedView = view
+            tailEncodings += 1
         }
         out.append(tail)
     }

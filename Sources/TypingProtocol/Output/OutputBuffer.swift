@@ -4,6 +4,9 @@
 /// It is noncopyable: a value that holds one (a ``Session``, a format's cache) has
 /// one owner, so no copy can ever share its bytes or free them twice. It frees its
 /// memory when it goes away.
+///
+/// An ``EventFormat`` appends each event to the buffer it is given, with the
+/// `append` methods; the session writes the buffer to its sink and empties it.
 public struct OutputBuffer: ~Copyable {
     private var base: UnsafeMutableRawPointer
     private var capacity: Int
@@ -15,12 +18,12 @@ public struct OutputBuffer: ~Copyable {
     private var clears = 0
 
     /// The capacity a buffer starts with and shrinks back towards.
-    public static let initialCapacity = 1 << 16
+    static let initialCapacity = 1 << 16
     /// How many clears a shrink decision looks back over.
     static let shrinkWindow = 256
 
     /// An empty buffer with room for `capacity` bytes.
-    public init(capacity: Int = OutputBuffer.initialCapacity) {
+    public init(capacity: Int = 1 << 16) {
         self.capacity = max(capacity, 64)
         base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
     }
@@ -59,7 +62,7 @@ public struct OutputBuffer: ~Copyable {
 
     /// Appends the bytes of another buffer.
     @inline(__always)
-    public mutating func append(_ other: borrowing OutputBuffer) {
+    mutating func append(_ other: borrowing OutputBuffer) {
         guard other.count > 0 else { return }
         if count + other.count > capacity { grow(to: count + other.count) }
         (base + count).copyMemory(from: other.base, byteCount: other.count)
@@ -113,7 +116,8 @@ public struct OutputBuffer: ~Copyable {
     /// in a room of thousands) keep reusing the same pages instead of faulting
     /// fresh ones in each time. Memory goes back only after ``shrinkWindow`` clears
     /// in a row that all used less than an eighth of it.
-    public mutating func removeAll() {
+    @usableFromInline
+    mutating func removeAll() {
         recentPeak = max(recentPeak, count)
         count = 0
         clears += 1
