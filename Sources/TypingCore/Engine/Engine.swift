@@ -13,8 +13,9 @@
 /// with no memberships and a stopped streak are freed at once, and the storage of
 /// each shrinks when it is mostly unused.
 ///
-/// ``checkInvariants()`` checks that the structures agree; the unit tests and the
-/// fuzzer call it after every step.
+/// The invariant checker (`checkInvariants()`, compiled only with
+/// `TYPINGD_INTERNAL_CHECKS`: debug builds and the fuzzer) checks that the
+/// structures agree; the unit tests and the fuzzer call it after every step.
 public struct Engine {
     /// The largest time, and the largest `at`: 2^53 − 1 ms, the largest integer a
     /// JSON reader of any language reads exactly.

@@ -35,7 +35,32 @@ public enum Command: Sendable, Equatable {
     /// The commands' names as written in `cmd`: the one list the decoder, its
     /// messages and the help text use.
     public enum Name: String, Sendable, CaseIterable {
-        case join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot
+        /// ``Command/join(conv:user:name:sendTyping:)``
+        case join
+        /// ``Command/type(conv:user:empty:timeout:)``
+        case type
+        /// ``Command/send(conv:user:)``
+        case send
+        /// ``Command/leave(conv:user:)``
+        case leave
+        /// ``Command/remove(conv:user:by:)``
+        case remove
+        /// ``Command/offline(user:)``
+        case offline
+        /// ``Command/open(conv:user:)``
+        case open
+        /// ``Command/close(conv:user:)``
+        case close
+        /// ``Command/user(user:name:sendTyping:)``
+        case user
+        /// ``Command/tick``
+        case tick
+        /// ``Command/query(conv:)``
+        case query
+        /// ``Command/stats``
+        case stats
+        /// ``Command/snapshot``
+        case snapshot
 
         /// The names, comma-separated, for messages and help.
         public static let list = allCases.map(\.rawValue).joined(separator: ", ")

@@ -59,7 +59,10 @@ extension Event {
     public struct Typing: Sendable, Equatable {
         /// Whether the streak started or stopped.
         public enum State: String, Sendable {
-            case started, stopped
+            /// The first keystroke of a streak.
+            case started
+            /// The streak ended (see ``Reason``).
+            case stopped
         }
 
         /// Why a streak stopped.
@@ -249,6 +252,7 @@ extension Event {
         /// Whether the member's view of the conversation is open.
         public var open: Bool
 
+        /// Creates a membership event.
         public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool) {
             self.at = at
             self.conv = conv
@@ -277,6 +281,7 @@ extension Event {
         /// their last keystroke.
         public var keystroke: Int
 
+        /// Creates a streak event.
         public init(at: Int, conv: Identifier, user: Identifier, deadline: Int, keystroke: Int) {
             self.at = at
             self.conv = conv
@@ -299,6 +304,7 @@ extension Event {
         /// The `streak` events written.
         public var typing: Int
 
+        /// Creates the end of a snapshot.
         public init(at: Int, id: Request.ID?, conversations: Int, members: Int, typing: Int) {
             self.at = at
             self.id = id

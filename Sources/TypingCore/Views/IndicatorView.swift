@@ -63,7 +63,7 @@ public final class IndicatorView: Sendable, Equatable {
 
     /// A view listing `typing`, counting `more` typers beyond them, with the phrase
     /// `text`: for building the events an embedder expects in its tests, or sends
-    /// on. Views built this way compare equal (``==``) to the engine's when they
+    /// on. Views built this way compare equal (`==`) to the engine's when they
     /// list the same ids, count the same `more` and have the same text.
     public convenience init(typing: [Identifier], more: Int = 0, text: String) {
         var packed: [UInt8] = []

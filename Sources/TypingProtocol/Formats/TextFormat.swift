@@ -13,7 +13,7 @@ import TypingCore
 /// input (ids, names, phrases, error messages, which quote what a line held) is
 /// written as it is, but for the characters a terminal would act on, a line
 /// splitter would break at, or that would reorder the rest of a line (see
-/// ``isUnsafe(_:)``), which are written as `\u{…}`; an id that holds white space, a
+/// `isUnsafe(_:)`), which are written as `\u{…}`; an id that holds white space, a
 /// quote or such a character is quoted. So the only control character written is the
 /// LF that ends each event's one line. Not meant to be parsed: programs read JSON.
 public struct TextFormat: EventFormat {
