@@ -93,7 +93,13 @@ struct Replay: ParsableCommand {
     func play<Format: EventFormat & ~Copyable>(_ format: consuming Format, options: SessionOptions,
                                                input: borrowing InputReader, after rest: [UInt8],
                                                to output: StandardOutput, signals: SignalWatcher) throws {
-        var session = Session(configuration: options.configuration, format: format, sink: output, record: nil)
+        let configuration: SessionConfiguration
+        do {
+            configuration = try options.configuration()
+        } catch {
+            throw ReplayFailure(message: "the record's header names a bad phrase table: \(error)", status: 65)
+        }
+        var session = Session(configuration: configuration, format: format, sink: output, record: nil)
         var player = RecordPlayer(maxLineBytes: options.maxLineBytes)
         func feed(_ bytes: UnsafeRawBufferPointer) throws {
             do throws(RecordPlayer.Failure<IOFailure>) {

@@ -68,7 +68,7 @@ struct Typingd: ParsableCommand {
 
         The full reference is Protocol.md.
         """,
-        version: "typingd 2.0.0 (protocol v2)",
+        version: "typingd 3.0.0 (protocol v3)",
         subcommands: [Check.self, Replay.self]
     )
 
@@ -97,16 +97,23 @@ struct Typingd: ParsableCommand {
     }
 
     func run() throws {
+        let configuration: SessionConfiguration
+        do {
+            configuration = try options.configuration()
+        } catch {
+            StandardOutput.diagnose("typingd: \(error)")
+            throw ExitCode(64)
+        }
         do throws(IOFailure) {
             try StandardDescriptors.check()
             let signals = try SignalWatcher()
-            var loop = EventLoop(configuration: options.configuration)
+            var loop = EventLoop(configuration: configuration)
             loop.threads = threading.threads
             loop.readBuffer = threading.readBuffer
             if let record {
                 let fd = open(record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 guard fd >= 0 else { throw .failed(operation: "open the record file \(record)", errno: errno) }
-                loop.record = (fd, options.recordWords)
+                loop.record = (fd, options.recordWords(book: configuration.engine.phrases))
             }
             switch options.format {
             case .json: try loop.run(format: JSONFormat(), signals: signals)

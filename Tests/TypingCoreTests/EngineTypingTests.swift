@@ -142,7 +142,7 @@ struct EngineTypingTests {
         for n in 0..<count { h.type("g", "u\(n)", at: n) }
         let record = h.engine.conversations[h.engine.findConversation(ID("g"))!]
         let bases = Set(record.members.compactMap { $0.lastSent.base.map(ObjectIdentifier.init) })
-        let ownViews = record.members.filter { $0.lastSent.base == nil && $0.lastSent !== record.fullView }
+        let ownViews = record.members.filter { $0.lastSent.base == nil && $0.lastSent !== record.main.fullView }
         #expect(ownViews.count <= 1,
                 "typers hold derived views (the last to start may keep the shared view it saw before)")
         #expect(bases.count <= 2, "all derived from the same shared view (\(bases.count) bases)")

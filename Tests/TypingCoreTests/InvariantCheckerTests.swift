@@ -44,14 +44,14 @@ struct InvariantCheckerTests {
     func treeSize() {
         var engine = Self.sound()
         let c = engine.findConversation(ID("g"))!
-        engine.streaks[links: engine.conversations[c].typers.root].size += 5
+        engine.streaks[links: engine.conversations[c].main.typers.root, tree: .location].size += 5
         Self.expectViolation(engine, "counts")
     }
 
     @Test("a named count that disagrees with the typers")
     func namedCount() {
         var engine = Self.sound()
-        engine.conversations[engine.findConversation(ID("g"))!].typers.namedCount += 1
+        engine.conversations[engine.findConversation(ID("g"))!].main.typers.namedCount += 1
         Self.expectViolation(engine, "named typers")
     }
 

@@ -10,9 +10,10 @@ struct LayoutTests {
         #expect(MemoryLayout<UserRecord>.stride == 64)
     }
 
-    @Test("a member slot is 40 bytes")
+    @Test("a member slot is 56 bytes (with its screen, table and link), a membership link 12")
     func member() {
-        #expect(MemoryLayout<MemberSlot>.stride == 40)
+        #expect(MemoryLayout<MemberSlot>.stride == 56)
+        #expect(MemoryLayout<MembershipLink>.stride == 12)
     }
 
     @Test("an index slot is 8 bytes; an id's inline part 24")
@@ -21,8 +22,8 @@ struct LayoutTests {
         #expect(MemoryLayout<UInt64>.stride * IndexTable.minimumCapacity == 128)
     }
 
-    @Test("a streak record is 144 bytes (it holds its links in the typer tree)")
+    @Test("a streak record is 168 bytes (it holds its links in the typer tree and in its activity's)")
     func streak() {
-        #expect(MemoryLayout<StreakRecord>.stride == 144)
+        #expect(MemoryLayout<StreakRecord>.stride == 168)
     }
 }

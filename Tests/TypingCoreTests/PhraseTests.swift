@@ -1,14 +1,18 @@
 import Testing
 @testable import TypingCore
 
-@Suite("Phrases")
+@Suite("Phrases in the built-in English table")
 struct PhraseTests {
     static let names = ["A", "B", "C"]
 
     /// The phrase for `count` typers named A, B, C, ….
     static func text(_ count: Int, _ style: EngineConfiguration.Style) -> String {
         var bytes: [UInt8] = []
-        Phrase.append(count: count, named: count, style: style, into: &bytes) { names[$0] }
+        guard count > 0 else { return "" }
+        let table = PhraseTable.english
+        table.appendClause(count: count, shown: Engine.shownNames(count: count, named: count, style: style),
+                           activity: .typing, into: &bytes) { names[$0] }
+        table.appendEnd(into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -4,6 +4,11 @@ import Testing
 /// Nodes in a plain array, for testing the tree alone.
 struct ArrayNodes: OrderNodes {
     var links: [OrderLinks]
+    subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
+        get { links[Int(node)] }
+        set { links[Int(node)] = newValue }
+    }
+
     subscript(links node: Int32) -> OrderLinks {
         get { links[Int(node)] }
         set { links[Int(node)] = newValue }

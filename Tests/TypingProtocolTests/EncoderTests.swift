@@ -89,10 +89,12 @@ struct EncoderTests {
         #expect(written { $0.appendDecimal(value) } == String(value))
     }
 
-    @Test("a shared view is encoded once, however many viewers get it; another view is encoded anew")
+    @Test("a shared view is encoded once, however many viewers get it, in whatever order its variants come; another view is encoded anew")
     func viewCacheCounts() {
         let view = IndicatorView(typing: [Identifier("a")], text: "A is typing...")
         let other = IndicatorView(typing: [], text: "")
+        // Variants of `view` (other tables): the same ids, their own phrase.
+        let variants = (0..<4).map { IndicatorView(base: view, omitting: -1, listed: 1, more: 0, text: Array("A tippt \($0)".utf8)) }
         var format = JSONFormat()
         var buffer = OutputBuffer()
         for viewer in 0..<1000 {
@@ -100,8 +102,21 @@ struct EncoderTests {
         }
         #expect(format.tailEncodings == 1)
         format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("a"), view: other)), into: &buffer)
+        #expect(format.tailEncodings == 2)
+        // Viewers of four languages, interleaved: each variant once.
+        for viewer in 0..<400 {
+            format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("w\(viewer)"),
+                                                     view: viewer % 5 == 4 ? view : variants[viewer % 5])), into: &buffer)
+        }
+        #expect(format.tailEncodings == 6)
+        // More shared views than the cache keeps: the oldest is encoded anew.
+        for round in 0..<JSONFormat.cachedTails {
+            format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("x"),
+                                                     view: IndicatorView(typing: [], text: "\(round)"))), into: &buffer)
+        }
+        let before = format.tailEncodings
         format.encode(.indicator(Event.Indicator(at: 1, conv: Identifier("g"), viewer: Identifier("b"), view: view)), into: &buffer)
-        #expect(format.tailEncodings == 3)
+        #expect(format.tailEncodings == before + 1)
     }
 
     @Test("a shared view's cached tail gives the same bytes to each viewer")

@@ -33,93 +33,139 @@ extension Engine {
         problems += timers.violations().map { "timers: " + $0 }
         guard problems.isEmpty else { return problems }
 
-        var memberships = 0
+        var membershipCount = 0
         var membershipsOfUser: [Int32: Int] = [:]
         var openViewsOfUser: [Int32: Int] = [:]
         var streaksSeen = 0
 
         conversations.forEachLive { c, record in
             check(findConversation(record.id) == c, "conversation \(record.id) is not found by its id")
-            let order = record.typers.violations(in: streaks, limit: streaks.count) { a, b in
-                streaks.contains(a) && streaks.contains(b) && users.contains(streaks[a].user) && users.contains(streaks[b].user)
-                    && (streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b))
-            }
-            problems += order.map { "the typers of \(record.id): " + $0 }
-            guard order.isEmpty else { return }
-            var typers: [Int32] = []
-            record.typers.forEach(in: streaks) { s in
-                typers.append(s)
-                return true
-            }
-            guard typers.allSatisfy({ streaks.contains($0) && streaks[$0].conv == c }) else {
-                problems.append("the typers of \(record.id) hold a streak that is freed or of another conversation")
-                return
+            var locations: [Location] = [.main]
+            record.threads.forEachLocation { locations.append($0) }
+            var typing = 0
+            var frames: [Location: RenderFrame] = [:]
+            for location in locations {
+                let problemsBefore = problems.count
+                checkLocation(location, of: c, into: &problems)
+                guard problems.count == problemsBefore else { return }
+                let state = record[location: location]
+                typing += state.typers.count(in: streaks)
+                if location != .main {
+                    let thread = record.threads[location]
+                    check(!thread.isUnused, "thread \(thread.id) of \(record.id) is kept with no typer and no viewer")
+                    check(record.threads.location(of: thread.id) == location, "thread \(thread.id) of \(record.id) is not found by its id")
+                    check(thread.viewers == thread.viewers.sorted() && Set(thread.viewers).count == thread.viewers.count
+                          && thread.viewers.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied
+                                                         && record.members[Int($0)].location == location },
+                          "the viewers of thread \(thread.id) of \(record.id) are not sorted slots of members there: \(thread.viewers)")
+                }
+                var head: [Int32] = []
+                state.typers.collect(first: max(min(state.typers.count(in: streaks), configuration.maxListed + 1),
+                                                min(state.typers.count(in: streaks), 4)),
+                                     in: streaks, into: &head)
+                let groups = groupInfo(of: c, at: location)
+                if state.fullViewIsStale {
+                    check(!record.members.enumerated().contains { slot, member in
+                              member.isOccupied && member.location == location && member.receives
+                                  && (configuration.audience == .members || record.isOpen(slot)) && !record.isStale(slot)
+                          },
+                          "the shared view of \(record.id) at \(location) is left stale while someone watches")
+                } else {
+                    check(!fullView(of: c, at: location, head: head, groups: groups, previous: state.fullView).changed,
+                          "the shared view of \(record.id) at \(location) is out of date")
+                }
+                frames[location] = RenderFrame(conv: c, location: location, head: head, full: state.fullView,
+                                               stale: nil, staleChanged: false, groups: groups)
             }
             var occupied = 0
-            var typing = 0
-            var head: [Int32] = []
-            record.typers.collect(first: max(configuration.maxListed + 1, 4), in: streaks, into: &head)
+            var streaksOfMembers = 0
             for (slot, member) in record.members.enumerated() where member.isOccupied {
                 occupied += 1
                 guard users.contains(member.user) else {
                     problems.append("member slot \(slot) of \(record.id) holds a freed user")
                     continue
                 }
+                let who = "member \(users[member.user].id) of \(record.id)"
                 check(member.fingerprint == users[member.user].id.fingerprint,
                       "member slot \(slot) of \(record.id) has another user's fingerprint")
-                check(record.slot(of: member.user) == slot, "member \(users[member.user].id) of \(record.id) is not found in its slot")
+                check(record.slot(of: member.user) == slot, "\(who) is not found in their slot")
+                check(memberships.contains(member.link) && memberships[member.link].conv == c,
+                      "\(who) names a membership link of another conversation")
                 membershipsOfUser[member.user, default: 0] += 1
-                if record.isOpen(slot) {
+                check(member.table == table(of: member.user), "\(who) has table \(member.table), their user \(table(of: member.user))")
+                check(member.receives == users[member.user].receivesTyping, "\(who) does not copy their user's receive_typing")
+                let isOpen = record.isOpen(slot)
+                if isOpen {
                     openViewsOfUser[member.user, default: 0] += 1
                     check(openViews[user: member.user]?.contains(c) == true,
                           "the open view of \(users[member.user].id) in \(record.id) is not among the user's open views")
+                } else {
+                    check(member.location == .main && !member.isList, "\(who) has a closed view that is not the main chat")
+                }
+                check(!member.isList || member.location == .main, "\(who) has a list view at a thread")
+                guard frames[member.location] != nil else {
+                    problems.append("\(who) is at location \(member.location), which is not in use")
+                    continue
                 }
                 if member.streak >= 0 {
-                    typing += 1
+                    streaksOfMembers += 1
                     guard streaks.contains(member.streak) && streaks[member.streak].conv == c
                             && streaks[member.streak].user == member.user else {
-                        problems.append("member \(users[member.user].id) of \(record.id) has a freed streak or another member's")
+                        problems.append("\(who) has a freed streak or another member's")
                         continue
                     }
                 }
-                guard configuration.audience == .members || record.isOpen(slot) else {
-                    check(member.lastSent === IndicatorView.empty, "the closed view of \(users[member.user].id) in \(record.id) remembers what it was sent")
+                if record.isStale(slot) {
+                    check(configuration.audience == .members && !isOpen && member.streak < 0 && member.receives
+                          && member.lastSent === IndicatorView.empty,
+                          "\(who) waits to be compared, but is not a closed, quiet, receiving member holding nothing")
                     continue
                 }
-                var expected = record.fullView
-                if member.streak >= 0 {
-                    let rank = record.typers.rank(of: member.streak, in: streaks)
-                    expected = typerView(of: c, rank: rank < head.count ? rank : .max,
-                                         viewerIsNamed: users[member.user].isNamed, head: head,
-                                         full: record.fullView, last: member.lastSent)
+                guard member.receives && (configuration.audience == .members || isOpen) else {
+                    check(member.lastSent === IndicatorView.empty, "\(who) is not in the audience but remembers what they were sent")
+                    continue
                 }
-                check(member.lastSent == expected, "member \(users[member.user].id) of \(record.id) was last sent \(member.lastSent.text.debugDescription), but sees \(expected.text.debugDescription)")
+                check(member.lastSent == expectedView(of: slot, in: c, frame: frames[member.location]!),
+                      "\(who) was last sent \(member.lastSent.text.debugDescription), but sees \(expectedView(of: slot, in: c, frame: frames[member.location]!).text.debugDescription)")
             }
             check(occupied == record.memberCount && occupied > 0, "conversation \(record.id) counts \(record.memberCount) members, holds \(occupied)")
-            memberships += occupied
-            check(typers.count == typing, "conversation \(record.id) lists \(typers.count) typers, its members have \(typing) streaks")
-            let named = typers.prefix { streaks[$0].isNamed }.count
-            check(named == record.typers.namedCount, "conversation \(record.id) counts \(record.typers.namedCount) named typers, lists \(named) first")
-            check(typers.allSatisfy { streaks[$0].isNamed == users[streaks[$0].user].isNamed },
-                  "a typer of \(record.id) is listed as named when they are not, or the other way")
+            membershipCount += occupied
+            check(typing == streaksOfMembers, "conversation \(record.id) lists \(typing) typers, its members have \(streaksOfMembers) streaks")
             check(record.openSlots == record.openSlots.sorted() && Set(record.openSlots).count == record.openSlots.count
                   && record.openSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
                   "the open slots of \(record.id) are not sorted occupied slots: \(record.openSlots)")
-            if record.fullViewIsStale {
-                check(configuration.audience == .open && record.openSlots.isEmpty,
-                      "the shared view of \(record.id) is left stale while someone watches")
-            } else {
-                check(!fullView(of: c, head: head, previous: record.fullView).changed, "the shared view of \(record.id) is out of date")
-            }
+            check(record.staleSlots == record.staleSlots.sorted() && Set(record.staleSlots).count == record.staleSlots.count
+                  && record.staleSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
+                  "the stale slots of \(record.id) are not sorted occupied slots: \(record.staleSlots)")
         }
-        check(memberships == liveMemberships, "\(liveMemberships) memberships counted, \(memberships) held")
+        check(membershipCount == liveMemberships, "\(liveMemberships) memberships counted, \(membershipCount) held")
+        check(membershipCount == memberships.count, "\(memberships.count) membership links for \(membershipCount) memberships")
+        problems += memberships.violations().map { "membership links: " + $0 }
+        check(locales.keys.allSatisfy { users.contains($0) }, "a locale is kept for a user who is gone")
+        check(locales.values.allSatisfy { Int($0.table) == configuration.phrases.table(for: $0.tag) },
+              "a user's table is not the one their locale chooses")
         check(conversationIndex.count == conversations.count, "the conversation index has \(conversationIndex.count) entries for \(conversations.count) conversations")
         guard problems.isEmpty else { return problems }
 
         users.forEachLive { u, record in
             check(findUser(record.id) == u, "user \(record.id) is not found by their id")
-            check(record.memberships > 0 && Int(record.memberships) == membershipsOfUser[u] ?? 0,
-                  "user \(record.id) counts \(record.memberships) memberships, holds \(membershipsOfUser[u] ?? 0)")
+            var links = 0, link = record.memberships
+            if link >= 0 {
+                repeat {
+                    guard memberships.contains(link), links <= memberships.count else {
+                        problems.append("the membership list of \(record.id) holds a freed link, or a cycle")
+                        return
+                    }
+                    let conv = memberships[link].conv
+                    check(conversations.contains(conv) && conversations[conv].slot(of: u).map { conversations[conv].members[$0].link } == link,
+                          "the membership list of \(record.id) names a conversation they are not in, or another slot's link")
+                    check(memberships[memberships[link].next].previous == link, "the membership list of \(record.id) is linked wrongly")
+                    links += 1
+                    link = memberships[link].next
+                } while link != record.memberships
+            }
+            check(links > 0 && links == membershipsOfUser[u] ?? 0,
+                  "user \(record.id) lists \(links) memberships, holds \(membershipsOfUser[u] ?? 0)")
             var s = record.streaks.first, previous: Int32 = -1, count = 0
             while s >= 0 {
                 guard streaks.contains(s) && streaks[s].user == u, count <= streaks.count else {
@@ -160,6 +206,8 @@ extension Engine {
             check(conv.slot(of: streak.user).map { conv.members[$0].streak } == s,
                   "the streak of \(user.id) in \(conv.id) is not their member slot's")
             check(streak.order.size > 0, "the streak of \(user.id) in \(conv.id) is not among its typers")
+            check(streak.location == .main || conv.threads.contains(streak.location),
+                  "the streak of \(user.id) in \(conv.id) is at a thread not in use")
             check(streak.alarm <= streak.key, "the alarm of the streak of \(user.id) in \(conv.id) is after its deadline")
             check(streak.deadline >= now && streak.deadline <= Engine.maxTime,
                   "the streak of \(user.id) in \(conv.id) has the deadline \(streak.deadline) at \(now)")
@@ -176,6 +224,81 @@ extension Engine {
     package func checkInvariants() {
         let problems = invariantViolations()
         if !problems.isEmpty { preconditionFailure("Engine invariants: " + problems.joined(separator: "; ")) }
+    }
+}
+
+extension Engine {
+    /// Checks the typers at `location` of `c`: the tree's shape and order (named
+    /// first, then the configured order), the named count, that each streak there
+    /// says it is there, and the activity groups: kept exactly while someone does
+    /// something else than type, each holding the typers doing its activity, in
+    /// the same order.
+    func checkLocation(_ location: Location, of c: Int32, into problems: inout [String]) {
+        let record = conversations[c]
+        let state = record[location: location]
+        let place = location == .main ? "\(record.id)" : "\(record.id), thread \(record.threads[location].id)"
+        let ordered: (Int32, Int32) -> Bool = { a, b in
+            streaks.contains(a) && streaks.contains(b) && users.contains(streaks[a].user) && users.contains(streaks[b].user)
+                && (streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b))
+        }
+        let order = state.typers.violations(in: streaks, limit: streaks.count, precedes: ordered)
+        problems += order.map { "the typers of \(place): " + $0 }
+        guard order.isEmpty else { return }
+        var typers: [Int32] = []
+        state.typers.forEach(in: streaks) { s in
+            typers.append(s)
+            return true
+        }
+        guard typers.allSatisfy({ streaks.contains($0) && streaks[$0].conv == c && streaks[$0].location == location }) else {
+            problems.append("the typers of \(place) hold a streak that is freed, or of another conversation or location")
+            return
+        }
+        let named = typers.prefix { streaks[$0].isNamed }.count
+        if named != state.typers.namedCount { problems.append("\(place) counts \(state.typers.namedCount) named typers, lists \(named) first") }
+        if !typers.allSatisfy({ streaks[$0].isNamed == users[streaks[$0].user].isNamed }) {
+            problems.append("a typer of \(place) is listed as named when they are not, or the other way")
+        }
+        guard let groups = state.groups else {
+            if typers.contains(where: { streaks[$0].activity != .typing }) {
+                problems.append("\(place) keeps no activity groups, though someone there does something else than type")
+            }
+            return
+        }
+        if typers.isEmpty { problems.append("\(place) keeps activity groups with nobody typing") }
+        for activity in Activity.allCases {
+            let tree = groups.trees[Int(activity.rawValue)]
+            problems += tree.violations(in: streaks, limit: streaks.count, precedes: ordered)
+                .map { "the \(activity.name) group of \(place): " + $0 }
+            var members: [Int32] = []
+            tree.forEach(in: streaks) { s in
+                members.append(s)
+                return true
+            }
+            if members != typers.filter({ streaks[$0].activity == activity }) {
+                problems.append("the \(activity.name) group of \(place) does not hold exactly its typers, in order")
+            }
+            if tree.namedCount != members.filter({ streaks[$0].isNamed }).count {
+                problems.append("the \(activity.name) group of \(place) miscounts its named typers")
+            }
+        }
+    }
+
+    /// What member `slot` of `c` should have been sent last: the view at their
+    /// location (`frame`), in their table and style, without themselves if they
+    /// type there.
+    func expectedView(of slot: Int, in c: Int32, frame: RenderFrame) -> IndicatorView {
+        let member = conversations[c].members[slot]
+        let key = Engine.variant(table: member.table, list: member.isList)
+        if member.streak >= 0 && streaks[member.streak].location == member.location {
+            let rank = conversations[c][location: member.location].typers.rank(of: member.streak, in: streaks)
+            return typerView(member.streak, rank: rank < frame.head.count ? rank : .max, frame: frame, variant: key,
+                             last: member.lastSent)
+        }
+        guard key != defaultVariant, frame.full.typerCount > 0 else { return frame.full }
+        let (table, style) = phrasing(key)
+        var text: [UInt8] = []
+        appendPhrase(frame: frame, excluding: -1, rank: .max, table: table, style: style, into: &text)
+        return IndicatorView(base: frame.full, omitting: -1, listed: frame.full.listed, more: frame.full.more, text: text)
     }
 }
 

@@ -14,12 +14,14 @@ extension Engine {
     }
 
     /// `join`: membership (unless already a member, or past a limit), then the
-    /// settings, and the indicators that changed (§D): the other conversations the
-    /// user types in first, in streak order, when the join renames or hides them;
-    /// then this one (a new member under `--audience members` gets the current
-    /// indicator at once).
+    /// settings, and the indicators that changed (v2 §D, v3 §B): the other
+    /// conversations the user types in first, in streak order, when the join
+    /// renames or hides them (with the old locale); then, when it changes the
+    /// locale or `receive_typing`, every other conversation of the user in join
+    /// order; then this one, once (a new member under `--audience members` gets the
+    /// current indicator at once).
     mutating func join<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, name: String?, sendTyping: Bool?,
-                                                 sink: inout S) -> Failure? {
+                                                 locale: String?, receiveTyping: Bool?, sink: inout S) -> Failure? {
         let existingConv = findConversation(conv)
         let existingUser = findUser(user)
         var isMember = false
@@ -31,14 +33,19 @@ extension Engine {
         }
         let u = existingUser ?? createUser(user)
         let c = existingConv ?? createConversation(conv)
-        let change = applySettings(to: u, name: name, sendTyping: sendTyping)
+        var change = applySettings(to: u, name: name, sendTyping: sendTyping)
         let newSlot = isMember ? nil : addMember(u, to: c)
 
         visitStreaks(of: u, except: c, for: change, sink: &sink)
-        if change.touchesStreaks, let slot = conversations[c].slot(of: u), conversations[c].members[slot].streak >= 0 {
-            update(conversations[c].members[slot].streak, for: change, sink: &sink)
-        } else if let newSlot, configuration.audience == .members {
-            render(c, scope: .member(newSlot), sink: &sink)
+        applyViewSettings(to: u, locale: locale, receiveTyping: receiveTyping, into: &change)
+        visitViews(of: u, except: c, for: change, sink: &sink)
+        guard let slot = newSlot ?? conversations[c].slot(of: u) else { return nil }
+        if change.touchesViews { syncSlot(slot, of: c, user: u) }
+        let streak = conversations[c].members[slot].streak
+        if change.touchesStreaks && streak >= 0 {
+            update(streak, for: change, also: change.touchesViews ? slot : -1, sink: &sink)
+        } else if change.touchesViews || (newSlot != nil && configuration.audience == .members) {
+            render(c, scope: .member(slot), sink: &sink)
         }
         return nil
     }
@@ -76,14 +83,16 @@ extension Engine {
             return .notMember(by, of: conv, field: "by")
         }
         let streak = conversations[c].members[slot].streak
+        let typedAt = streak >= 0 ? streaks[streak].location : -1
         if streak >= 0 {
             stop(streak, reason: reason, render: false, sink: &sink)
         }
-        closeView(of: u, in: c, slot: slot)
+        let viewedAt = closeView(of: u, in: c, slot: slot)
         let conversationGoes = conversations[c].memberCount == 1
         removeMember(u, slot: slot, from: c)
-        if streak >= 0 && !conversationGoes {
-            render(c, scope: .audience, sink: &sink)
+        if !conversationGoes {
+            if typedAt >= 0 { render(c, scope: .location(typedAt), sink: &sink) }
+            releaseThread(viewedAt, of: c)
         }
         return nil
     }
@@ -102,10 +111,26 @@ extension Engine {
         return c
     }
 
-    /// Appends user `u` to the members of `c` and returns the new slot.
+    /// Appends user `u` to the members of `c`, at the end of the user's list of
+    /// memberships, and returns the new slot (with the user's table and
+    /// `receive_typing`).
     mutating func addMember(_ u: Int32, to c: Int32) -> Int {
-        let slot = conversations[c].append(u, id: users[u].id)
-        users[u].memberships += 1
+        let head = users[u].memberships
+        let link: Int32
+        if head < 0 {
+            link = memberships.insert(MembershipLink(conv: c, previous: -1, next: -1))
+            memberships[link].previous = link
+            memberships[link].next = link
+            users[u].memberships = link
+        } else {
+            let tail = memberships[head].previous
+            link = memberships.insert(MembershipLink(conv: c, previous: tail, next: head))
+            memberships[tail].next = link
+            memberships[head].previous = link
+        }
+        let slot = conversations[c].append(u, id: users[u].id, link: link)
+        conversations[c][member: slot].table = table(of: u)
+        conversations[c][member: slot].receives = users[u].receivesTyping
         liveMemberships += 1
         return slot
     }
@@ -113,12 +138,23 @@ extension Engine {
     /// Ends the membership of `u` (not typing) in `c`, freeing what is left unused:
     /// the user without memberships, the conversation without members.
     mutating func removeMember(_ u: Int32, slot: Int, from c: Int32) {
+        let link = conversations[c].members[slot].link
         conversations[c].vacate(slot)
         liveMemberships -= 1
-        users[u].memberships -= 1
-        if users[u].memberships == 0 {
+        let next = memberships[link].next
+        if next == link {
+            users[u].memberships = -1
+        } else {
+            let previous = memberships[link].previous
+            memberships[previous].next = next
+            memberships[next].previous = previous
+            if users[u].memberships == link { users[u].memberships = next }
+        }
+        memberships.remove(link)
+        if users[u].memberships < 0 {
             userIndex.remove(hash: users[u].id.hash(seed: seed), record: u)
             users.remove(u)
+            locales[u] = nil
         }
         if conversations[c].memberCount == 0 {
             conversationIndex.remove(hash: conversations[c].id.hash(seed: seed), record: c)

@@ -1,19 +1,25 @@
 extension Engine {
-    /// The bytes of an `indicator` beyond its ids and phrase: keys, punctuation,
-    /// the largest `at` and `more`, the LF.
-    static let indicatorOverhead = 110
-    /// The bytes of a phrase beyond its three names: its fixed words and a count.
-    static let phraseOverhead = 64
-    /// The bytes of a `typing` event beyond its ids.
-    static let typingOverhead = 96
+    /// The bytes of an `indicator` beyond its ids, activities and phrase: keys,
+    /// punctuation, the largest `at` and `more`, `"view":"list"`, the LF.
+    static let indicatorOverhead = 140
+    /// The bytes of one listed activity (`"sharing_location",`) and of the key.
+    static let activityBytes = 19, activitiesOverhead = 16
+    /// The most bytes of a count in a phrase.
+    static let clauseOverhead = 20
+    /// The bytes of a `typing` event beyond its ids: keys, the largest `at`, the
+    /// longest state, activity and reason.
+    static let typingOverhead = 140
+    /// The most bytes a thread id takes in JSON (256 bytes, each escaped).
+    static let threadBound = 6 * 256 + 2 + 12
 
     /// The most bytes of events that applying `command` now could write (replies to
     /// `query`, `stats` and `snapshot` aside: they are what was asked for). It is an
-    /// upper bound, not the output: every render of a conversation it touches is
-    /// counted as if every viewer in the audience got a new indicator listing
-    /// `--max-listed` ids as long as the room's longest, with a phrase of three
-    /// names as long as its typers' longest. O(the conversations the command would
-    /// render).
+    /// upper bound, not the output: every render of a location it touches is
+    /// counted as if every viewer the render compares got a new indicator listing
+    /// `--max-listed` ids as long as the room's longest, each with an activity, and
+    /// a phrase of a clause per activity, each as long as the longest clause of any
+    /// table with three names as long as its typers' longest. O(the conversations
+    /// the command would render).
     ///
     /// It is what `--max-output-per-line` compares with, and what makes one line's
     /// output bounded: viewers × (ids listed + 1) × the longest id, per conversation
@@ -21,75 +27,147 @@ extension Engine {
     public func outputBound(of command: Command) -> Int {
         var total = Bound()
         switch command {
-        case let .join(conv, user, name, sendTyping):
+        case let .join(conv, user, name, sendTyping, locale, receiveTyping):
+            let c = findConversation(conv)
             guard let u = findUser(user) else {
-                return findConversation(conv).map { viewerBound($0, viewer: user.encodedBound) } ?? 0
+                return c.map { memberBound($0, at: .main, viewer: user.encodedBound) } ?? 0
             }
-            if settingsChange(of: u, name: name, sendTyping: sendTyping).0.touchesStreaks {
-                forEachStreak(of: u) { total.add(renderBound($0, newTyperName: 0)) }
+            settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
+                          into: &total)
+            if let c {
+                total.add(memberBound(c, at: .main, viewer: user.encodedBound))
+                if let slot = conversations[c].slot(of: u) {
+                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0))
+                }
             }
-            if let c = findConversation(conv) { total.add(viewerBound(c, viewer: user.encodedBound)) }
-        case let .type(conv, user, empty, _):
+        case let .type(conv, user, empty, _, activity, thread):
             guard let (c, u, slot) = membership(of: user, in: conv) else { return 0 }
-            let typing = conversations[c].members[slot].streak >= 0
-            if typing && (empty || configuration.order == .recent) {
-                total.add(renderBound(c, newTyperName: 0))
-            } else if !typing && !empty && users[u].sendsTyping {
-                total.add(renderBound(c, newTyperName: users[u].nameBound))
+            let streak = conversations[c].members[slot].streak
+            let here = location(of: thread, in: c)
+            if streak >= 0 && streaks[streak].location == here {
+                if empty || configuration.order == .recent || streaks[streak].activity != activity {
+                    total.add(renderBound(c, at: here, newTyperName: 0, newActivity: true))
+                }
+            } else if !empty && users[u].sendsTyping {
+                if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+                total.add(renderBound(c, at: here, newTyperName: users[u].nameBound, newActivity: true))
             }
-        case let .send(conv, user), let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
-            guard let (c, _, slot) = membership(of: user, in: conv), conversations[c].members[slot].streak >= 0 else {
-                return 0
-            }
-            total.add(renderBound(c, newTyperName: 0))
+        case let .send(conv, user, _), let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
+            guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
+            let streak = conversations[c].members[slot].streak
+            if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
         case let .offline(user):
             guard let u = findUser(user) else { return 0 }
-            forEachStreak(of: u) { total.add(renderBound($0, newTyperName: 0)) }
-        case let .open(conv, user):
-            guard configuration.audience == .open, let (c, _, _) = membership(of: user, in: conv) else { return 0 }
-            total.add(viewerBound(c))
-        case let .user(user, name, sendTyping):
-            guard let u = findUser(user),
-                  settingsChange(of: u, name: name, sendTyping: sendTyping).0.touchesStreaks else { return 0 }
-            forEachStreak(of: u) { total.add(renderBound($0, newTyperName: 0)) }
+            forEachStreak(of: u) { c, location in
+                total.add(renderBound(c, at: location, newTyperName: 0, newActivity: false))
+            }
+        case let .open(conv, user, thread, view):
+            guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
+            let streak = conversations[c].members[slot].streak
+            if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+            let target = view == .list ? Location.main : location(of: thread, in: c)
+            total.add(memberBound(c, at: target, viewer: 0))
+        case let .user(user, name, sendTyping, locale, receiveTyping):
+            guard let u = findUser(user) else { return 0 }
+            settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
+                          into: &total)
         case .tick, .query, .stats, .snapshot:
             return 0
         }
         return total.value
     }
 
-    /// Calls `body` with the conversation of each of `u`'s streaks.
-    func forEachStreak(of u: Int32, _ body: (Int32) -> Void) {
+    /// Adds the renders a change of settings of user `u` causes: the locations where
+    /// they type (a rename, hiding), and each of their memberships (a language,
+    /// seeing typing).
+    func settingsBound(of u: Int32, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
+                       into total: inout Bound) {
+        if settingsChange(of: u, name: name, sendTyping: sendTyping).0.touchesStreaks {
+            forEachStreak(of: u) { c, location in
+                total.add(renderBound(c, at: location, newTyperName: 0, newActivity: false))
+            }
+        }
+        if viewSettingsChange(of: u, locale: locale, receiveTyping: receiveTyping) {
+            let first = users[u].memberships
+            var link = first
+            repeat {
+                let c = memberships[link].conv
+                link = memberships[link].next
+                if let slot = conversations[c].slot(of: u) {
+                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0))
+                }
+            } while link != first
+        }
+    }
+
+    /// Calls `body` with the conversation and location of each of `u`'s streaks.
+    func forEachStreak(of u: Int32, _ body: (Int32, Location) -> Void) {
         var s = users[u].streaks.first
         while s >= 0 {
-            body(streaks[s].conv)
+            body(streaks[s].conv, streaks[s].location)
             s = streaks[s].userNext
         }
     }
 
-    /// The most bytes one render of `c` writes (with one more typer whose name
-    /// takes `newTyperName` bytes, when one starts): a `typing` event, and an
-    /// indicator for every viewer in the audience.
-    func renderBound(_ c: Int32, newTyperName: Int) -> Int {
-        let record = conversations[c]
-        let viewers = configuration.audience == .members ? record.memberCount : record.openSlots.count
+    /// The most bytes a render of one member of `c` at `location` writes (with the
+    /// stale members it compares too).
+    func memberBound(_ c: Int32, at location: Location, viewer: Int) -> Int {
         var bound = Bound()
-        bound.add(Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID))
-        bound.add(viewers, times: viewerBound(c, newTyper: newTyperName > 0, newTyperName: newTyperName))
+        bound.add(viewerBound(c, at: location, viewer: viewer))
+        let stale = conversations[c].staleSlots.count
+        if stale > 0 { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
     }
 
-    /// The most bytes of one indicator in `c` (to a viewer whose id takes `viewer`
-    /// bytes, when they may not be a member yet).
-    func viewerBound(_ c: Int32, viewer: Int = 0, newTyper: Bool = false, newTyperName: Int = 0) -> Int {
+    /// The most bytes one render of `location` of `c` writes (with one more typer
+    /// whose name takes `newTyperName` bytes, when one starts, and maybe a new
+    /// activity): two `typing` events, an indicator for every viewer the render
+    /// compares there, and the stale members.
+    func renderBound(_ c: Int32, at location: Location, newTyperName: Int, newActivity: Bool) -> Int {
         let record = conversations[c]
-        let typers = record.typers.count(in: streaks) + (newTyper ? 1 : 0)
+        let viewers: Int
+        if location != .main {
+            viewers = location > .main ? record.threads[location].viewers.count : 0
+        } else {
+            viewers = configuration.audience == .members ? record.memberCount : record.openSlots.count
+        }
+        var bound = Bound()
+        bound.add(2, times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID) + Engine.threadBound)
+        bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0, newTyperName: newTyperName,
+                                              newActivity: newActivity))
+        let stale = record.staleSlots.count
+        if stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
+        return bound.value
+    }
+
+    /// The most bytes of one indicator at `location` of `c` (to a viewer whose id
+    /// takes `viewer` bytes, when they may not be a member yet). A location that is
+    /// not in use (-1) has no typers.
+    func viewerBound(_ c: Int32, at location: Location, viewer: Int = 0, newTyper: Bool = false,
+                     newTyperName: Int = 0, newActivity: Bool = false) -> Int {
+        let record = conversations[c]
+        let state = location == .main || location > .main && record.threads.contains(location)
+            ? record[location: location] : LocationState()
+        let typers = state.typers.count(in: streaks) + (newTyper ? 1 : 0)
         let listed = min(typers, configuration.maxListed)
         let id = Int(record.longestMemberID)
-        let name = max(Int(record.longestTyperName), newTyperName)
+        let name = max(Int(state.longestTyperName), newTyperName)
+        var clauses = 1
+        if let groups = state.groups { clauses = groups.trees.filter { !$0.isEmpty }.count }
+        if newActivity { clauses += 1 }
+        clauses = min(clauses, Activity.allCases.count)
+        let phrases = configuration.phrases.bounds
         var bound = Bound()
-        bound.add(Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer) + Engine.phraseOverhead + 3 * name)
-        bound.add(listed, times: id + 1)
+        bound.add(Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer) + Engine.threadBound)
+        bound.add(listed, times: id + 1 + Engine.activityBytes)
+        bound.add(Engine.activitiesOverhead)
+        var clause = Bound()
+        clause.add(phrases.clause)
+        clause.add(phrases.names, times: name)
+        clause.add(phrases.counts, times: Engine.clauseOverhead)
+        bound.add(clauses, times: clause.value)
+        bound.add(clauses, times: phrases.separator)
+        bound.add(phrases.end)
         return bound.value
     }
 

@@ -33,29 +33,32 @@ extension Engine {
         }
         var failure: Failure?
         switch request.command {
-        case let .join(conv, user, name, sendTyping):
-            failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, sink: &sink)
-        case let .type(conv, user, empty, timeout):
-            failure = keystroke(conv: conv, user: user, empty: empty, timeout: timeout, sink: &sink)
-        case let .send(conv, user):
-            failure = send(conv: conv, user: user, sink: &sink)
+        case let .join(conv, user, name, sendTyping, locale, receiveTyping):
+            failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
+                           receiveTyping: receiveTyping, sink: &sink)
+        case let .type(conv, user, empty, timeout, activity, thread):
+            failure = keystroke(conv: conv, user: user, empty: empty, timeout: timeout, activity: activity,
+                                thread: thread, sink: &sink)
+        case let .send(conv, user, thread):
+            failure = send(conv: conv, user: user, thread: thread, sink: &sink)
         case let .leave(conv, user):
             failure = depart(conv: conv, user: user, by: nil, reason: .leave, sink: &sink)
         case let .remove(conv, user, by):
             failure = depart(conv: conv, user: user, by: by, reason: .removed, sink: &sink)
         case let .offline(user):
             offline(user: user, sink: &sink)
-        case let .open(conv, user):
-            failure = open(conv: conv, user: user, sink: &sink)
+        case let .open(conv, user, thread, view):
+            failure = open(conv: conv, user: user, thread: thread, view: view, sink: &sink)
         case let .close(conv, user):
             failure = close(conv: conv, user: user, sink: &sink)
-        case let .user(user, name, sendTyping):
-            failure = self.user(user, name: name, sendTyping: sendTyping, sink: &sink)
+        case let .user(user, name, sendTyping, locale, receiveTyping):
+            failure = self.user(user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
+                                sink: &sink)
         case .tick:
             break
-        case let .query(conv):
+        case let .query(conv, thread):
             commandsApplied += 1
-            emit(.state(state(of: conv, id: request.id)), to: &sink)
+            emit(.state(state(of: conv, thread: thread, id: request.id)), to: &sink)
             return
         case .stats:
             commandsApplied += 1
@@ -83,21 +86,29 @@ extension Engine {
         emit(.error(error), to: &sink)
     }
 
-    /// The `state` reply for `conv`: members and open views in join order, typers
-    /// in the order viewers see them (not capped: it answers an explicit question).
-    func state(of conv: Identifier, id: Request.ID?) -> Event.State {
+    /// The `state` reply for `conv` at `thread` (nil: the main timeline): members
+    /// and open views in join order, the location's typers in the order viewers
+    /// see them, with their activities when one does not type (not capped: it
+    /// answers an explicit question).
+    func state(of conv: Identifier, thread: Identifier?, id: Request.ID?) -> Event.State {
         guard let c = findConversation(conv) else {
-            return Event.State(at: now, id: id, conv: conv, members: [], open: [], typing: [])
+            return Event.State(at: now, id: id, conv: conv, thread: thread, members: [], open: [], typing: [])
         }
         let record = conversations[c]
         let members = record.members.lazy.filter(\.isOccupied).map { users[$0.user].id }
         let open = record.openSlots.map { users[record.members[Int($0)].user].id }
         var typing: [Identifier] = []
-        record.typers.forEach(in: streaks) { s in
-            typing.append(users[streaks[s].user].id)
-            return true
+        var activities: [Activity] = []
+        let location = location(of: thread, in: c)
+        if location >= 0 {
+            record[location: location].typers.forEach(in: streaks) { s in
+                typing.append(users[streaks[s].user].id)
+                activities.append(streaks[s].activity)
+                return true
+            }
         }
-        return Event.State(at: now, id: id, conv: conv, members: Array(members), open: open, typing: typing)
+        return Event.State(at: now, id: id, conv: conv, thread: thread, members: Array(members), open: open,
+                           typing: typing, activities: activities.contains { $0 != .typing } ? activities : nil)
     }
 
     /// The reply to `snapshot`: for each conversation (in the engine's storage
@@ -110,10 +121,7 @@ extension Engine {
         var byKeystroke: [Int32] = []
         byKeystroke.reserveCapacity(streaks.count)
         for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
-            conversations[c].typers.forEach(in: streaks) { s in
-                byKeystroke.append(s)
-                return true
-            }
+            forEachTyper(of: c) { byKeystroke.append($0) }
         }
         byKeystroke.sort { streaks[$0].keystroke < streaks[$1].keystroke }
         var rank: [Int32: Int] = [:]
@@ -123,20 +131,25 @@ extension Engine {
         var members = 0
         for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
             for slot in conversations[c].members.indices where conversations[c].members[slot].isOccupied {
-                let u = conversations[c].members[slot].user
+                let member = conversations[c].members[slot]
+                let u = member.user
+                let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
                 emit(.member(Event.Member(at: now, conv: conversations[c].id, user: users[u].id,
                                           name: users[u].isNamed ? users[u].displayName : nil,
-                                          sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot))),
+                                          sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot),
+                                          thread: thread, view: member.isList ? .list : .chat,
+                                          locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,
+                                          forgotten: conversations[c].isStale(slot))),
                      to: &sink)
                 members += 1
             }
             var typers: [Int32] = []
-            conversations[c].typers.forEach(in: streaks) { s in
-                typers.append(s)
-                return true
-            }
+            forEachTyper(of: c) { typers.append($0) }
             for s in typers.sorted(by: { streaks[$0].started < streaks[$1].started }) {
-                emit(.streak(Event.Streak(at: now, conv: conversations[c].id, user: users[streaks[s].user].id,
+                let location = streaks[s].location
+                let thread = location == .main ? nil : conversations[c].threads[location].id
+                emit(.streak(Event.Streak(at: now, conv: conversations[c].id, thread: thread,
+                                          user: users[streaks[s].user].id, activity: streaks[s].activity,
                                           deadline: streaks[s].deadline, keystroke: rank[s] ?? 0)),
                      to: &sink)
             }
@@ -144,6 +157,20 @@ extension Engine {
         emit(.snapshot(Event.Snapshot(at: now, id: id, conversations: conversations.count, members: members,
                                       typing: byKeystroke.count)),
              to: &sink)
+    }
+
+    /// Calls `body` with every typer of `c`, at every location.
+    func forEachTyper(of c: Int32, _ body: (Int32) -> Void) {
+        conversations[c].main.typers.forEach(in: streaks) { s in
+            body(s)
+            return true
+        }
+        conversations[c].threads.forEachLocation { location in
+            conversations[c].threads[location].state.typers.forEach(in: streaks) { s in
+                body(s)
+                return true
+            }
+        }
     }
 
     /// The `stats` reply; `line` is the stats command's own line, so lines read.

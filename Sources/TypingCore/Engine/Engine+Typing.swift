@@ -1,18 +1,44 @@
 extension Engine {
-    /// `type`: start a streak, move its deadline, or (with `empty`) stop it. A
-    /// keystroke's deadline is now + `timeout` (the configured one when nil). A
-    /// user who does not send typing starts no streak.
+    /// `type`: start a streak, move its deadline and set its activity, or (with
+    /// `empty`) stop it. A keystroke's deadline is now + `timeout` (the configured
+    /// one when nil). A user who does not send typing starts no streak. A keystroke
+    /// at another location than the user's streak in `conv` moves it there: the
+    /// streak stops (`moved`) and a new one starts, in one step (v3 §C).
     mutating func keystroke<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, empty: Bool, timeout: Int?,
+                                                      activity: Activity, thread: Identifier?,
                                                       sink: inout S) -> Failure? {
         let pair = pairHash(conv: conv, user: user)
         let timeout = (timeout ?? configuration.timeout).clamped(to: EngineConfiguration.timeoutRange)
         if let streak = findStreak(conv: conv, user: user, hash: pair) {
-            if empty {
-                stop(streak, reason: .empty, render: true, sink: &sink)
-            } else {
+            let c = streaks[streak].conv
+            let here = location(of: thread, in: c)
+            if streaks[streak].location == here {
+                if empty {
+                    stop(streak, reason: .empty, render: true, sink: &sink)
+                    return nil
+                }
                 moveDeadline(of: streak, to: deadline(after: timeout))
-                if configuration.order == .recent { promote(streak, sink: &sink) }
+                var rerender = false
+                if streaks[streak].activity != activity {
+                    setActivity(of: streak, to: activity)
+                    if configuration.typingEvents {
+                        emit(.typing(typingEvent(streak, state: .changed, activity: activity)), to: &sink)
+                    }
+                    rerender = true
+                }
+                if configuration.order == .recent && promote(streak) { rerender = true }
+                if rerender { render(c, scope: .location(here), sink: &sink) }
+                return nil
             }
+            // The streak is at another location: only a keystroke moves it.
+            if empty { return nil }
+            let from = streaks[streak].location, u = streaks[streak].user
+            guard let slot = conversations[c].slot(of: u) else { return nil }
+            stop(streak, reason: .moved, render: false, sink: &sink)
+            let to = thread.map { conversations[c].threads.locate($0) } ?? .main
+            startStreak(conv: c, user: u, slot: slot, at: to, activity: activity, deadline: deadline(after: timeout),
+                        pairHash: pair, render: false, sink: &sink)
+            render(c, scope: .locations(from, to), sink: &sink)
             return nil
         }
         guard let (c, u, slot) = membership(of: user, in: conv) else {
@@ -20,14 +46,21 @@ extension Engine {
         }
         // Not typing here (the live index would have found the streak).
         if empty || !users[u].sendsTyping { return nil }
-        startStreak(conv: c, user: u, slot: slot, deadline: deadline(after: timeout), pairHash: pair, sink: &sink)
+        let location = thread.map { conversations[c].threads.locate($0) } ?? .main
+        startStreak(conv: c, user: u, slot: slot, at: location, activity: activity, deadline: deadline(after: timeout),
+                    pairHash: pair, render: true, sink: &sink)
         return nil
     }
 
-    /// `send`: the streak, if any, stops at once.
-    mutating func send<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, sink: inout S) -> Failure? {
+    /// `send`: the streak, if any, stops at once when it is at the command's
+    /// location (else nothing changes).
+    mutating func send<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier?,
+                                                 sink: inout S) -> Failure? {
         if let streak = findStreak(conv: conv, user: user, hash: pairHash(conv: conv, user: user)) {
-            stop(streak, reason: .send, render: true, sink: &sink)
+            let c = streaks[streak].conv
+            if streaks[streak].location == location(of: thread, in: c) {
+                stop(streak, reason: .send, render: true, sink: &sink)
+            }
             return nil
         }
         guard membership(of: user, in: conv) != nil else {
@@ -51,20 +84,41 @@ extension Engine {
         closeAllViews(of: u)
     }
 
+    /// The location of `thread` (nil: the main timeline) in `c`; -1 for a thread
+    /// nobody types in or looks at.
+    @inline(__always)
+    func location(of thread: Identifier?, in c: Int32) -> Location {
+        guard let thread else { return .main }
+        return conversations[c].threads.location(of: thread) ?? -1
+    }
+
     /// The deadline of a keystroke now with `timeout`: capped at ``maxTime`` (§F),
     /// so no event's `at` leaves the range `at` has on input.
     func deadline(after timeout: Int) -> Int {
         min(now + timeout, Engine.maxTime)
     }
 
-    /// Starts a streak of member `slot` (user `u`) in `c`, ending at `deadline`.
-    mutating func startStreak<S: EventSink & ~Copyable>(conv c: Int32, user u: Int32, slot: Int, deadline: Int,
-                                                        pairHash: UInt64, sink: inout S) {
+    /// The `typing` event of streak `s` (live) for `state`.
+    func typingEvent(_ s: Int32, state: Event.Typing.State, activity: Activity? = nil,
+                     reason: Event.Typing.Reason? = nil) -> Event.Typing {
+        let record = streaks[s]
+        let thread = record.location == .main ? nil : conversations[record.conv].threads[record.location].id
+        return Event.Typing(at: now, conv: conversations[record.conv].id, thread: thread, user: users[record.user].id,
+                            state: state, activity: activity, reason: reason)
+    }
+
+    /// Starts a streak of member `slot` (user `u`) in `c` at `location`, doing
+    /// `activity`, ending at `deadline`; renders the location unless told not to.
+    mutating func startStreak<S: EventSink & ~Copyable>(conv c: Int32, user u: Int32, slot: Int, at location: Location,
+                                                        activity: Activity, deadline: Int, pairHash: UInt64,
+                                                        render shouldRender: Bool, sink: inout S) {
         keystrokes += 1
         let key = TimerQueue.Key(deadline: deadline, keystroke: keystrokes)
         var record = StreakRecord(conv: c, user: u, deadline: deadline, keystroke: keystrokes, alarm: key,
                                   started: keystrokes, pairHash: pairHash,
                                   convID: conversations[c].id.fingerprint, userID: users[u].id.fingerprint)
+        record.location = location
+        record.activity = activity
         record.userPrevious = users[u].streaks.last
         let s = streaks.insert(record)
         if record.userPrevious >= 0 {
@@ -78,10 +132,9 @@ extension Engine {
         insertTyper(s, in: c)
         conversations[c].setStreak(s, at: slot)
         if configuration.typingEvents {
-            emit(.typing(Event.Typing(at: now, conv: conversations[c].id, user: users[u].id, state: .started)),
-                 to: &sink)
+            emit(.typing(typingEvent(s, state: .started, activity: activity == .typing ? nil : activity)), to: &sink)
         }
-        render(c, scope: .audience, sink: &sink)
+        if shouldRender { render(c, scope: .location(location), sink: &sink) }
     }
 
     /// A keystroke of live streak `s`: its deadline becomes `deadline`. A later
@@ -99,11 +152,14 @@ extension Engine {
     }
 
     /// Stops streak `s` for `reason`: the `typing` event, then (if `render`) the
-    /// indicators of its conversation. O(log typers) but for the render.
+    /// indicators of its location. O(log typers) but for the render.
     mutating func stop<S: EventSink & ~Copyable>(_ s: Int32, reason: Event.Typing.Reason,
                                                  render shouldRender: Bool, sink: inout S) {
         let record = streaks[s]
         let c = record.conv, u = record.user
+        if configuration.typingEvents {
+            emit(.typing(typingEvent(s, state: .stopped, reason: reason)), to: &sink)
+        }
         removeTyper(s, from: c)
         if record.userPrevious >= 0 {
             streaks[record.userPrevious].userNext = record.userNext
@@ -120,47 +176,109 @@ extension Engine {
         }
         streakIndex.remove(hash: record.pairHash, record: s)
         streaks.remove(s)
-        if configuration.typingEvents {
-            emit(.typing(Event.Typing(at: now, conv: conversations[c].id, user: users[u].id,
-                                      state: .stopped, reason: reason)), to: &sink)
-        }
-        if shouldRender { render(c, scope: .audience, sink: &sink) }
+        if shouldRender { render(c, scope: .location(record.location), sink: &sink) }
         compactTimersIfNeeded()
     }
 
     /// Under `--order recent`: a keystroke by a typer who is not first among the
-    /// named (or unnamed) typers moves them to the front, and re-renders, unless
-    /// the move happens wholly beyond what anyone sees (the listed ids and the
-    /// names in phrases). O(log typers) but for the render.
-    mutating func promote<S: EventSink & ~Copyable>(_ s: Int32, sink: inout S) {
-        let c = streaks[s].conv
-        let front = streaks[s].isNamed ? 0 : conversations[c].typers.namedCount
-        guard conversations[c].typers.rank(of: s, in: streaks) != front else { return }
+    /// named (or unnamed) typers moves them to the front. True when the move
+    /// changes what someone may see (not when it happens wholly beyond the listed
+    /// ids and the names in phrases). O(log typers).
+    mutating func promote(_ s: Int32) -> Bool {
+        let c = streaks[s].conv, location = streaks[s].location
+        let front = streaks[s].isNamed ? 0 : conversations[c][location: location].typers.namedCount
+        guard conversations[c][location: location].typers.rank(of: s, in: streaks) != front else { return false }
         removeTyper(s, from: c)
         insertTyper(s, in: c)
-        if front < max(configuration.maxListed + 1, 3) { render(c, scope: .audience, sink: &sink) }
+        return front < max(configuration.maxListed + 1, 3) || conversations[c][location: location].groups != nil
     }
 
-    /// Puts streak `s` in its place among the typers of `c`: named ones first, each
-    /// group in the configured order. O(log typers) comparisons.
+    /// Sets the activity of live streak `s`, moving it between its location's
+    /// activity groups. O(log typers).
+    mutating func setActivity(of s: Int32, to activity: Activity) {
+        let c = streaks[s].conv, location = streaks[s].location
+        if conversations[c][location: location].groups == nil {
+            streaks[s].activity = activity
+            buildGroups(of: c, at: location)
+            return
+        }
+        detachFromGroup(s, in: c)
+        streaks[s].activity = activity
+        attachToGroup(s, in: c)
+    }
+
+    /// Puts streak `s` in its place among the typers at its location: named ones
+    /// first, each group in the configured order, and in its activity's group
+    /// when the location keeps them. O(log typers) comparisons.
     mutating func insertTyper(_ s: Int32, in c: Int32) {
+        let location = streaks[s].location
         let named = users[streaks[s].user].isNamed
         streaks[s].isNamed = named
-        let point = conversations[c].typers.insertionPoint(for: s, in: streaks) { a, b in
+        let point = conversations[c][location: location].typers.insertionPoint(for: s, in: streaks) { a, b in
             streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b)
         }
         let priority = UInt32(truncatingIfNeeded: Mixer.mix(seed ^ streaks[s].started) >> 32)
-        conversations[c].typers.attach(s, at: point, priority: priority, in: &streaks)
-        if named { conversations[c].typers.namedCount += 1 }
-        conversations[c].longestTyperName = max(conversations[c].longestTyperName,
-                                                Int32(clamping: users[streaks[s].user].nameBound))
+        conversations[c][location: location].typers.attach(s, at: point, priority: priority, in: &streaks)
+        if named { conversations[c][location: location].typers.namedCount += 1 }
+        conversations[c][location: location].longestTyperName = max(
+            conversations[c][location: location].longestTyperName, Int32(clamping: users[streaks[s].user].nameBound))
+        if conversations[c][location: location].groups != nil {
+            attachToGroup(s, in: c)
+        } else if streaks[s].activity != .typing {
+            buildGroups(of: c, at: location)
+        }
     }
 
-    /// Takes streak `s` out of the typers of `c`. O(log typers).
+    /// Takes streak `s` out of the typers at its location. O(log typers). A
+    /// location where nobody types any more drops its groups.
     mutating func removeTyper(_ s: Int32, from c: Int32) {
-        conversations[c].typers.remove(s, in: &streaks)
-        if streaks[s].isNamed { conversations[c].typers.namedCount -= 1 }
-        if conversations[c].typers.isEmpty { conversations[c].longestTyperName = 0 }
+        let location = streaks[s].location
+        conversations[c][location: location].typers.remove(s, in: &streaks)
+        if streaks[s].isNamed { conversations[c][location: location].typers.namedCount -= 1 }
+        if conversations[c][location: location].groups != nil { detachFromGroup(s, in: c) }
+        if conversations[c][location: location].typers.isEmpty {
+            conversations[c][location: location].longestTyperName = 0
+            conversations[c][location: location].groups = nil
+        }
+    }
+
+    /// Starts keeping the activity groups of `location`, from its typers (each in
+    /// its activity's tree): when a typer there first does something else than
+    /// type. O(typers × log typers), once per time the location fills: it drops
+    /// them only when nobody types there any more.
+    mutating func buildGroups(of c: Int32, at location: Location) {
+        conversations[c][location: location].groups = ActivityGroups(
+            trees: Activity.allCases.map { _ in TyperOrder(.group) })
+        var typers: [Int32] = []
+        conversations[c][location: location].typers.forEach(in: streaks) { s in
+            typers.append(s)
+            return true
+        }
+        for s in typers { attachToGroup(s, in: c) }
+    }
+
+    /// Links streak `s` into its activity's tree (the location keeps groups).
+    mutating func attachToGroup(_ s: Int32, in c: Int32) {
+        let location = streaks[s].location, tree = Int(streaks[s].activity.rawValue)
+        guard var groups = conversations[c][location: location].groups else { return }
+        conversations[c][location: location].groups = nil   // no copy while the tree changes
+        let point = groups.trees[tree].insertionPoint(for: s, in: streaks) { a, b in
+            streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b)
+        }
+        let priority = UInt32(truncatingIfNeeded: Mixer.mix(~seed ^ streaks[s].started) >> 32)
+        groups.trees[tree].attach(s, at: point, priority: priority, in: &streaks)
+        if streaks[s].isNamed { groups.trees[tree].namedCount += 1 }
+        conversations[c][location: location].groups = groups
+    }
+
+    /// Unlinks streak `s` from its activity's tree.
+    mutating func detachFromGroup(_ s: Int32, in c: Int32) {
+        let location = streaks[s].location, tree = Int(streaks[s].activity.rawValue)
+        guard var groups = conversations[c][location: location].groups else { return }
+        conversations[c][location: location].groups = nil
+        groups.trees[tree].remove(s, in: &streaks)
+        if streaks[s].isNamed { groups.trees[tree].namedCount -= 1 }
+        conversations[c][location: location].groups = groups
     }
 
     /// True when streak `a` is listed before streak `b` of the same group (named

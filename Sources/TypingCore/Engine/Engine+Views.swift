@@ -1,38 +1,78 @@
 extension Engine {
-    /// `open`: the user's view of `conv` opens (no-op when open). Under
-    /// `--audience open` they get the current indicator at once, compared from
-    /// the empty one.
-    mutating func open<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, sink: inout S) -> Failure? {
+    /// `open`: the user's view of `conv` opens on a screen: the chat at `thread`
+    /// (nil: the main timeline), or the conversation's row in their chat list (v2
+    /// §A, v3 §C, §D). First the user's streak in `conv` stops (`closed`) when it is
+    /// at another location than the view's, or the view is a list; then the view
+    /// opens or moves; a new screen forgets what it was last sent; then the
+    /// conversation renders, so the viewer gets what their screen now shows.
+    mutating func open<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier?,
+                                                 view: Command.View, sink: inout S) -> Failure? {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
-        guard !conversations[c].isOpen(slot) else { return nil }
-        openViews.insert(c, for: u)
-        conversations[c].openView(at: slot)
-        if configuration.audience == .open { render(c, scope: .member(slot), sink: &sink) }
+        let list = view == .list
+        let target = list ? Location.main : thread.map { conversations[c].threads.locate($0) } ?? .main
+        var stoppedAt: Location = -1
+        let streak = conversations[c].members[slot].streak
+        if streak >= 0 && (list || streaks[streak].location != target) {
+            stoppedAt = streaks[streak].location
+            stop(streak, reason: .closed, render: false, sink: &sink)
+        }
+        let wasOpen = conversations[c].isOpen(slot)
+        let from = conversations[c].members[slot].location
+        let screenChanged = from != target || conversations[c].members[slot].isList != list
+        if !wasOpen {
+            openViews.insert(c, for: u)
+            conversations[c].openView(at: slot)
+        }
+        conversations[c].move(slot, to: target)
+        conversations[c][member: slot].isList = list
+        if screenChanged { conversations[c].setLastSent(.empty, at: slot) }
+        if stoppedAt >= 0 {
+            render(c, scope: .locationAndMember(stoppedAt, slot), sink: &sink)
+        } else {
+            render(c, scope: .member(slot), sink: &sink)
+        }
+        releaseThread(from, of: c)
         return nil
     }
 
-    /// `close`: the user's view closes (no-op when closed), and their streak in
-    /// `conv`, if any, stops with reason `closed`, whether the view was open or not.
+    /// `close`: the user's view closes (no-op when closed) and goes back to the chat
+    /// at the main timeline, and their streak in `conv`, if any, stops with reason
+    /// `closed`, whether the view was open or not.
     mutating func close<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, sink: inout S) -> Failure? {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
-        closeView(of: u, in: c, slot: slot)
+        let from = closeView(of: u, in: c, slot: slot)
         let streak = conversations[c].members[slot].streak
         if streak >= 0 { stop(streak, reason: .closed, render: true, sink: &sink) }
+        releaseThread(from, of: c)
         return nil
     }
 
-    /// Closes the view of member `slot` (user `u`) of `c`, if open, writing nothing.
-    /// Under `--audience open`, what the viewer was last sent is forgotten: the
-    /// screen that showed it is gone.
-    mutating func closeView(of u: Int32, in c: Int32, slot: Int) {
-        guard conversations[c].isOpen(slot) else { return }
+    /// Closes the view of member `slot` (user `u`) of `c`, if open, writing nothing,
+    /// and returns where its screen was. The member is back at the chat of the main
+    /// timeline. Under `--audience open`, what the viewer was last sent is
+    /// forgotten: the screen that showed it is gone. Under `--audience members`, a
+    /// view that showed a thread or a list forgets it too, and the member is
+    /// compared at the next render of the conversation, whatever causes it.
+    @discardableResult
+    mutating func closeView(of u: Int32, in c: Int32, slot: Int) -> Location {
+        let from = conversations[c].members[slot].location
+        guard conversations[c].isOpen(slot) else { return from }
+        let screenChanged = from != .main || conversations[c].members[slot].isList
         conversations[c].closeView(at: slot)
-        if configuration.audience == .open { conversations[c].setLastSent(.empty, at: slot) }
+        conversations[c].move(slot, to: .main)
+        conversations[c][member: slot].isList = false
+        if configuration.audience == .open {
+            conversations[c].setLastSent(.empty, at: slot)
+        } else if screenChanged {
+            conversations[c].setLastSent(.empty, at: slot)
+            if conversations[c][member: slot].receives { conversations[c].markStale(slot) }
+        }
         openViews.remove(c, for: u)
+        return from
     }
 
     /// Closes every view of user `u` (offline): O(their open views), never their
@@ -40,7 +80,13 @@ extension Engine {
     mutating func closeAllViews(of u: Int32) {
         for c in openViews.removeAll(for: u) {
             guard let slot = conversations[c].slot(of: u) else { continue }
-            closeView(of: u, in: c, slot: slot)
+            releaseThread(closeView(of: u, in: c, slot: slot), of: c)
         }
+    }
+
+    /// Forgets thread `location` of `c` when nobody types or looks there any more.
+    mutating func releaseThread(_ location: Location, of c: Int32) {
+        guard location > .main, conversations.contains(c) else { return }
+        conversations[c].threads.release(location)
     }
 }

@@ -35,6 +35,10 @@ public struct Engine {
     var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
     var conversationIndex = IndexTable()
     var liveMemberships = 0
+    /// Every membership in its user's list, in join order (see ``MembershipLink``).
+    var memberships = Slab(vacant: MembershipLink.vacant)
+    /// The locale of each user who gave one (v3 §B), with the table it chose.
+    var locales: [Int32: UserLocale] = [:]
     /// For each user with an open view, the conversations whose view is open: so
     /// that `offline` closes them without looking at every membership, and closing
     /// one costs O(1) however many are open.
@@ -44,8 +48,8 @@ public struct Engine {
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.
     var streakIndex = IndexTable()
     var timers = TimerQueue()
-    /// The first typers of the conversation being rendered (reused storage).
-    var renderHead: [Int32] = []
+    /// The first typers of each location being rendered (reused storage).
+    var renderHeads: [[Int32]] = [[], [], []]
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
 
@@ -106,4 +110,10 @@ extension Engine {
             return conversations[streak.conv].id == conv && users[streak.user].id == user
         }
     }
+}
+
+/// A user's locale (v3 §B): the tag as last given, and the table it chose.
+struct UserLocale {
+    var tag: String
+    var table: UInt16
 }

@@ -3,43 +3,59 @@
 /// The decoder produces a `Command` only when every field has the right type and
 /// size; the engine checks what depends on state (membership, limits, time).
 public enum Command: Sendable, Equatable {
-    /// `user` becomes a member of `conv`; `name` and `sendTyping`, when given, set
-    /// the user's display name and whether others see them type.
-    case join(conv: Identifier, user: Identifier, name: String? = nil, sendTyping: Bool? = nil)
-    /// A keystroke in `user`'s input box; `empty` means the box is now empty;
-    /// `timeout`, when given, is this keystroke's timeout in milliseconds.
-    case type(conv: Identifier, user: Identifier, empty: Bool = false, timeout: Int? = nil)
-    /// `user` sent a message: their streak in `conv` stops at once.
-    case send(conv: Identifier, user: Identifier)
+    /// `user` becomes a member of `conv`; `name`, `sendTyping`, `locale` and
+    /// `receiveTyping`, when given, set the user's display name, whether others see
+    /// them type, the language of their indicators and whether they see others type.
+    case join(conv: Identifier, user: Identifier, name: String? = nil, sendTyping: Bool? = nil,
+              locale: String? = nil, receiveTyping: Bool? = nil)
+    /// A keystroke in `user`'s input box, at `thread` of `conv` (nil: the main
+    /// timeline), doing `activity`; `empty` means the box is now empty; `timeout`,
+    /// when given, is this keystroke's timeout in milliseconds.
+    case type(conv: Identifier, user: Identifier, empty: Bool = false, timeout: Int? = nil,
+              activity: Activity = .typing, thread: Identifier? = nil)
+    /// `user` sent a message at `thread` of `conv` (nil: the main timeline): their
+    /// streak there stops at once.
+    case send(conv: Identifier, user: Identifier, thread: Identifier? = nil)
     /// `user` leaves `conv`.
     case leave(conv: Identifier, user: Identifier)
     /// `user` is removed from `conv`, optionally by member `by`.
     case remove(conv: Identifier, user: Identifier, by: Identifier?)
     /// `user` went offline: all their streaks stop, then all their views close.
     case offline(user: Identifier)
-    /// `user`'s view of `conv` opens (the chat screen shows it).
-    case open(conv: Identifier, user: Identifier)
+    /// `user`'s view of `conv` opens: the chat screen at `thread` (nil: the main
+    /// timeline), or, with `view` ``View/list``, the conversation's row in their chat
+    /// list.
+    case open(conv: Identifier, user: Identifier, thread: Identifier? = nil, view: View = .chat)
     /// `user`'s view of `conv` closes, and their streak there stops.
     case close(conv: Identifier, user: Identifier)
     /// Sets what belongs to `user` rather than to a membership.
-    case user(user: Identifier, name: String? = nil, sendTyping: Bool? = nil)
+    case user(user: Identifier, name: String? = nil, sendTyping: Bool? = nil, locale: String? = nil,
+              receiveTyping: Bool? = nil)
     /// Advances the manual clock (the time is the request's `at`).
     case tick
-    /// Asks for the members and typers of `conv`.
-    case query(conv: Identifier)
+    /// Asks for the members and typers of `conv`, at `thread` (nil: the main timeline).
+    case query(conv: Identifier, thread: Identifier? = nil)
     /// Asks for the counters.
     case stats
     /// Asks for every membership, as `member` events, then a `snapshot` event.
     case snapshot
 
+    /// What an open view shows (v3 §D).
+    public enum View: String, Sendable, CaseIterable {
+        /// The conversation's chat screen (the default).
+        case chat
+        /// The conversation's row in the user's chat list.
+        case list
+    }
+
     /// The commands' names as written in `cmd`: the one list the decoder, its
     /// messages and the help text use.
     public enum Name: String, Sendable, CaseIterable {
-        /// ``Command/join(conv:user:name:sendTyping:)``
+        /// ``Command/join(conv:user:name:sendTyping:locale:receiveTyping:)``
         case join
-        /// ``Command/type(conv:user:empty:timeout:)``
+        /// ``Command/type(conv:user:empty:timeout:activity:thread:)``
         case type
-        /// ``Command/send(conv:user:)``
+        /// ``Command/send(conv:user:thread:)``
         case send
         /// ``Command/leave(conv:user:)``
         case leave
@@ -47,15 +63,15 @@ public enum Command: Sendable, Equatable {
         case remove
         /// ``Command/offline(user:)``
         case offline
-        /// ``Command/open(conv:user:)``
+        /// ``Command/open(conv:user:thread:view:)``
         case open
         /// ``Command/close(conv:user:)``
         case close
-        /// ``Command/user(user:name:sendTyping:)``
+        /// ``Command/user(user:name:sendTyping:locale:receiveTyping:)``
         case user
         /// ``Command/tick``
         case tick
-        /// ``Command/query(conv:)``
+        /// ``Command/query(conv:thread:)``
         case query
         /// ``Command/stats``
         case stats

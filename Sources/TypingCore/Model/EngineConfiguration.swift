@@ -41,8 +41,10 @@ public struct EngineConfiguration: Sendable, Equatable {
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
-    /// How phrases name three typers or more.
+    /// How phrases name three typers or more, in chat views.
     public var style: Style
+    /// How phrases name three typers or more, in chat-list rows (v3 §D).
+    public var listStyle: Style
     /// Whether `typing` events are written.
     public var typingEvents: Bool
     /// The most members one conversation may have.
@@ -61,12 +63,15 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// output could exceed it, by ``Engine/outputBound(of:)``, is refused with
     /// `limit` and changes nothing.
     public var maxOutputPerLine: Int?
+    /// The phrase tables, and the locale of users who give none (v3 §B).
+    public var phrases: PhraseBook
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
                 maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
-                order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil) {
+                order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
+                listStyle: Style = .compact, phrases: PhraseBook = .english) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -77,6 +82,8 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.order = order
         self.maxListed = maxListed
         self.maxOutputPerLine = maxOutputPerLine
+        self.listStyle = listStyle
+        self.phrases = phrases
     }
 
     /// The protocol's defaults.

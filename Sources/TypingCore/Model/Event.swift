@@ -41,26 +41,35 @@ extension Event {
         public var at: Int
         /// The conversation.
         public var conv: Identifier
+        /// The thread the viewer's screen shows (nil: the main timeline).
+        public var thread: Identifier?
         /// The member this indicator is for.
         public var viewer: Identifier
-        /// The typers and the phrase the viewer sees.
+        /// Whether the viewer sees it on the chat screen or in their chat list.
+        public var screen: Command.View
+        /// The typers, their activities and the phrase the viewer sees.
         public var view: IndicatorView
 
         /// Creates an indicator event.
-        public init(at: Int, conv: Identifier, viewer: Identifier, view: IndicatorView) {
+        public init(at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
+                    screen: Command.View = .chat, view: IndicatorView) {
             self.at = at
             self.conv = conv
+            self.thread = thread
             self.viewer = viewer
+            self.screen = screen
             self.view = view
         }
     }
 
     /// A `typing` event: a streak started or stopped.
     public struct Typing: Sendable, Equatable {
-        /// Whether the streak started or stopped.
+        /// Whether the streak started, changed activity or stopped.
         public enum State: String, Sendable {
             /// The first keystroke of a streak.
             case started
+            /// A keystroke changed the streak's activity (v3 §A).
+            case changed
             /// The streak ended (see ``Reason``).
             case stopped
         }
@@ -83,25 +92,35 @@ extension Event {
             case closed
             /// The user turned off `send_typing`.
             case hidden
+            /// The user typed at another location of the conversation (v3 §C).
+            case moved
         }
 
         /// The time of the step, in milliseconds.
         public var at: Int
         /// The conversation.
         public var conv: Identifier
+        /// The thread of the streak (nil: the main timeline).
+        public var thread: Identifier?
         /// The typer.
         public var user: Identifier
-        /// Started or stopped.
+        /// Started, changed or stopped.
         public var state: State
-        /// Why it stopped (nil when it started).
+        /// The streak's activity: on `changed` always, on `started` when it is not
+        /// ``Activity/typing``, else nil.
+        public var activity: Activity?
+        /// Why it stopped (nil unless it stopped).
         public var reason: Reason?
 
         /// Creates a typing event.
-        public init(at: Int, conv: Identifier, user: Identifier, state: State, reason: Reason? = nil) {
+        public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier, state: State,
+                    activity: Activity? = nil, reason: Reason? = nil) {
             self.at = at
             self.conv = conv
+            self.thread = thread
             self.user = user
             self.state = state
+            self.activity = activity
             self.reason = reason
         }
     }
@@ -180,22 +199,28 @@ extension Event {
         public var id: Request.ID?
         /// The conversation asked about.
         public var conv: Identifier
+        /// The thread asked about (nil: the main timeline).
+        public var thread: Identifier?
         /// Its members in join order (empty for an unknown conversation).
         public var members: [Identifier]
         /// The members whose view is open, in join order.
         public var open: [Identifier]
-        /// Its typers, in the order viewers see them.
+        /// The typers at the location asked about, in the order viewers see them.
         public var typing: [Identifier]
+        /// Their activities, in the same order; nil when all of them type.
+        public var activities: [Activity]?
 
         /// Creates a state reply.
-        public init(at: Int, id: Request.ID?, conv: Identifier, members: [Identifier], open: [Identifier],
-                     typing: [Identifier]) {
+        public init(at: Int, id: Request.ID?, conv: Identifier, thread: Identifier? = nil, members: [Identifier],
+                    open: [Identifier], typing: [Identifier], activities: [Activity]? = nil) {
             self.at = at
             self.id = id
             self.conv = conv
+            self.thread = thread
             self.members = members
             self.open = open
             self.typing = typing
+            self.activities = activities
         }
     }
 
@@ -236,8 +261,9 @@ extension Event {
     }
 
     /// A `member` event: one membership, as `snapshot` lists them. Replaying a
-    /// `join` with its `conv`, `user`, `name` (when present) and `send_typing`, then
-    /// an `open` when `open` is true, rebuilds it.
+    /// `join` with its `conv`, `user`, `name` (when present), `send_typing`,
+    /// `locale` (when present) and `receive_typing`, then an `open` with its
+    /// `thread` and `view` when `open` is true, rebuilds it (Protocol.md, "Snapshots").
     public struct Member: Sendable, Equatable {
         /// The time of the snapshot, in milliseconds.
         public var at: Int
@@ -251,15 +277,34 @@ extension Event {
         public var sendTyping: Bool
         /// Whether the member's view of the conversation is open.
         public var open: Bool
+        /// The thread the member's open view shows (nil: the main timeline).
+        public var thread: Identifier?
+        /// What the member's open view is.
+        public var view: Command.View
+        /// The user's locale, as they gave it (nil: none).
+        public var locale: String?
+        /// Whether the user sees others type.
+        public var receiveTyping: Bool
+        /// True when what the member was last sent was forgotten without an event
+        /// (an `offline` or `close` moved their screen): the next render of the
+        /// conversation compares them from the empty indicator.
+        public var forgotten: Bool
 
         /// Creates a membership event.
-        public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool) {
+        public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool,
+                    thread: Identifier? = nil, view: Command.View = .chat, locale: String? = nil,
+                    receiveTyping: Bool = true, forgotten: Bool = false) {
             self.at = at
             self.conv = conv
             self.user = user
             self.name = name
             self.sendTyping = sendTyping
             self.open = open
+            self.thread = thread
+            self.view = view
+            self.locale = locale
+            self.receiveTyping = receiveTyping
+            self.forgotten = forgotten
         }
     }
 
@@ -273,8 +318,12 @@ extension Event {
         public var at: Int
         /// The conversation.
         public var conv: Identifier
+        /// The thread typed in (nil: the main timeline).
+        public var thread: Identifier?
         /// The typer.
         public var user: Identifier
+        /// What the typer is doing.
+        public var activity: Activity
         /// When the streak times out (later than `at`).
         public var deadline: Int
         /// The streak's rank, from 1, among all the streaks listed, by the time of
@@ -282,10 +331,13 @@ extension Event {
         public var keystroke: Int
 
         /// Creates a streak event.
-        public init(at: Int, conv: Identifier, user: Identifier, deadline: Int, keystroke: Int) {
+        public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier,
+                    activity: Activity = .typing, deadline: Int, keystroke: Int) {
             self.at = at
             self.conv = conv
+            self.thread = thread
             self.user = user
+            self.activity = activity
             self.deadline = deadline
             self.keystroke = keystroke
         }

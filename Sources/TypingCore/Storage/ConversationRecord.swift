@@ -1,5 +1,5 @@
 /// A live conversation: its members in join order, its open views, and its typers
-/// in the order viewers see them.
+/// in the order viewers see them, at its main timeline and in its threads.
 struct ConversationRecord {
     /// Above this many member slots, members are found through `memberIndex`
     /// instead of a scan.
@@ -11,23 +11,21 @@ struct ConversationRecord {
     private(set) var members: [MemberSlot]
     /// Occupied slots in `members`.
     private(set) var memberCount: Int
-    /// Live streaks, in the order viewers see them: the named typers' first (the
-    /// first `typers.namedCount`), each group in the configured order.
-    var typers = TyperOrder()
+    /// The main timeline's typers and views.
+    var main = LocationState()
+    /// The threads in use (v3 §C); empty in a conversation that uses none.
+    var threads = ThreadTable()
     /// The slots of the members whose view is open, in join (slot) order.
     private(set) var openSlots: [Int32] = []
-    /// The view of every member who is not typing (all typers), as last rendered.
-    var fullView: IndicatorView
-    /// True when ``fullView`` was not rebuilt after the typers changed, because
-    /// nobody was in the audience to see it (``Engine/render(_:scope:sink:)``).
-    var fullViewIsStale = false
+    /// The slots of members whose screen changed without a render (a `close` or an
+    /// `offline` under `--audience members`): they hold the empty indicator, and the
+    /// next render of the conversation, whatever causes it, compares them (v3 §C).
+    /// In join (slot) order.
+    private(set) var staleSlots: [Int32] = []
     /// The most bytes a member's id takes in JSON output (escapes included, quotes
     /// too): for ``Engine/outputBound(of:)``. It only grows while members come and
     /// go, and is recomputed when the slots are compacted.
     private(set) var longestMemberID: Int32 = 0
-    /// The most bytes a typer's display name takes in JSON output, since the room
-    /// was last quiet: for ``Engine/outputBound(of:)``.
-    var longestTyperName: Int32 = 0
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [Int32: Int32]?
 
@@ -36,7 +34,16 @@ struct ConversationRecord {
         self.id = id
         self.members = []
         self.memberCount = 0
-        self.fullView = .empty
+    }
+
+    /// The state of `location`.
+    subscript(location location: Location) -> LocationState {
+        _read {
+            if location == .main { yield main } else { yield threads[location].state }
+        }
+        _modify {
+            if location == .main { yield &main } else { yield &threads[location].state }
+        }
     }
 
     /// The slot of user `u`, if a member.
@@ -73,6 +80,48 @@ struct ConversationRecord {
         members[slot].lastSent = view
     }
 
+    /// The member slot `slot`, to change what is not kept in step with other
+    /// structures (the screen's kind, the table, the receive flag).
+    @inline(__always)
+    subscript(member slot: Int) -> MemberSlot {
+        _read { yield members[slot] }
+        _modify { yield &members[slot] }
+    }
+
+    /// Moves the member in `slot` to `location`, keeping the threads' viewer lists.
+    /// A thread left with nothing is kept until the caller releases it (a render
+    /// of it may be on its way).
+    mutating func move(_ slot: Int, to location: Location) {
+        let old = members[slot].location
+        guard old != location else { return }
+        if old != .main {
+            threads[old].viewers.remove(at: Self.insertionIndex(of: Int32(slot), in: threads[old].viewers))
+        }
+        if location != .main {
+            let viewers = threads[location].viewers
+            threads[location].viewers.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: viewers))
+        }
+        members[slot].location = location
+    }
+
+    /// Marks the member in `slot` as compared at the next render (their screen
+    /// changed without one).
+    mutating func markStale(_ slot: Int) {
+        let index = Self.insertionIndex(of: Int32(slot), in: staleSlots)
+        if index == staleSlots.count || staleSlots[index] != Int32(slot) { staleSlots.insert(Int32(slot), at: index) }
+    }
+
+    /// Forgets the stale members: a render compared them.
+    mutating func clearStale() {
+        if !staleSlots.isEmpty { staleSlots = [] }
+    }
+
+    /// True when the member in `slot` waits to be compared.
+    func isStale(_ slot: Int) -> Bool {
+        let index = Self.insertionIndex(of: Int32(slot), in: staleSlots)
+        return index < staleSlots.count && staleSlots[index] == Int32(slot)
+    }
+
     /// True when the view of the member in `slot` is open: O(log open views).
     func isOpen(_ slot: Int) -> Bool {
         let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
@@ -104,9 +153,9 @@ struct ConversationRecord {
     }
 
     /// Adds user `u`, whose id is `id`, at the end of the join order; returns their slot.
-    mutating func append(_ u: Int32, id: Identifier) -> Int {
+    mutating func append(_ u: Int32, id: Identifier, link: Int32) -> Int {
         let slot = members.count
-        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty))
+        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty, link: link))
         memberCount += 1
         longestMemberID = max(longestMemberID, Int32(id.encodedBound))
         if memberIndex != nil {
@@ -117,10 +166,12 @@ struct ConversationRecord {
         return slot
     }
 
-    /// Frees `slot` (its member leaves; their view is closed already), compacting
-    /// vacant slots when they are many.
+    /// Frees `slot` (its member leaves; their view is closed already, and they are
+    /// back at the main timeline), compacting vacant slots when they are many.
     mutating func vacate(_ slot: Int) {
         memberIndex?[members[slot].user] = nil
+        let stale = Self.insertionIndex(of: Int32(slot), in: staleSlots)
+        if stale < staleSlots.count && staleSlots[stale] == Int32(slot) { staleSlots.remove(at: stale) }
         members[slot] = .free
         memberCount -= 1
         let vacant = members.count - memberCount
@@ -136,6 +187,8 @@ struct ConversationRecord {
                 kept += 1
             }
             openSlots = openSlots.map { newSlot[Int($0)] }
+            staleSlots = staleSlots.map { newSlot[Int($0)] }
+            threads.remapViewers(newSlot)
             members = members.filter(\.isOccupied)
             longestMemberID = members.reduce(0) { max($0, Int32(Identifier($1.fingerprint).encodedBound)) }
             rebuildIndex()

@@ -8,15 +8,20 @@ struct UserRecord {
     var isNamed = false
     /// Whether others see this user type (`send_typing`).
     var sendsTyping = true
-    /// How many conversations the user is a member of; the record goes at zero.
-    var memberships: Int32
+    /// Whether this user receives indicators (`receive_typing`, v3 §E); each of
+    /// their member slots holds a copy.
+    var receivesTyping = true
+    /// The user's memberships, a circular list linked through the engine's
+    /// ``Engine/memberships`` in the order they were joined (-1: none; the record
+    /// goes with the last one).
+    var memberships: Int32 = -1
     /// The user's live streaks, a list linked through ``StreakRecord/userNext`` in the
     /// order they began (so stopping one is O(1), wherever it is in the list).
     var streaks = StreakList()
 
     // The record fits one 64-byte cache line: it is read on every streak start and
-    // stop. What only views need (a user's open views) is kept beside it, in
-    // ``Engine/openViews``.
+    // stop. What only views and languages need is kept beside it: a user's open
+    // views in ``Engine/openViews``, their locale in ``Engine/locales``.
 
     /// The most bytes the display name takes inside a JSON string: display names
     /// hold no control character, so an escape at most doubles a byte (`"`, `\`,
@@ -27,7 +32,6 @@ struct UserRecord {
     init(id: Identifier) {
         self.id = id
         self.displayName = DisplayName.unknown
-        self.memberships = 0
     }
 }
 
@@ -35,6 +39,18 @@ struct UserRecord {
 struct StreakList: Equatable {
     var first: Int32 = -1
     var last: Int32 = -1
+}
+
+/// One membership in its user's list of memberships (``UserRecord/memberships``):
+/// a circular doubly linked list in join order, so that a change of language visits
+/// the user's conversations in that order, and a leave unlinks in O(1).
+struct MembershipLink {
+    /// The conversation.
+    var conv: Int32
+    var previous: Int32
+    var next: Int32
+
+    static let vacant = MembershipLink(conv: -1, previous: -1, next: -1)
 }
 
 /// A typing streak: from the first keystroke until it stops.
@@ -61,13 +77,18 @@ struct StreakRecord {
     /// The neighbours in the user's list of streaks (-1: none).
     var userPrevious: Int32 = -1
     var userNext: Int32 = -1
-    /// The streak's links in its conversation's ``TyperOrder``.
+    /// The streak's links in its location's ``TyperOrder``.
     var order = OrderLinks()
-    /// The streak's place among its conversation's typers, when ``rankStamp`` is
+    /// The streak's links in its activity's tree, while its location keeps
+    /// ``LocationState/groups``.
+    var groupOrder = OrderLinks()
+    /// The streak's place among its location's typers, when ``rankStamp`` is
     /// the engine's current render: set for the first typers a render lists.
     var rank: Int32 = 0
-    /// The render that set ``rank`` (see ``Engine/renderStamp``).
-    var rankStamp: UInt32 = 0
+    /// Where the streak's keystrokes are: the main timeline or a thread (v3 §C).
+    var location: Location = .main
+    /// What the typer is doing (v3 §A).
+    var activity: Activity = .typing
     /// Whether the typer is named, as of the streak's last placement among the
     /// typers (kept here so that rendering a typer's view reads no user record).
     var isNamed = false
@@ -87,12 +108,24 @@ struct MemberSlot {
     var fingerprint: Identifier.Fingerprint
     /// The user, or ``MemberSlot/vacant`` for a slot freed by a leave.
     var user: Int32
-    /// The member's live streak in this conversation, or -1.
+    /// The member's live streak in this conversation (at any location), or -1.
     var streak: Int32
     /// The indicator last written to this member (they start from the empty one;
-    /// under `--audience open`, a closed view holds the empty one). Whether the
-    /// member's view is open is the conversation's ``ConversationRecord/openSlots``.
+    /// a closed view under `--audience open`, a new screen and a member who does not
+    /// receive typing hold the empty one). Whether the member's view is open is the
+    /// conversation's ``ConversationRecord/openSlots``.
     var lastSent: IndicatorView
+    /// The member's entry in their user's list of memberships.
+    var link: Int32
+    /// Where the member's screen is: the main timeline, or the thread their view
+    /// shows (v3 §C).
+    var location: Location = .main
+    /// The member's phrase table (a copy of their user's, resolved from their locale).
+    var table: UInt16 = 0
+    /// True when the member's view is open as a row of their chat list (v3 §D).
+    var isList = false
+    /// A copy of the user's `receive_typing` (v3 §E).
+    var receives = true
 
     /// The `user` of a freed slot.
     static let vacant: Int32 = -1
@@ -101,13 +134,16 @@ struct MemberSlot {
     var isOccupied: Bool { user != MemberSlot.vacant }
 
     /// A freed slot.
-    static let free = MemberSlot(fingerprint: .none, user: vacant, streak: -1, lastSent: .empty)
+    static let free = MemberSlot(fingerprint: .none, user: vacant, streak: -1, lastSent: .empty, link: -1)
 }
 
 extension Slab: OrderNodes where Record == StreakRecord {
-    /// A streak's links in its conversation's typer order.
-    subscript(links node: Int32) -> OrderLinks {
-        get { self[node].order }
-        set { self[node].order = newValue }
+    /// A streak's links in the tree `tree` names.
+    @inline(__always)
+    subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
+        get { tree == .location ? self[node].order : self[node].groupOrder }
+        set {
+            if tree == .location { self[node].order = newValue } else { self[node].groupOrder = newValue }
+        }
     }
 }

@@ -10,11 +10,17 @@ struct OrderLinks: Equatable {
     var priority: UInt32 = 0
 }
 
+/// Which of a streak's two sets of links a tree uses: its location's order of
+/// typers, or its activity's (v3 §A).
+enum OrderTree: Sendable {
+    case location, group
+}
+
 /// Where a ``TyperOrder`` keeps its nodes' links: the engine's streak slab (and a
 /// plain array in the tree's own tests).
 protocol OrderNodes {
-    /// The links of node `node`.
-    subscript(links node: Int32) -> OrderLinks { get set }
+    /// The links of node `node` in the tree `tree` names.
+    subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks { get set }
 }
 
 /// The typers of one conversation, in the order viewers see them: an order-statistic
@@ -27,14 +33,21 @@ protocol OrderNodes {
 /// rotates it up by priority. Priorities come from a seeded hash: the shape is random
 /// and cannot be steered from outside, so the depth is O(log typers) expected.
 struct TyperOrder: Equatable {
+    /// Which links of the nodes this tree uses.
+    let tree: OrderTree
     /// The root node, or -1.
     private(set) var root: Int32 = -1
     /// The named typers (always the first ones).
     var namedCount = 0
 
+    /// An empty tree over the links `tree` names.
+    init(_ tree: OrderTree = .location) {
+        self.tree = tree
+    }
+
     /// The number of typers.
     func count<Nodes: OrderNodes>(in nodes: Nodes) -> Int {
-        root < 0 ? 0 : Int(nodes[links: root].size)
+        root < 0 ? 0 : Int(nodes[links: root, tree: tree].size)
     }
 
     /// True when nobody types.
@@ -55,7 +68,7 @@ struct TyperOrder: Equatable {
         while current >= 0 {
             point.parent = current
             point.left = precedes(node, current)
-            current = point.left ? nodes[links: current].left : nodes[links: current].right
+            current = point.left ? nodes[links: current, tree: tree].left : nodes[links: current, tree: tree].right
         }
         return point
     }
@@ -63,18 +76,18 @@ struct TyperOrder: Equatable {
     /// Links `node` (in no tree) at `point`, then rotates it up while its priority
     /// is above its parent's. O(depth).
     mutating func attach<Nodes: OrderNodes>(_ node: Int32, at point: Point, priority: UInt32, in nodes: inout Nodes) {
-        nodes[links: node] = OrderLinks(left: -1, right: -1, parent: point.parent, size: 1, priority: priority)
+        nodes[links: node, tree: tree] = OrderLinks(left: -1, right: -1, parent: point.parent, size: 1, priority: priority)
         if point.parent < 0 {
             root = node
             return
         }
-        if point.left { nodes[links: point.parent].left = node } else { nodes[links: point.parent].right = node }
+        if point.left { nodes[links: point.parent, tree: tree].left = node } else { nodes[links: point.parent, tree: tree].right = node }
         var ancestor = point.parent
         while ancestor >= 0 {
-            nodes[links: ancestor].size += 1
-            ancestor = nodes[links: ancestor].parent
+            nodes[links: ancestor, tree: tree].size += 1
+            ancestor = nodes[links: ancestor, tree: tree].parent
         }
-        while nodes[links: node].parent >= 0 && nodes[links: nodes[links: node].parent].priority < priority {
+        while nodes[links: node, tree: tree].parent >= 0 && nodes[links: nodes[links: node, tree: tree].parent, tree: tree].priority < priority {
             rotateUp(node, in: &nodes)
         }
     }
@@ -83,31 +96,31 @@ struct TyperOrder: Equatable {
     /// has at most one child, then puts that child in its place. O(depth).
     mutating func remove<Nodes: OrderNodes>(_ node: Int32, in nodes: inout Nodes) {
         while true {
-            let left = nodes[links: node].left, right = nodes[links: node].right
+            let left = nodes[links: node, tree: tree].left, right = nodes[links: node, tree: tree].right
             if left < 0 || right < 0 { break }
-            rotateUp(nodes[links: left].priority > nodes[links: right].priority ? left : right, in: &nodes)
+            rotateUp(nodes[links: left, tree: tree].priority > nodes[links: right, tree: tree].priority ? left : right, in: &nodes)
         }
-        let links = nodes[links: node]
+        let links = nodes[links: node, tree: tree]
         let child = links.left >= 0 ? links.left : links.right
-        if child >= 0 { nodes[links: child].parent = links.parent }
+        if child >= 0 { nodes[links: child, tree: tree].parent = links.parent }
         replace(node, by: child, under: links.parent, in: &nodes)
         var ancestor = links.parent
         while ancestor >= 0 {
-            nodes[links: ancestor].size -= 1
-            ancestor = nodes[links: ancestor].parent
+            nodes[links: ancestor, tree: tree].size -= 1
+            ancestor = nodes[links: ancestor, tree: tree].parent
         }
-        nodes[links: node] = OrderLinks()
+        nodes[links: node, tree: tree] = OrderLinks()
     }
 
     /// The place of `node` in the order, from 0. O(depth).
     func rank<Nodes: OrderNodes>(of node: Int32, in nodes: Nodes) -> Int {
-        var rank = Int(size(nodes[links: node].left, in: nodes))
+        var rank = Int(size(nodes[links: node, tree: tree].left, in: nodes))
         var current = node
-        var parent = nodes[links: node].parent
+        var parent = nodes[links: node, tree: tree].parent
         while parent >= 0 {
-            if nodes[links: parent].right == current { rank += Int(size(nodes[links: parent].left, in: nodes)) + 1 }
+            if nodes[links: parent, tree: tree].right == current { rank += Int(size(nodes[links: parent, tree: tree].left, in: nodes)) + 1 }
             current = parent
-            parent = nodes[links: parent].parent
+            parent = nodes[links: parent, tree: tree].parent
         }
         return rank
     }
@@ -117,14 +130,14 @@ struct TyperOrder: Equatable {
         var index = Int32(clamping: index)
         var current = root
         while current >= 0 {
-            let leftSize = size(nodes[links: current].left, in: nodes)
+            let leftSize = size(nodes[links: current, tree: tree].left, in: nodes)
             if index < leftSize {
-                current = nodes[links: current].left
+                current = nodes[links: current, tree: tree].left
             } else if index == leftSize {
                 return current
             } else {
                 index -= leftSize + 1
-                current = nodes[links: current].right
+                current = nodes[links: current, tree: tree].right
             }
         }
         return nil
@@ -135,18 +148,18 @@ struct TyperOrder: Equatable {
     func forEach<Nodes: OrderNodes>(in nodes: Nodes, _ body: (Int32) -> Bool) {
         var current = root
         guard current >= 0 else { return }
-        while nodes[links: current].left >= 0 { current = nodes[links: current].left }
+        while nodes[links: current, tree: tree].left >= 0 { current = nodes[links: current, tree: tree].left }
         while current >= 0 {
             guard body(current) else { return }
-            if nodes[links: current].right >= 0 {
-                current = nodes[links: current].right
-                while nodes[links: current].left >= 0 { current = nodes[links: current].left }
+            if nodes[links: current, tree: tree].right >= 0 {
+                current = nodes[links: current, tree: tree].right
+                while nodes[links: current, tree: tree].left >= 0 { current = nodes[links: current, tree: tree].left }
             } else {
                 var child = current
-                current = nodes[links: current].parent
-                while current >= 0 && nodes[links: current].right == child {
+                current = nodes[links: current, tree: tree].parent
+                while current >= 0 && nodes[links: current, tree: tree].right == child {
                     child = current
-                    current = nodes[links: current].parent
+                    current = nodes[links: current, tree: tree].parent
                 }
             }
         }
@@ -164,7 +177,7 @@ struct TyperOrder: Equatable {
 
     /// The size of the subtree at `node` (-1: none).
     private func size<Nodes: OrderNodes>(_ node: Int32, in nodes: Nodes) -> Int32 {
-        node < 0 ? 0 : nodes[links: node].size
+        node < 0 ? 0 : nodes[links: node, tree: tree].size
     }
 
     /// Puts `replacement` (or nothing, -1) where `node` hangs under `parent`.
@@ -172,34 +185,34 @@ struct TyperOrder: Equatable {
                                                      in nodes: inout Nodes) {
         if parent < 0 {
             root = replacement
-        } else if nodes[links: parent].left == node {
-            nodes[links: parent].left = replacement
+        } else if nodes[links: parent, tree: tree].left == node {
+            nodes[links: parent, tree: tree].left = replacement
         } else {
-            nodes[links: parent].right = replacement
+            nodes[links: parent, tree: tree].right = replacement
         }
     }
 
     /// Rotates `node` above its parent, keeping the in-order sequence and the sizes.
     private mutating func rotateUp<Nodes: OrderNodes>(_ node: Int32, in nodes: inout Nodes) {
-        let parent = nodes[links: node].parent
-        let grandparent = nodes[links: parent].parent
-        let parentSize = nodes[links: parent].size
-        if nodes[links: parent].left == node {
-            let moved = nodes[links: node].right
-            nodes[links: parent].left = moved
-            if moved >= 0 { nodes[links: moved].parent = parent }
-            nodes[links: node].right = parent
+        let parent = nodes[links: node, tree: tree].parent
+        let grandparent = nodes[links: parent, tree: tree].parent
+        let parentSize = nodes[links: parent, tree: tree].size
+        if nodes[links: parent, tree: tree].left == node {
+            let moved = nodes[links: node, tree: tree].right
+            nodes[links: parent, tree: tree].left = moved
+            if moved >= 0 { nodes[links: moved, tree: tree].parent = parent }
+            nodes[links: node, tree: tree].right = parent
         } else {
-            let moved = nodes[links: node].left
-            nodes[links: parent].right = moved
-            if moved >= 0 { nodes[links: moved].parent = parent }
-            nodes[links: node].left = parent
+            let moved = nodes[links: node, tree: tree].left
+            nodes[links: parent, tree: tree].right = moved
+            if moved >= 0 { nodes[links: moved, tree: tree].parent = parent }
+            nodes[links: node, tree: tree].left = parent
         }
-        nodes[links: parent].parent = node
-        nodes[links: node].parent = grandparent
+        nodes[links: parent, tree: tree].parent = node
+        nodes[links: node, tree: tree].parent = grandparent
         replace(parent, by: node, under: grandparent, in: &nodes)
-        nodes[links: parent].size = 1 + size(nodes[links: parent].left, in: nodes) + size(nodes[links: parent].right, in: nodes)
-        nodes[links: node].size = parentSize
+        nodes[links: parent, tree: tree].size = 1 + size(nodes[links: parent, tree: tree].left, in: nodes) + size(nodes[links: parent, tree: tree].right, in: nodes)
+        nodes[links: node, tree: tree].size = parentSize
     }
 }
 
@@ -209,7 +222,7 @@ extension TyperOrder {
     /// of heap order, nodes out of order by `precedes`, a cycle. Empty when sound.
     func violations<Nodes: OrderNodes>(in nodes: Nodes, limit: Int, precedes: (Int32, Int32) -> Bool) -> [String] {
         var problems: [String] = []
-        if root >= 0 && nodes[links: root].parent != -1 { problems.append("the root \(root) has a parent") }
+        if root >= 0 && nodes[links: root, tree: tree].parent != -1 { problems.append("the root \(root) has a parent") }
         var visited = 0
         /// Checks the subtree at `node`, hanging under `parent`; returns its size.
         func walk(_ node: Int32, parent: Int32) -> Int32 {
@@ -219,9 +232,9 @@ extension TyperOrder {
                 problems.append("the typer tree holds more nodes than there are streaks (a cycle?)")
                 return 0
             }
-            let links = nodes[links: node]
+            let links = nodes[links: node, tree: tree]
             if links.parent != parent { problems.append("node \(node) names \(links.parent) as its parent, not \(parent)") }
-            for child in [links.left, links.right] where child >= 0 && nodes[links: child].priority > links.priority {
+            for child in [links.left, links.right] where child >= 0 && nodes[links: child, tree: tree].priority > links.priority {
                 problems.append("node \(child) has a higher priority than its parent \(node)")
             }
             let size = 1 + walk(links.left, parent: node) + walk(links.right, parent: node)

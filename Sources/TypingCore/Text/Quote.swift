@@ -24,3 +24,11 @@ package enum Quote {
         id.withUnsafeBytes { bytes($0) }
     }
 }
+
+extension Quote {
+    /// A string, quoted.
+    package static func string(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -1,5 +1,6 @@
 /// What one viewer sees under the message list: the user ids listed in `typing`
-/// (at most `--max-listed`), how many more typers there are (`more`), and the phrase.
+/// (at most `--max-listed`), how many more typers there are (`more`), what each
+/// listed typer is doing (``activities``), and the phrase.
 ///
 /// Views are immutable and shared. A conversation's *own* view is what a member who
 /// is not typing sees; it packs the ids of the first min(typers, listed + 1) typers
@@ -24,6 +25,10 @@ public final class IndicatorView: Sendable, Equatable {
     package let base: IndicatorView?
     /// The entry of `base` left out, or -1.
     package let omitted: Int
+    /// Own view: the ``Activity`` of each packed entry, or empty when every packed
+    /// entry is typing (the common case: no storage). Derived view: empty (its
+    /// base's).
+    package let entryActivities: [UInt8]
     /// How many user ids the view lists.
     public let listed: Int
     /// How many typers the viewer sees beyond those listed.
@@ -35,10 +40,15 @@ public final class IndicatorView: Sendable, Equatable {
     /// The empty indicator every viewer starts from.
     public static let empty = IndicatorView(packed: [], entryStarts: [0], listed: 0, more: 0, textStart: 0)
 
+    /// True when this is a shared view rephrased for another table or style: every
+    /// entry of its base, none left out.
+    package var isVariant: Bool { base != nil && omitted < 0 }
+
     /// An own view: `packed` holds the entries (starting at `entryStarts`, whose
     /// last element is where the text starts) then the text; it lists the first
     /// `listed` entries and counts `more` beyond them.
-    package init(packed: [UInt8], entryStarts: [Int32], listed: Int, more: Int, textStart: Int) {
+    package init(packed: [UInt8], entryStarts: [Int32], listed: Int, more: Int, textStart: Int,
+                 activities: [UInt8] = []) {
         storage = packed
         self.entryStarts = entryStarts
         self.listed = listed
@@ -46,6 +56,7 @@ public final class IndicatorView: Sendable, Equatable {
         self.textStart = textStart
         base = nil
         omitted = -1
+        entryActivities = activities
     }
 
     /// A view of `base`'s entries without entry `omitted` (-1: none left out), listing
@@ -59,13 +70,16 @@ public final class IndicatorView: Sendable, Equatable {
         self.omitted = omitted
         self.listed = listed
         self.more = more
+        entryActivities = []
     }
 
     /// A view listing `typing`, counting `more` typers beyond them, with the phrase
     /// `text`: for building the events an embedder expects in its tests, or sends
     /// on. Views built this way compare equal (`==`) to the engine's when they
     /// list the same ids, count the same `more` and have the same text.
-    public convenience init(typing: [Identifier], more: Int = 0, text: String) {
+    /// `activities`, when not empty, gives the activity of each listed id (those
+    /// left out are ``Activity/typing``).
+    public convenience init(typing: [Identifier], more: Int = 0, activities: [Activity] = [], text: String) {
         var packed: [UInt8] = []
         var starts: [Int32] = []
         for id in typing {
@@ -75,7 +89,10 @@ public final class IndicatorView: Sendable, Equatable {
         let textStart = packed.count
         starts.append(Int32(textStart))
         packed.append(contentsOf: text.utf8)
-        self.init(packed: packed, entryStarts: starts, listed: typing.count, more: max(0, more), textStart: textStart)
+        var raw = typing.indices.map { $0 < activities.count ? activities[$0].rawValue : Activity.typing.rawValue }
+        if raw.allSatisfy({ $0 == Activity.typing.rawValue }) { raw = [] }
+        self.init(packed: packed, entryStarts: starts, listed: typing.count, more: max(0, more), textStart: textStart,
+                  activities: raw)
     }
 
     /// Appends the header and bytes of `id` to `packed`.
@@ -150,6 +167,66 @@ public final class IndicatorView: Sendable, Equatable {
         storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[textStart...])) }
     }
 
+    /// The activity of each listed typer, in order (every one ``Activity/typing``
+    /// unless ``showsActivities``).
+    public var activities: [Activity] {
+        var result: [Activity] = []
+        result.reserveCapacity(listed)
+        forEachActivity { result.append($0) }
+        return result
+    }
+
+    /// True when a listed typer does something else than type: then `indicator`
+    /// events carry `activities` (v3 §A).
+    public var showsActivities: Bool {
+        let own = base ?? self
+        guard !own.entryActivities.isEmpty else { return false }
+        var shows = false
+        forEachActivity { if $0 != .typing { shows = true } }
+        return shows
+    }
+
+    /// Calls `body` with the activity of each listed typer, in order.
+    package func forEachActivity(_ body: (Activity) -> Void) {
+        let own = base ?? self
+        let entries = omitted >= 0 ? listed + 1 : listed
+        for entry in 0..<entries where entry != omitted {
+            body(own.activity(ofEntry: entry))
+        }
+    }
+
+    /// The activity of packed entry `entry` of an own view.
+    @inline(__always)
+    package func activity(ofEntry entry: Int) -> Activity {
+        guard entry < entryActivities.count else { return .typing }
+        return Activity(rawValue: entryActivities[entry]) ?? .typing
+    }
+
+    /// True when this view lists the activities of own view `own`'s entries
+    /// without entry `omitted` (-1: none), as many as it lists.
+    func sameActivities(asEntriesOf own: IndicatorView, omitting omitted: Int) -> Bool {
+        let mine = base ?? self
+        if mine.entryActivities.isEmpty && own.entryActivities.isEmpty { return true }
+        var entry = 0, same = true
+        forEachActivity { activity in
+            if entry == omitted { entry += 1 }
+            if own.activity(ofEntry: entry) != activity { same = false }
+            entry += 1
+        }
+        return same
+    }
+
+    /// True when both list the same activities.
+    func sameActivities(as other: IndicatorView) -> Bool {
+        let mine = base ?? self, theirs = other.base ?? other
+        if mine.entryActivities.isEmpty && theirs.entryActivities.isEmpty { return true }
+        guard listed == other.listed else { return false }
+        var left: [Activity] = [], right: [Activity] = []
+        forEachActivity { left.append($0) }
+        other.forEachActivity { right.append($0) }
+        return left == right
+    }
+
     /// The user ids listed, in order.
     public var typing: [Identifier] {
         var ids: [Identifier] = []
@@ -213,12 +290,12 @@ public final class IndicatorView: Sendable, Equatable {
         return true
     }
 
-    /// Equal when they list the same ids, count the same `more` and have the same
-    /// text: what change detection compares (§F).
+    /// Equal when they list the same ids with the same activities, count the same
+    /// `more` and have the same text: what change detection compares (§F, v3 §A).
     public static func == (lhs: IndicatorView, rhs: IndicatorView) -> Bool {
         if lhs === rhs { return true }
         guard lhs.more == rhs.more else { return false }
         let sameText = lhs.withTextBytes { rhs.hasText($0) }
-        return sameText && lhs.sameTypers(as: rhs)
+        return sameText && lhs.sameTypers(as: rhs) && lhs.sameActivities(as: rhs)
     }
 }

@@ -4,8 +4,9 @@ import TypingCore
 /// Decodes one input line into a ``TypingCore/Request``, or the error to report.
 ///
 /// The line goes through jansson (`json_loadb` with `JSON_REJECT_DUPLICATES` and
-/// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order: `id`,
-/// `cmd`, `at`, `conv`, `user`, `name`, `empty`, `timeout_ms`, `send_typing`, `by`.
+/// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order (v3 §G):
+/// `id`, `cmd`, `at`, `conv`, `user`, `thread`, `name`, `empty`, `activity`,
+/// `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `by`.
 /// The first failure is the one reported; the id is attached to every error after
 /// the id itself was accepted. Each command checks every field it accepts whenever
 /// present; fields a command does not accept are ignored, like unknown keys.
@@ -81,15 +82,22 @@ package struct CommandDecoder: Sendable {
             let conv = try fields.identifier("conv", object.conv, for: kind)
             let user = try fields.identifier("user", object.user, for: kind)
             let name = try fields.name()
-            command = .join(conv: conv, user: user, name: name, sendTyping: try fields.flag("send_typing", object.sendTyping))
+            let sendTyping = try fields.flag("send_typing", object.sendTyping)
+            let receiveTyping = try fields.flag("receive_typing", object.receiveTyping)
+            command = .join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: try fields.locale(),
+                            receiveTyping: receiveTyping)
         case .type:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             let user = try fields.identifier("user", object.user, for: kind)
+            let thread = try fields.optionalIdentifier("thread", object.thread)
             let empty = try fields.flag("empty", object.empty) ?? false
-            command = .type(conv: conv, user: user, empty: empty, timeout: try fields.timeout())
+            let activity = try fields.activity() ?? .typing
+            command = .type(conv: conv, user: user, empty: empty, timeout: try fields.timeout(), activity: activity,
+                            thread: thread)
         case .send:
             let conv = try fields.identifier("conv", object.conv, for: kind)
-            command = .send(conv: conv, user: try fields.identifier("user", object.user, for: kind))
+            let user = try fields.identifier("user", object.user, for: kind)
+            command = .send(conv: conv, user: user, thread: try fields.optionalIdentifier("thread", object.thread))
         case .leave:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             command = .leave(conv: conv, user: try fields.identifier("user", object.user, for: kind))
@@ -101,18 +109,29 @@ package struct CommandDecoder: Sendable {
             command = .offline(user: try fields.identifier("user", object.user, for: kind))
         case .open:
             let conv = try fields.identifier("conv", object.conv, for: kind)
-            command = .open(conv: conv, user: try fields.identifier("user", object.user, for: kind))
+            let user = try fields.identifier("user", object.user, for: kind)
+            let thread = try fields.optionalIdentifier("thread", object.thread)
+            let view = try fields.view() ?? .chat
+            if view == .list && thread != nil {
+                throw fields.failure(.badField, field: "view",
+                                     "a list view is always at the main timeline: open with \"view\":\"list\" takes no \"thread\"")
+            }
+            command = .open(conv: conv, user: user, thread: thread, view: view)
         case .close:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             command = .close(conv: conv, user: try fields.identifier("user", object.user, for: kind))
         case .user:
             let user = try fields.identifier("user", object.user, for: kind)
             let name = try fields.name()
-            command = .user(user: user, name: name, sendTyping: try fields.flag("send_typing", object.sendTyping))
+            let sendTyping = try fields.flag("send_typing", object.sendTyping)
+            let receiveTyping = try fields.flag("receive_typing", object.receiveTyping)
+            command = .user(user: user, name: name, sendTyping: sendTyping, locale: try fields.locale(),
+                            receiveTyping: receiveTyping)
         case .tick:
             command = .tick
         case .query:
-            command = .query(conv: try fields.identifier("conv", object.conv, for: kind))
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            command = .query(conv: conv, thread: try fields.optionalIdentifier("thread", object.thread))
         case .stats:
             command = .stats
         case .snapshot:

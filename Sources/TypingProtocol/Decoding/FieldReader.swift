@@ -89,7 +89,52 @@ struct FieldReader {
         return Int(integer)
     }
 
-    /// An optional boolean field (`empty`, `send_typing`).
+    /// The optional `activity` of a keystroke: one of the activities' names.
+    func activity() throws(Event.Error) -> Activity? {
+        guard let value = object.activity else { return nil }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "activity",
+                          "\"activity\" must be one of \(Activity.list), not \(JSONObject.describe(value))")
+        }
+        let bytes = JSONObject.bytes(ofString: value)
+        guard let activity = Activity.allCases.first(where: { $0.name.utf8.elementsEqual(bytes) }) else {
+            throw failure(.badField, field: "activity",
+                          "\"activity\" must be one of \(Activity.list), not \(Quote.bytes(bytes))")
+        }
+        return activity
+    }
+
+    /// The optional `locale` of a join or user: a language tag, 1–35 bytes of ASCII
+    /// letters, digits and `-`.
+    func locale() throws(Event.Error) -> String? {
+        guard let value = object.locale else { return nil }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "locale",
+                          "\"locale\" must be a language tag such as \"de\" or \"pt-BR\", not \(JSONObject.describe(value))")
+        }
+        let tag = String(decoding: JSONObject.bytes(ofString: value), as: UTF8.self)
+        guard PhraseTable.isLocaleTag(tag) else {
+            throw failure(.badField, field: "locale",
+                          "\"locale\" must be 1 to 35 ASCII letters, digits and \"-\" (such as \"de\" or \"pt-BR\"), not \(Quote.string(tag))")
+        }
+        return tag
+    }
+
+    /// The optional `view` of an open: `chat` or `list`.
+    func view() throws(Event.Error) -> Command.View? {
+        guard let value = object.view else { return nil }
+        let names = Command.View.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "view", "\"view\" must be \(names), not \(JSONObject.describe(value))")
+        }
+        let bytes = JSONObject.bytes(ofString: value)
+        guard let view = Command.View.allCases.first(where: { $0.rawValue.utf8.elementsEqual(bytes) }) else {
+            throw failure(.badField, field: "view", "\"view\" must be \(names), not \(Quote.bytes(bytes))")
+        }
+        return view
+    }
+
+    /// An optional boolean field (`empty`, `send_typing`, `receive_typing`).
     func flag(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Bool? {
         guard let value else { return nil }
         guard cj_is_boolean(value) != 0 else {

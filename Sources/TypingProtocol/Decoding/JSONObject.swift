@@ -15,6 +15,11 @@ struct JSONObject {
     var timeoutMs: Value?
     var sendTyping: Value?
     var by: Value?
+    var thread: Value?
+    var activity: Value?
+    var receiveTyping: Value?
+    var locale: Value?
+    var view: Value?
 
     /// Collects the known fields of `object` (the caller checked it is one).
     ///
@@ -36,6 +41,11 @@ struct JSONObject {
         timeoutMs = JSONObject.get(object, "timeout_ms")
         sendTyping = JSONObject.get(object, "send_typing")
         by = JSONObject.get(object, "by")
+        thread = JSONObject.get(object, "thread")
+        activity = JSONObject.get(object, "activity")
+        receiveTyping = JSONObject.get(object, "receive_typing")
+        locale = JSONObject.get(object, "locale")
+        view = JSONObject.get(object, "view")
     }
 
     /// The value of `key` in `object`, if present (borrowed).

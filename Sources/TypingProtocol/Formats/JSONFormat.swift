@@ -1,18 +1,20 @@
 import TypingCore
 
 /// The protocol's output format: one compact JSON object per line, keys in the
-/// protocol's order (§1 and §4 of the spec).
+/// protocol's order (§1 and §4 of the spec, v3 §G).
 ///
-/// Indicator events of one change share their view (every member who is not typing
-/// sees the same one), so the format keeps the encoded `"typing":…,"text":…` tail of
-/// the last view and copies it for the next viewer instead of encoding it again. A
-/// typer's view is derived from that shared one: its id list is copied from the
-/// shared view's encoded ids, leaving one entry out.
+/// Indicator events of one change share their view (every viewer who is not typing
+/// sees the same one, in their table and style), so the format keeps the encoded
+/// `"typing":…,"text":…` tails of the last few shared views and copies one for the
+/// next viewer instead of encoding it again. A typer's view is derived from the
+/// shared one: its id list is copied from the shared view's encoded ids, leaving
+/// one entry out.
 public struct JSONFormat: EventFormat, ~Copyable {
-    /// The view whose encoded tail is in `tail`.
-    var cachedView: IndicatorView?
-    /// `,"typing":[…],"text":"…"}` and the LF, for `cachedView`.
-    var tail = OutputBuffer(capacity: 256)
+    /// The shared views whose encoded tails are in `tails`, most recent first.
+    var cachedViews: [IndicatorView] = []
+    /// `,"typing":[…],"more":…,"activities":[…],"text":…}` and the LF, for each of
+    /// `cachedViews`.
+    var tails: [[UInt8]] = []
     /// The own view whose encoded ids are in `baseIDs`.
     var baseView: IndicatorView?
     /// The encoded ids of `baseView`, each after the first with its leading comma.
@@ -22,6 +24,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
     /// How many times a shared view's tail was encoded (each view once, however
     /// many viewers it goes to): what the cache saves is checked by tests.
     private(set) var tailEncodings = 0
+    /// The most shared views whose tails are kept: a room's viewers may read in a
+    /// few languages and two styles, in any order.
+    static let cachedTails = 8
 
     /// A format with empty caches.
     public init() {}
@@ -41,58 +46,85 @@ public struct JSONFormat: EventFormat, ~Copyable {
         }
     }
 
-    /// `{"event":"indicator","at":…,"conv":…,"viewer":…,"typing":[…],"more":…,"text":…}`
+    /// `{"event":"indicator","at":…,"conv":…,"thread":…,"viewer":…,"view":"list",
+    /// "typing":[…],"more":…,"activities":[…],"text":…}`
     mutating func encode(_ indicator: Event.Indicator, into out: inout OutputBuffer) {
         out.append("{\"event\":\"indicator\",\"at\":")
         out.appendDecimal(indicator.at)
         out.append(",\"conv\":")
         out.jsonIdentifier(indicator.conv)
+        if let thread = indicator.thread {
+            out.append(",\"thread\":")
+            out.jsonIdentifier(thread)
+        }
         out.append(",\"viewer\":")
         out.jsonIdentifier(indicator.viewer)
+        if indicator.screen == .list { out.append(",\"view\":\"list\"") }
         let view = indicator.view
-        if let base = view.base {
-            // A typer's view: the base's encoded ids, but the one left out.
-            encodeIDs(of: base)
-            out.append(",\"typing\":[")
-            let starts = baseEntryStarts, listed = view.listed, omitted = view.omitted
-            baseIDs.withBytes { ids in
-                if omitted < 0 {
-                    out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[listed]]))
-                } else if omitted == 0 {
-                    // Entry 1 on, without entry 1's leading comma.
-                    if listed > 0 { out.append(UnsafeRawBufferPointer(rebasing: ids[(starts[1] + 1)..<starts[listed + 1]])) }
-                } else {
-                    out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[omitted]]))
-                    out.append(UnsafeRawBufferPointer(rebasing: ids[starts[omitted + 1]..<starts[listed + 1]]))
-                }
-            }
-            out.append("]")
-            if view.more > 0 {
-                out.append(",\"more\":")
-                out.appendDecimal(view.more)
-            }
-            out.append(",\"text\":")
-            view.withTextBytes { out.jsonString($0) }
-            out.append("}\n")
+        if view.base != nil && !view.isVariant {
+            // A typer's view: encoded for this viewer alone.
+            encodeTail(of: view, into: &out)
             return
         }
-        if cachedView !== view {
-            encodeIDs(of: view)
-            tail.removeAll()
-            tail.append(",\"typing\":[")
-            baseIDs.withBytes { ids in tail.append(UnsafeRawBufferPointer(rebasing: ids[0..<baseEntryStarts[view.listed]])) }
-            tail.append("]")
-            if view.more > 0 {
-                tail.append(",\"more\":")
-                tail.appendDecimal(view.more)
+        if let index = cachedViews.firstIndex(where: { $0 === view }) {
+            tails[index].withUnsafeBytes { out.append($0) }
+            if index > 0 {
+                cachedViews.swapAt(0, index)
+                tails.swapAt(0, index)
             }
-            tail.append(",\"text\":")
-            view.withTextBytes { tail.jsonString($0) }
-            tail.append("}\n")
-            cachedView = view
-            tailEncodings += 1
+            return
         }
-        out.append(tail)
+        let start = out.count
+        encodeTail(of: view, into: &out)
+        tailEncodings += 1
+        var bytes: [UInt8] = []
+        if cachedViews.count == JSONFormat.cachedTails {
+            cachedViews.removeLast()
+            bytes = tails.removeLast()
+            bytes.removeAll(keepingCapacity: true)
+        }
+        out.withBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        cachedViews.insert(view, at: 0)
+        tails.insert(bytes, at: 0)
+    }
+
+    /// Appends `,"typing":[…],"more":…,"activities":[…],"text":…}` and the LF for
+    /// `view`: an own view's ids, or those of its base (but the one left out).
+    mutating func encodeTail(of view: IndicatorView, into out: inout OutputBuffer) {
+        out.append(",\"typing\":[")
+        encodeIDs(of: view.base ?? view)
+        let starts = baseEntryStarts, listed = view.listed, omitted = view.omitted
+        baseIDs.withBytes { ids in
+            if omitted < 0 {
+                out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[listed]]))
+            } else if omitted == 0 {
+                // Entry 1 on, without entry 1's leading comma.
+                if listed > 0 { out.append(UnsafeRawBufferPointer(rebasing: ids[(starts[1] + 1)..<starts[listed + 1]])) }
+            } else {
+                out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[omitted]]))
+                out.append(UnsafeRawBufferPointer(rebasing: ids[starts[omitted + 1]..<starts[listed + 1]]))
+            }
+        }
+        out.append("]")
+        if view.more > 0 {
+            out.append(",\"more\":")
+            out.appendDecimal(view.more)
+        }
+        if view.showsActivities {
+            out.append(",\"activities\":[")
+            var first = true
+            view.forEachActivity { activity in
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: activity.name)
+                out.append(UInt8(ascii: "\""))
+            }
+            out.append("]")
+        }
+        out.append(",\"text\":")
+        view.withTextBytes { out.jsonString($0) }
+        out.append("}\n")
     }
 
     /// Encodes every packed id of own view `view` into `baseIDs` (`"a"`, `,"b"`, …
@@ -111,16 +143,24 @@ public struct JSONFormat: EventFormat, ~Copyable {
         baseView = view
     }
 
-    /// `{"event":"typing","at":…,"conv":…,"user":…,"state":…,"reason":…}`
+    /// `{"event":"typing","at":…,"conv":…,"thread":…,"user":…,"state":…,"activity":…,"reason":…}`
     func encode(_ change: Event.Typing, into out: inout OutputBuffer) {
         out.append("{\"event\":\"typing\",\"at\":")
         out.appendDecimal(change.at)
         out.append(",\"conv\":")
         out.jsonIdentifier(change.conv)
+        if let thread = change.thread {
+            out.append(",\"thread\":")
+            out.jsonIdentifier(thread)
+        }
         out.append(",\"user\":")
         out.jsonIdentifier(change.user)
         out.append(",\"state\":")
         out.jsonString(change.state.rawValue)
+        if let activity = change.activity {
+            out.append(",\"activity\":")
+            out.jsonString(activity.name)
+        }
         if let reason = change.reason {
             out.append(",\"reason\":")
             out.jsonString(reason.rawValue)
@@ -160,7 +200,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         out.append("}\n")
     }
 
-    /// `{"event":"state","at":…,"id":…,"conv":…,"members":[…],"open":[…],"typing":[…]}`
+    /// `{"event":"state","at":…,"id":…,"conv":…,"thread":…,"members":[…],"open":[…],"typing":[…],"activities":[…]}`
     func encode(_ state: Event.State, into out: inout OutputBuffer) {
         out.append("{\"event\":\"state\",\"at\":")
         out.appendDecimal(state.at)
@@ -170,12 +210,24 @@ public struct JSONFormat: EventFormat, ~Copyable {
         }
         out.append(",\"conv\":")
         out.jsonIdentifier(state.conv)
+        if let thread = state.thread {
+            out.append(",\"thread\":")
+            out.jsonIdentifier(thread)
+        }
         out.append(",\"members\":")
         out.jsonArray(state.members)
         out.append(",\"open\":")
         out.jsonArray(state.open)
         out.append(",\"typing\":")
         out.jsonArray(state.typing)
+        if let activities = state.activities {
+            out.append(",\"activities\":[")
+            for (index, activity) in activities.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.jsonString(activity.name)
+            }
+            out.append("]")
+        }
         out.append("}\n")
     }
 
@@ -200,7 +252,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
 }
 
 extension JSONFormat {
-    /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"send_typing":…,"open":…}`
+    /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"locale":…,"send_typing":…,
+    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true}`: the
+    /// keys v3 added only when they differ from what a plain `join` gives.
     func encode(_ member: Event.Member, into out: inout OutputBuffer) {
         out.append("{\"event\":\"member\",\"at\":")
         out.appendDecimal(member.at)
@@ -212,18 +266,38 @@ extension JSONFormat {
             out.append(",\"name\":")
             out.jsonString(name)
         }
+        if let locale = member.locale {
+            out.append(",\"locale\":")
+            out.jsonString(locale)
+        }
         out.append(member.sendTyping ? ",\"send_typing\":true" : ",\"send_typing\":false")
-        out.append(member.open ? ",\"open\":true}\n" : ",\"open\":false}\n")
+        if !member.receiveTyping { out.append(",\"receive_typing\":false") }
+        out.append(member.open ? ",\"open\":true" : ",\"open\":false")
+        if let thread = member.thread {
+            out.append(",\"thread\":")
+            out.jsonIdentifier(thread)
+        }
+        if member.view == .list { out.append(",\"view\":\"list\"") }
+        if member.forgotten { out.append(",\"forgotten\":true") }
+        out.append("}\n")
     }
 
-    /// `{"event":"streak","at":…,"conv":…,"user":…,"deadline":…,"keystroke":…}`
+    /// `{"event":"streak","at":…,"conv":…,"thread":…,"user":…,"activity":…,"deadline":…,"keystroke":…}`
     func encode(_ streak: Event.Streak, into out: inout OutputBuffer) {
         out.append("{\"event\":\"streak\",\"at\":")
         out.appendDecimal(streak.at)
         out.append(",\"conv\":")
         out.jsonIdentifier(streak.conv)
+        if let thread = streak.thread {
+            out.append(",\"thread\":")
+            out.jsonIdentifier(thread)
+        }
         out.append(",\"user\":")
         out.jsonIdentifier(streak.user)
+        if streak.activity != .typing {
+            out.append(",\"activity\":")
+            out.jsonString(streak.activity.name)
+        }
         out.append(",\"deadline\":")
         out.appendDecimal(streak.deadline)
         out.append(",\"keystroke\":")

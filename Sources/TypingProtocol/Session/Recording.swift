@@ -37,8 +37,8 @@ package enum RecordFormat {
     static let version = "v1"
     /// The first word of the end line.
     static let end = "#end"
-    /// The most bytes of a header line.
-    package static let maxHeaderBytes = 1 << 16
+    /// The most bytes of a header line (it holds the session's phrase tables).
+    package static let maxHeaderBytes = 1 << 24
 
     /// True when `bytes` start like a record.
     package static func isRecord(_ bytes: UnsafeRawBufferPointer) -> Bool {

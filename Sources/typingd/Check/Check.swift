@@ -127,7 +127,9 @@ struct TranscriptCheck {
             let words = FileBytes.exists(transcript.arguments)
                 ? try ArgumentWords.split(String(decoding: try FileBytes.read(transcript.arguments), as: UTF8.self))
                 : nil
-            actual = try TranscriptRun.output(of: input, words: words, checksInvariants: checksInvariants, stop: stop)
+            let folder = transcript.stem.lastIndex(of: "/").map { String(transcript.stem[..<$0]) } ?? "."
+            actual = try TranscriptRun.output(of: input, words: words, folder: folder, checksInvariants: checksInvariants,
+                                              stop: stop)
             expected = FileBytes.exists(transcript.expected) ? try FileBytes.read(transcript.expected) : nil
         } catch {
             report("FAIL \(transcript): \(error)")

@@ -19,7 +19,8 @@ enum TranscriptRun {
     /// The output of `input` under the options `words` (an `.args` file's words, nil
     /// without one; `--clock manual` unless they name a clock). Stops early when
     /// `stop` says so (a signal).
-    static func output(of input: [UInt8], words: [String]?, checksInvariants: Bool,
+    /// Relative `--phrases` paths are taken from `folder` (the transcript's).
+    static func output(of input: [UInt8], words: [String]?, folder: String? = nil, checksInvariants: Bool,
                        stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
         if input.withUnsafeBytes({ RecordFormat.isRecord($0) }) {
             guard words == nil else {
@@ -37,7 +38,12 @@ enum TranscriptRun {
         } catch {
             throw CheckFailure("bad options: " + TranscriptOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
         }
-        var configuration = options.session.configuration
+        var configuration: SessionConfiguration
+        do {
+            configuration = try options.session.configuration(relativeTo: folder)
+        } catch {
+            throw CheckFailure("bad options: \(error)")
+        }
         configuration.checksInvariants = checksInvariants
         switch options.session.format {
         case .json: return run(input, configuration, format: JSONFormat(), stop: stop)
@@ -67,7 +73,12 @@ enum TranscriptRun {
                        stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
         let header = input.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false)
         let options = try RecordOptions.parse(header: Array(header[0]))
-        var configuration = options.configuration
+        var configuration: SessionConfiguration
+        do {
+            configuration = try options.configuration()
+        } catch {
+            throw CheckFailure("the record's header names a bad phrase table: \(error)")
+        }
         configuration.checksInvariants = checksInvariants
         let rest = input.dropFirst(header[0].count + 1)
         switch options.format {

@@ -34,6 +34,26 @@ struct SessionOptions: ParsableArguments {
         valueName: "group|compact"))
     var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
 
+    @Option(name: .customLong("list-style"), help: ArgumentHelp(
+        "The same, for chat-list rows (views opened with \"view\":\"list\").",
+        valueName: "group|compact"))
+    var listStyle: EngineConfiguration.Style = EngineConfiguration.defaults.listStyle
+
+    @Option(name: .customLong("phrases"), help: ArgumentHelp(
+        "A phrase table to load: a JSON file, or a folder whose *.json files are all loaded (in byte order of their names). Repeatable; a table for a locale already loaded, English included, replaces it. Users choose one with \"locale\".",
+        valueName: "path"))
+    var phrases: [String] = []
+
+    @Option(name: .customLong("phrase-table"), help: ArgumentHelp(
+        "A phrase table given as JSON text (what a record's header holds); loaded after the --phrases ones.",
+        valueName: "json", visibility: .hidden))
+    var phraseTables: [String] = []
+
+    @Option(name: .customLong("default-locale"), help: ArgumentHelp(
+        "The locale of users who give none: the table they get.",
+        valueName: "tag"))
+    var defaultLocale: String = PhraseBook.english.defaultLocale
+
     @Option(help: ArgumentHelp(
         "How events are written: 'json' (the protocol) or 'text' (for people: \"12.345  team  bob sees: Alice is typing...\").",
         valueName: "json|text"))
@@ -95,16 +115,44 @@ struct SessionOptions: ParsableArguments {
         try OptionRange.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
         try OptionRange.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
         try OptionRange.check("--max-conversations", maxConversations, in: EngineConfiguration.limitRange)
+        guard PhraseTable.isLocaleTag(defaultLocale) else {
+            throw ValidationError("--default-locale must be a language tag (1 to 35 ASCII letters, digits and \"-\", such as de or pt-BR), not \(ArgumentWords.quote(defaultLocale))")
+        }
     }
 
-    /// The settings the options describe.
-    var configuration: SessionConfiguration {
+    /// The settings the options describe, with the phrase tables they name loaded
+    /// (relative paths from `folder`, or the working directory when nil).
+    func configuration(relativeTo folder: String? = nil) throws(PhraseFiles.Failure) -> SessionConfiguration {
         SessionConfiguration(
             engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
                                         maxMembers: maxMembers, maxMemberships: maxMemberships,
                                         maxConversations: maxConversations, audience: audience, order: order,
-                                        maxListed: maxListed, maxOutputPerLine: maxOutputPerLine),
+                                        maxListed: maxListed, maxOutputPerLine: maxOutputPerLine,
+                                        listStyle: listStyle, phrases: try phraseBook(relativeTo: folder)),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
+    }
+
+    /// The tables `--phrases` and `--phrase-table` name, loaded and checked.
+    func phraseBook(relativeTo folder: String?) throws(PhraseFiles.Failure) -> PhraseBook {
+        var tables: [PhraseTable] = []
+        for path in phrases {
+            tables += try PhraseFiles.load(path, relativeTo: folder)
+        }
+        for (index, text) in phraseTables.enumerated() {
+            do {
+                var text = text
+                tables.append(try text.withUTF8 { bytes throws(PhraseTable.Error) in
+                    try PhraseTableFile.decode(UnsafeRawBufferPointer(bytes))
+                })
+            } catch {
+                throw PhraseFiles.Failure(description: "--phrase-table \(index + 1): \(error)")
+            }
+        }
+        do {
+            return try PhraseBook(tables: tables, defaultLocale: defaultLocale)
+        } catch {
+            throw PhraseFiles.Failure(description: "--default-locale: \(error)")
+        }
     }
 
     /// The options that shape the output, every one spelled out (defaults too, so
@@ -113,11 +161,22 @@ struct SessionOptions: ParsableArguments {
     /// its time, and its end, from the record.
     var recordWords: [String] {
         var words = ["--format", format.rawValue, "--timeout-ms", String(timeoutMs), "--style", style.rawValue,
+                     "--list-style", listStyle.rawValue, "--default-locale", defaultLocale,
                      "--audience", audience.rawValue, "--order", order.rawValue, "--max-listed", String(maxListed),
                      "--max-line-bytes", String(maxLineBytes), "--max-members", String(maxMembers),
                      "--max-memberships", String(maxMemberships), "--max-conversations", String(maxConversations)]
         if typingEvents { words.append("--typing-events") }
         if let maxOutputPerLine { words += ["--max-output-per-line", String(maxOutputPerLine)] }
+        return words
+    }
+
+    /// ``recordWords`` with every table of `book` but the built-in English, inline
+    /// (a record replays the same wherever its tables' files went).
+    func recordWords(book: PhraseBook) -> [String] {
+        var words = recordWords
+        for table in book.tables where table != PhraseTable.english {
+            words += ["--phrase-table", String(decoding: PhraseTableFile.encode(table), as: UTF8.self)]
+        }
         return words
     }
 }

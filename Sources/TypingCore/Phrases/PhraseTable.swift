@@ -1,0 +1,363 @@
+/// How one language phrases an indicator (protocol v3 §B): the subject of a clause
+/// by how many names it shows and how many people it counts, a verb per activity,
+/// how they combine, and what joins and ends the clauses.
+///
+/// ```
+/// subject:  "{0}, {1}, and {r} others"   (key "2+n": two names shown, r ≥ 2 counted)
+/// verb:     "are typing"                 (activity typing, for the clause's n)
+/// clause:   "{names} {verb}"
+/// text:     clause; clause…  +  end "..."
+/// ```
+///
+/// Subjects and verbs may have a form per plural category (``PluralRules``): a
+/// subject's form is chosen by the category of r, a verb's by that of the clause's
+/// n. Display names are inserted as they are; substitution is one pass, so a name
+/// holding `{r}` stays as it is. ``english`` is built in and gives exactly the
+/// phrases of protocol version 2.
+public struct PhraseTable: Sendable, Equatable {
+    /// A piece of text that may have a form per plural category.
+    public enum Text: Sendable, Equatable {
+        /// One form for every count.
+        case plain(String)
+        /// A form per category; `other` is required and serves the categories left out.
+        case plural([PluralCategory: String])
+    }
+
+    /// What is wrong with a table: the key at fault (such as `names.2+n.other`) and
+    /// why.
+    public struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
+        /// The key at fault, dotted from the top of the table (`verbs.typing.one`).
+        public var key: String
+        /// What is wrong, for a person.
+        public var message: String
+
+        /// Creates an error for `key`.
+        public init(key: String, message: String) {
+            self.key = key
+            self.message = message
+        }
+
+        /// "key: message".
+        public var description: String { "\(key): \(message)" }
+    }
+
+    /// The subjects' keys: how many names are shown (0–3), then `+1` when one more
+    /// person is counted and `+n` when two or more are (r = 0 without a suffix).
+    public static let nameKeys = ["0+1", "0+n", "1", "1+1", "1+n", "2", "2+1", "2+n", "3"]
+
+    /// The tag the table serves.
+    public let locale: String
+    /// The table's plural rules.
+    public let plural: PluralRules
+    /// The subjects, by key (``nameKeys``), as given.
+    public let names: [String: Text]
+    /// The verbs, by activity, as given.
+    public let verbs: [Activity: Text]
+    /// How a subject and a verb make a clause, with `{names}` and `{verb}`.
+    public let clause: String
+    /// Between clauses.
+    public let separator: String
+    /// After the last clause.
+    public let end: String
+
+    /// Compiled forms: subjects by key index, then category; verbs by activity,
+    /// then category.
+    private let subjectForms: [[Template]]
+    private let verbForms: [[[UInt8]]]
+    private let clauseTemplate: Template
+    private let separatorBytes: [UInt8]
+    private let endBytes: [UInt8]
+    /// The most bytes a clause's own text takes in JSON output (subject and verb
+    /// text, the clause's; names and counts aside), and the separator's and end's:
+    /// for bounds on output.
+    package let clauseBound: Int, separatorBound: Int, endBound: Int
+    /// The most names and counts one clause inserts.
+    package let clauseNames: Int, clauseCounts: Int
+
+    /// Checks and compiles a table. `names` needs exactly the nine ``nameKeys`` and
+    /// `verbs` an entry for every activity; a template may hold only the
+    /// placeholders its key allows (`{0}`–`{2}` as many as the key shows and `{r}`
+    /// in subjects, `{names}` and `{verb}` in `clause`, none elsewhere), and no
+    /// other `{` or `}`.
+    public init(locale: String, plural: PluralRules = .none, names: [String: Text], verbs: [Activity: Text],
+                clause: String, separator: String, end: String) throws(Error) {
+        guard PhraseTable.isLocaleTag(locale) else {
+            throw Error(key: "locale", message: "\(Quote.string(locale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
+        }
+        for key in names.keys.sorted() where !PhraseTable.nameKeys.contains(key) {
+            throw Error(key: "names.\(key)", message: "is not a key of \"names\"; the keys are \(PhraseTable.nameKeys.joined(separator: ", "))")
+        }
+        var subjectForms: [[Template]] = []
+        var longestSubject = 0, longestVerb = 0, subjectNames = 0, subjectCounts = 0
+        for key in PhraseTable.nameKeys {
+            guard let text = names[key] else {
+                throw Error(key: "names.\(key)", message: "is missing; \"names\" needs all of \(PhraseTable.nameKeys.joined(separator: ", "))")
+            }
+            let shown = Int(String(key.first!))!
+            let allowed = (0..<shown).map { "{\($0)}" } + ["{r}"]
+            let forms = try PhraseTable.forms(of: text, key: "names.\(key)") { source, key throws(Error) in
+                try Template(source, allowed: allowed, key: key)
+            }
+            longestSubject = max(longestSubject, forms.map { PhraseTable.jsonBound($0.literal) }.max() ?? 0)
+            subjectNames = max(subjectNames, forms.map { $0.uses { $0 < Template.countSlot } }.max() ?? 0)
+            subjectCounts = max(subjectCounts, forms.map { $0.uses { $0 == Template.countSlot } }.max() ?? 0)
+            subjectForms.append(forms)
+        }
+        var verbForms: [[[UInt8]]] = []
+        for activity in Activity.allCases {
+            guard let text = verbs[activity] else {
+                throw Error(key: "verbs.\(activity.name)", message: "is missing; \"verbs\" needs all of \(Activity.list)")
+            }
+            let forms = try PhraseTable.forms(of: text, key: "verbs.\(activity.name)") { source, key throws(Error) in
+                try Template(source, allowed: [], key: key).literal
+            }
+            longestVerb = max(longestVerb, forms.map { PhraseTable.jsonBound($0) }.max() ?? 0)
+            verbForms.append(forms)
+        }
+        self.clauseTemplate = try Template(clause, allowed: ["{names}", "{verb}"], key: "clause")
+        self.separatorBytes = try Template(separator, allowed: [], key: "separator").literal
+        self.endBytes = try Template(end, allowed: [], key: "end").literal
+        self.locale = locale
+        self.plural = plural
+        self.names = names
+        self.verbs = verbs
+        self.clause = clause
+        self.separator = separator
+        self.end = end
+        self.subjectForms = subjectForms
+        self.verbForms = verbForms
+        let namesUses = clauseTemplate.uses { $0 == Template.namesSlot }
+        let verbUses = clauseTemplate.uses { $0 == Template.verbSlot }
+        self.clauseBound = namesUses * longestSubject + verbUses * longestVerb + PhraseTable.jsonBound(clauseTemplate.literal)
+        self.clauseNames = namesUses * subjectNames
+        self.clauseCounts = namesUses * subjectCounts
+        self.separatorBound = PhraseTable.jsonBound(separatorBytes)
+        self.endBound = PhraseTable.jsonBound(endBytes)
+    }
+
+    /// The most bytes `text` takes inside a JSON string: 6 for a control character
+    /// or DEL, 2 for `"` and `\\`, 6 for the lead byte of what may be U+0080–U+009F
+    /// or U+2028/U+2029 (escaped as `\\u…`), 1 for other bytes.
+    static func jsonBound(_ text: [UInt8]) -> Int {
+        text.reduce(0) { total, byte in
+            switch byte {
+            case 0..<0x20, 0x7F, 0xC2, 0xE2: return total + 6
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): return total + 2
+            default: return total + 1
+            }
+        }
+    }
+
+    /// Equal when made from the same parts.
+    public static func == (lhs: PhraseTable, rhs: PhraseTable) -> Bool {
+        lhs.locale == rhs.locale && lhs.plural == rhs.plural && lhs.names == rhs.names && lhs.verbs == rhs.verbs
+            && lhs.clause == rhs.clause && lhs.separator == rhs.separator && lhs.end == rhs.end
+    }
+
+    /// True for a language tag as the protocol takes it: 1–35 bytes of ASCII
+    /// letters, digits and `-`.
+    public static func isLocaleTag(_ tag: String) -> Bool {
+        let bytes = tag.utf8
+        return (1...35).contains(bytes.count) && bytes.allSatisfy { byte in
+            (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+                || byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// The forms of `text`, one per category (in ``PluralCategory`` order), each
+    /// compiled by `compile`.
+    private static func forms<Form>(of text: Text, key: String,
+                                    _ compile: (String, String) throws(Error) -> Form) throws(Error) -> [Form] {
+        switch text {
+        case .plain(let source):
+            let form = try compile(source, key)
+            return PluralCategory.allCases.map { _ in form }
+        case .plural(let byCategory):
+            guard let other = byCategory[.other] else {
+                throw Error(key: key, message: "a plural object needs \"other\", which serves every category it leaves out")
+            }
+            let fallback = try compile(other, "\(key).other")
+            var forms: [Form] = []
+            for category in PluralCategory.allCases {
+                if category != .other, let source = byCategory[category] {
+                    forms.append(try compile(source, "\(key).\(category.rawValue)"))
+                } else {
+                    forms.append(fallback)
+                }
+            }
+            return forms
+        }
+    }
+
+    // Rendering.
+
+    /// The index of the subject key for `shown` names and `rest` counted.
+    @inline(__always)
+    private static func subjectIndex(shown: Int, rest: Int) -> Int {
+        let suffix = rest == 0 ? 0 : rest == 1 ? 1 : 2
+        switch shown {
+        case 0: return rest == 1 ? 0 : 1
+        case 1: return 2 + suffix
+        case 2: return 5 + suffix
+        default: return 8
+        }
+    }
+
+    /// Appends one clause: `count` people doing `activity`, `shown` of them named
+    /// (`name(i)` for i < shown), the `count − shown` others counted.
+    @inline(__always)
+    package func appendClause(count: Int, shown: Int, activity: Activity, into bytes: inout [UInt8],
+                              name: (Int) -> String) {
+        let rest = count - shown
+        let subject = subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
+        let verb = verbForms[Int(activity.rawValue)]
+        let restCategory = PhraseTable.index(of: plural.category(of: rest))
+        let countCategory = PhraseTable.index(of: plural.category(of: count))
+        for piece in clauseTemplate.pieces {
+            switch piece {
+            case .literal(let text): bytes.append(contentsOf: text)
+            case .slot(Template.namesSlot):
+                for part in subject[restCategory].pieces {
+                    switch part {
+                    case .literal(let text): bytes.append(contentsOf: text)
+                    case .slot(Template.countSlot): PhraseTable.appendDecimal(rest, into: &bytes)
+                    case .slot(let slot):
+                        var text = name(slot)
+                        text.withUTF8 { bytes.append(contentsOf: $0) }
+                    }
+                }
+            case .slot:
+                bytes.append(contentsOf: verb[countCategory])
+            }
+        }
+    }
+
+    /// Appends the text between two clauses.
+    @inline(__always)
+    package func appendSeparator(into bytes: inout [UInt8]) { bytes.append(contentsOf: separatorBytes) }
+
+    /// Appends the text after the last clause.
+    @inline(__always)
+    package func appendEnd(into bytes: inout [UInt8]) { bytes.append(contentsOf: endBytes) }
+
+    @inline(__always)
+    private static func index(of category: PluralCategory) -> Int {
+        switch category {
+        case .zero: return 0
+        case .one: return 1
+        case .two: return 2
+        case .few: return 3
+        case .many: return 4
+        case .other: return 5
+        }
+    }
+
+    @inline(__always)
+    private static func appendDecimal(_ value: Int, into bytes: inout [UInt8]) {
+        if value < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            return
+        }
+        var digits: [UInt8] = []
+        var rest = value
+        while rest > 0 {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        }
+        bytes.append(contentsOf: digits.reversed())
+    }
+}
+
+/// A compiled template: literal bytes and placeholders.
+private struct Template: Sendable {
+    enum Piece: Sendable {
+        case literal([UInt8])
+        /// 0–2: a shown name; ``Template/countSlot``: `{r}`; ``Template/namesSlot``
+        /// and ``Template/verbSlot`` in a clause.
+        case slot(Int)
+    }
+
+    static let countSlot = 3, namesSlot = 4, verbSlot = 5
+    static let slots = ["{0}": 0, "{1}": 1, "{2}": 2, "{r}": countSlot, "{names}": namesSlot, "{verb}": verbSlot]
+
+    var pieces: [Piece]
+
+    /// Parses `source`, allowing the placeholders in `allowed`.
+    init(_ source: String, allowed: [String], key: String) throws(PhraseTable.Error) {
+        let bytes = Array(source.utf8)
+        var pieces: [Piece] = []
+        var literal: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "}") {
+                throw PhraseTable.Error(key: key, message: "a \"}\" at byte \(index + 1) closes no placeholder; \(Template.describe(allowed))")
+            }
+            guard byte == UInt8(ascii: "{") else {
+                literal.append(byte)
+                index += 1
+                continue
+            }
+            guard let close = bytes[index...].firstIndex(of: UInt8(ascii: "}")) else {
+                throw PhraseTable.Error(key: key, message: "a \"{\" at byte \(index + 1) is never closed; \(Template.describe(allowed))")
+            }
+            let name = String(decoding: bytes[index...close], as: UTF8.self)
+            guard allowed.contains(name), let slot = Template.slots[name] else {
+                throw PhraseTable.Error(key: key, message: "\(Quote.string(name)) is not a placeholder here; \(Template.describe(allowed))")
+            }
+            if !literal.isEmpty { pieces.append(.literal(literal)) }
+            literal = []
+            pieces.append(.slot(slot))
+            index = close + 1
+        }
+        if !literal.isEmpty { pieces.append(.literal(literal)) }
+        self.pieces = pieces
+    }
+
+    static func describe(_ allowed: [String]) -> String {
+        allowed.isEmpty ? "this text takes no placeholders"
+            : "the placeholders here are \(allowed.joined(separator: ", "))"
+    }
+
+    /// How many placeholders `matching` the slot numbers the template holds.
+    func uses(_ matching: (Int) -> Bool) -> Int {
+        pieces.reduce(0) { count, piece in
+            if case .slot(let slot) = piece, matching(slot) { return count + 1 }
+            return count
+        }
+    }
+
+    /// The bytes of a template without placeholders.
+    var literal: [UInt8] {
+        pieces.reduce(into: []) { bytes, piece in
+            if case .literal(let text) = piece { bytes.append(contentsOf: text) }
+        }
+    }
+
+}
+
+extension PhraseTable {
+    /// English, built in (protocol v3 §B): exactly the phrases of version 2.
+    public static let english: PhraseTable = {
+        func verb(_ one: String, _ other: String) -> Text { .plural([.one: one, .other: other]) }
+        do {
+            return try PhraseTable(
+                locale: "en",
+                plural: PluralRules([.one: "i = 1 and v = 0"]),
+                names: ["0+1": .plain("Someone"), "0+n": .plain("{r} people"), "1": .plain("{0}"),
+                        "1+1": .plain("{0} and someone else"), "1+n": .plain("{0} and {r} others"),
+                        "2": .plain("{0} and {1}"), "2+1": .plain("{0}, {1}, and someone else"),
+                        "2+n": .plain("{0}, {1}, and {r} others"), "3": .plain("{0}, {1}, and {2}")],
+                verbs: [.typing: verb("is typing", "are typing"),
+                        .recordingAudio: verb("is recording audio", "are recording audio"),
+                        .recordingVideo: verb("is recording video", "are recording video"),
+                        .sendingPhoto: verb("is sending a photo", "are sending photos"),
+                        .sendingVideo: verb("is sending a video", "are sending videos"),
+                        .sendingFile: verb("is sending a file", "are sending files"),
+                        .sharingLocation: verb("is sharing a location", "are sharing locations")],
+                clause: "{names} {verb}", separator: "; ", end: "...")
+        } catch {
+            preconditionFailure("the built-in English table is invalid: \(error)")
+        }
+    }()
+}

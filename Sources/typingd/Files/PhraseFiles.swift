@@ -1,0 +1,67 @@
+import Glibc
+import TypingCore
+import TypingProtocol
+
+/// `--phrases PATH`: a phrase table file, or every `*.json` file of a folder, read
+/// as ``FileBytes`` reads user-given paths (regular files only, bounded), each
+/// checked by ``PhraseTableFile``.
+enum PhraseFiles {
+    /// Why a table could not be loaded: the file and the key at fault, for a person.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The tables at `path` (relative to `folder` unless absolute; nil: the working
+    /// directory): one for a file, one per `*.json` file for a folder, in byte
+    /// order of their names.
+    static func load(_ path: String, relativeTo folder: String?) throws(Failure) -> [PhraseTable] {
+        let resolved = folder.map { path.hasPrefix("/") ? path : "\($0)/\(path)" } ?? path
+        var status = stat()
+        guard stat(resolved, &status) == 0 else {
+            throw Failure(description: "--phrases \(resolved): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            return [try table(at: resolved)]
+        }
+        guard let directory = opendir(resolved) else {
+            throw Failure(description: "--phrases \(resolved): \(String(cString: strerror(errno)))")
+        }
+        var names: [[UInt8]] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if name.count > 5 && name.starts(with: [UInt8](".".utf8)) == false && name.suffix(5).elementsEqual(".json".utf8) {
+                names.append(name)
+            }
+        }
+        closedir(directory)
+        var tables: [PhraseTable] = []
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            tables.append(try table(at: resolved + "/" + String(decoding: name, as: UTF8.self)))
+        }
+        return tables
+    }
+
+    /// The table in the file at `path`.
+    static func table(at path: String) throws(Failure) -> PhraseTable {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileBytes.read(path, limit: PhraseTableFile.maxBytes)
+        } catch {
+            throw Failure(description: "--phrases \(error.description.replacingPrefix("cannot read ", with: ""))")
+        }
+        let result: Result<PhraseTable, PhraseTable.Error> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
+        }
+        switch result {
+        case .success(let table): return table
+        case .failure(let error): throw Failure(description: "--phrases \(path): \(error.key): \(error.message)")
+        }
+    }
+}
+
+extension String {
+    /// The string without `prefix` at its start, if it is there.
+    func replacingPrefix(_ prefix: String, with replacement: String) -> String {
+        hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
+    }
+}
