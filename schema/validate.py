@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check typingd's golden transcripts against command.schema.json and event.schema.json.
+"""Check typingd's golden transcripts against command.schema.json and event.schema.json
+(protocol v3; transcripts of v1 and v2 are v3 transcripts too).
 
     python3 schema/validate.py [PATH ...]     (default: ../examples/transcripts)
 
@@ -9,6 +10,8 @@ For every NAME.in.jsonl / NAME.out.jsonl pair under the PATHs (files or folders)
     must be INVALID, every other non-blank input line VALID. A line is judged as
     typingd reads it: framing (--max-line-bytes from NAME.args), then decoding as
     jansson does, then the command schema (the real-clock variant under --clock real).
+Two keywords of the schemas are this script's: maxUtf8Bytes (byte limits: conv, user,
+by, thread, id, name, locale) and sameLength (typing and activities as long as each other).
 Prints each disagreement on stderr (file:line, the line, the validator's message), then
 "N lines checked, N disagreements" on stdout; exits 0 only with none (1 otherwise,
 2 when jsonschema is missing or a PATH does not exist).
@@ -51,10 +54,21 @@ def max_utf8_bytes(validator, limit, instance, schema):
             yield ValidationError(f"{instance[:40]!r}... is {size} bytes of UTF-8, more than {limit}")
 
 
+def same_length(validator, keys, instance, schema):
+    """The keyword for lists that go together (an event's typing and activities): when
+    the object has every one of them as an array, they are equally long."""
+    if validator.is_type(instance, "object"):
+        arrays = [instance[key] for key in keys if validator.is_type(instance.get(key), "array")]
+        if len(arrays) == len(keys) and len({len(array) for array in arrays}) > 1:
+            sizes = ", ".join(f"{key} has {len(instance[key])}" for key in keys)
+            yield ValidationError(f"{' and '.join(keys)} must be equally long: {sizes}")
+
+
 # version= registers it for the 2020-12 meta-schema, so a "$ref" into a resource that
-# declares "$schema" (the real-clock entry point refers to the root) keeps the keyword.
-Validator = jsonschema.validators.extend(Draft202012Validator, {"maxUtf8Bytes": max_utf8_bytes},
-                                         version="draft2020-12 with maxUtf8Bytes")
+# declares "$schema" (the real-clock entry point refers to the root) keeps the keywords.
+Validator = jsonschema.validators.extend(Draft202012Validator,
+                                         {"maxUtf8Bytes": max_utf8_bytes, "sameLength": same_length},
+                                         version="draft2020-12 with maxUtf8Bytes and sameLength")
 
 
 class NotJSON(ValueError):

@@ -55,20 +55,37 @@ struct Harness {
         case .indicator(let i):
             let ids = i.view.typing.map(\.string).joined(separator: ",")
             let more = i.view.more > 0 ? " more \(i.view.more)" : ""
-            return "@\(i.at) \(i.conv) \(i.viewer): [\(ids)]\(more) \(i.view.text)"
+            let activities = i.view.showsActivities ? " {\(i.view.activities.map(\.name).joined(separator: ","))}" : ""
+            let place = i.thread.map { "\(i.conv)#\($0)" } ?? "\(i.conv)"
+            let viewer = i.screen == .list ? "\(i.viewer)(list)" : "\(i.viewer)"
+            return "@\(i.at) \(place) \(viewer): [\(ids)]\(activities)\(more) \(i.view.text)"
         case .typing(let t):
-            return "@\(t.at) \(t.conv) \(t.user) \(t.state.rawValue)" + (t.reason.map { " \($0.rawValue)" } ?? "")
+            let place = t.thread.map { "\(t.conv)#\($0)" } ?? "\(t.conv)"
+            return "@\(t.at) \(place) \(t.user) \(t.state.rawValue)" + (t.activity.map { " \($0.name)" } ?? "")
+                + (t.reason.map { " \($0.rawValue)" } ?? "")
         case .ok(let ack):
             return "ok \(ack.line)"
         case .error(let report):
             return "error \(report.line) \(report.code.rawValue)"
         case .state(let state):
             let open = state.open.isEmpty ? "" : " open=\(state.open.map(\.string))"
-            return "state \(state.conv) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))"
+            let place = state.thread.map { "\(state.conv)#\($0)" } ?? "\(state.conv)"
+            let activities = state.activities.map { " activities=\($0.map(\.name))" } ?? ""
+            return "state \(place) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))\(activities)"
         case .member(let m):
-            return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)"
+            var extras = ""
+            if let locale = m.locale { extras += " locale=\(locale)" }
+            if !m.receiveTyping { extras += " receiveTyping=false" }
+            if let thread = m.thread { extras += " thread=\(thread)" }
+            if m.view == .list { extras += " view=list" }
+            if m.forgotten { extras += " forgotten" }
+            if let joined = m.joined { extras += " joined=\(joined)" }
+            return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)\(extras)"
         case .streak(let s):
-            return "streak \(s.conv) \(s.user) deadline=\(s.deadline) keystroke=\(s.keystroke)"
+            let place = s.thread.map { "\(s.conv)#\($0)" } ?? "\(s.conv)"
+            let activity = s.activity == .typing ? "" : " \(s.activity.name)"
+            let started = s.started.map { " started=\($0)" } ?? ""
+            return "streak \(place) \(s.user)\(activity) deadline=\(s.deadline) keystroke=\(s.keystroke)\(started)"
         case .snapshot(let s):
             return "snapshot conversations=\(s.conversations) members=\(s.members) typing=\(s.typing)"
         case .stats(let s):

@@ -28,10 +28,11 @@ enum Daemon {
     /// Runs typingd with `arguments`, stdin from `input`, and waits for it to exit
     /// (SIGTERM after `timeout` seconds, SIGKILL 2 s later: a hung typingd, as D1's
     /// was, may not even end on SIGTERM). `killed` tells whether it had to be.
-    static func run(_ arguments: [String], input: URL, timeout: TimeInterval = 60) throws -> Run {
+    static func run(_ arguments: [String], input: URL, timeout: TimeInterval = 60, folder: URL? = nil) throws -> Run {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let folder { process.currentDirectoryURL = folder }
         process.standardInput = try FileHandle(forReadingFrom: input)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

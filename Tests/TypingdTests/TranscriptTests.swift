@@ -18,7 +18,7 @@ struct TranscriptTests {
 
     @Test("examples/transcripts holds the transcripts")
     func found() {
-        #expect(Self.transcripts.count >= 27)
+        #expect(Self.transcripts.count >= 37)
     }
 
     @Test("transcript, in process (typingd check)", arguments: transcripts)
@@ -40,7 +40,10 @@ struct TranscriptTests {
         // Tiny reads make every read a flood: lines go through the parsing threads
         // in small batches, and lines are cut across reads everywhere.
         for threading in [["--threads", "1"], ["--threads", "4", "--read-buffer", "7"], ["--threads", "2", "--read-buffer", "300"]] {
-            let run = try Daemon.run(arguments + threading, input: URL(fileURLWithPath: transcript.input))
+            // In the transcript's folder: relative --phrases paths are from there, as
+            // typingd check takes them.
+            let run = try Daemon.run(arguments + threading, input: URL(fileURLWithPath: transcript.input),
+                                     folder: URL(fileURLWithPath: transcript.input).deletingLastPathComponent())
             #expect(run.status == 0 && run.stderr.isEmpty, "\(threading) status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
             let difference = OutputDiff.describe(expected: expected, actual: [UInt8](run.stdout))
             #expect(difference == nil, "\(transcript) with \(threading): \(difference ?? "")")

@@ -47,6 +47,8 @@ extension Engine {
             if streak >= 0 && streaks[streak].location == here {
                 if empty || configuration.order == .recent || streaks[streak].activity != activity {
                     total.add(renderBound(c, at: here, newTyperName: 0, newActivity: true))
+                } else {
+                    total.add(memberBound(c, at: here, viewer: 0))
                 }
             } else if !empty && users[u].sendsTyping {
                 if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }

@@ -114,11 +114,16 @@ extension Engine {
                 if ie < extras.count { next = min(next, extras[ie]) }
                 if istale < stale.count { next = min(next, stale[istale]) }
                 if next == Int32.max { break }
-                if ia < a.count && a[ia] == next { ia += 1 }
-                if ib < b.count && b[ib] == next { ib += 1 }
-                if ie < extras.count && extras[ie] == next { ie += 1 }
-                if istale < stale.count && stale[istale] == next { istale += 1 }
-                refresh(Int(next), of: c, frames: &frames, sink: &sink)
+                var inAudience = false
+                if ia < a.count && a[ia] == next { ia += 1; inAudience = true }
+                if ib < b.count && b[ib] == next { ib += 1; inAudience = true }
+                if istale < stale.count && stale[istale] == next { istale += 1; inAudience = true }
+                if ie < extras.count && extras[ie] == next {
+                    ie += 1
+                    // The extra member counts only when in the audience.
+                    if configuration.audience == .members || conversations[c].isOpen(Int(next)) { inAudience = true }
+                }
+                if inAudience { refresh(Int(next), of: c, frames: &frames, sink: &sink) }
             }
         }
         conversations[c].clearStale()
@@ -228,6 +233,9 @@ extension Engine {
     mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, frames: inout RenderFrames, sink: inout S) {
         let member = conversations[c].members[slot]
         guard member.isOccupied, member.receives else { return }
+        #if TYPINGD_INTERNAL_CHECKS
+        viewersCompared += 1
+        #endif
         let index = frame(member.location, of: c, in: &frames)
         let last = member.lastSent
         let key = Engine.variant(table: member.table, list: member.isList)

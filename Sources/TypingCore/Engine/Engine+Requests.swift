@@ -1,3 +1,5 @@
+import HeapModule
+
 extension Engine {
     /// Applies one request: checks its time, fires the timeouts due by then (by
     /// now, without a time), runs the command and ends with its `ok`, its reply or
@@ -117,16 +119,29 @@ extension Engine {
     /// `snapshot` event. O(memberships + streaks × log streaks): it answers an
     /// explicit question, as `query` does.
     mutating func snapshot<S: EventSink & ~Copyable>(id: Request.ID?, sink: inout S) {
-        // Every live streak's rank by its last keystroke, from 1.
-        var byKeystroke: [Int32] = []
-        byKeystroke.reserveCapacity(streaks.count)
+        // The streaks as listed (conversation by conversation, each in the order
+        // they began), and every one's rank by its last keystroke, from 1.
+        var listed: [Int32] = []
+        listed.reserveCapacity(streaks.count)
         for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
-            forEachTyper(of: c) { byKeystroke.append($0) }
+            let start = listed.count
+            forEachTyper(of: c) { listed.append($0) }
+            listed[start...].sort { streaks[$0].started < streaks[$1].started }
         }
-        byKeystroke.sort { streaks[$0].keystroke < streaks[$1].keystroke }
         var rank: [Int32: Int] = [:]
-        rank.reserveCapacity(byKeystroke.count)
-        for (index, s) in byKeystroke.enumerated() { rank[s] = index + 1 }
+        rank.reserveCapacity(listed.count)
+        for (index, s) in listed.sorted(by: { streaks[$0].keystroke < streaks[$1].keystroke }).enumerated() {
+            rank[s] = index + 1
+        }
+        // Where the listing is not the order the streaks began in (a user typing
+        // in several conversations), each streak says its place in that order.
+        var startRank: [Int32: Int] = [:]
+        if !zip(listed, listed.dropFirst()).allSatisfy({ streaks[$0].started < streaks[$1].started }) {
+            for (index, s) in listed.sorted(by: { streaks[$0].started < streaks[$1].started }).enumerated() {
+                startRank[s] = index + 1
+            }
+        }
+        let joinRank = joinRanks()
 
         var members = 0
         for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
@@ -139,7 +154,7 @@ extension Engine {
                                           sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot),
                                           thread: thread, view: member.isList ? .list : .chat,
                                           locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,
-                                          forgotten: conversations[c].isStale(slot))),
+                                          forgotten: conversations[c].isStale(slot), joined: joinRank[member.link])),
                      to: &sink)
                 members += 1
             }
@@ -150,13 +165,77 @@ extension Engine {
                 let thread = location == .main ? nil : conversations[c].threads[location].id
                 emit(.streak(Event.Streak(at: now, conv: conversations[c].id, thread: thread,
                                           user: users[streaks[s].user].id, activity: streaks[s].activity,
-                                          deadline: streaks[s].deadline, keystroke: rank[s] ?? 0)),
+                                          deadline: streaks[s].deadline, keystroke: rank[s] ?? 0,
+                                          started: startRank[s])),
                      to: &sink)
             }
         }
         emit(.snapshot(Event.Snapshot(at: now, id: id, conversations: conversations.count, members: members,
-                                      typing: byKeystroke.count)),
+                                      typing: listed.count)),
              to: &sink)
+    }
+
+    /// Where the snapshot's listing of memberships (conversation by conversation,
+    /// each in join order) is not an order they could have been joined in (a
+    /// user's memberships listed out of the order they joined them), the place of
+    /// each membership (by its link) in one that is: every conversation's members
+    /// and every user's memberships in join order. Empty when the listing is one.
+    /// O(memberships × log memberships).
+    func joinRanks() -> [Int32: Int] {
+        // The listing, and each membership's place in it.
+        var listing: [Int32] = [], userOf: [Int32] = []
+        listing.reserveCapacity(memberships.count)
+        userOf.reserveCapacity(memberships.count)
+        for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
+            for member in conversations[c].members where member.isOccupied {
+                listing.append(member.link)
+                userOf.append(member.user)
+            }
+        }
+        var position: [Int32: Int] = [:]
+        position.reserveCapacity(listing.count)
+        for (index, link) in listing.enumerated() { position[link] = index }
+        // Consistent when every user's list runs forward through the listing.
+        var consistent = true
+        users.forEachLive { _, user in
+            guard consistent, user.memberships >= 0 else { return }
+            var link = user.memberships
+            while memberships[link].next != user.memberships {
+                let next = memberships[link].next
+                if (position[next] ?? 0) < (position[link] ?? 0) { consistent = false }
+                link = next
+            }
+        }
+        guard !consistent else { return [:] }
+        // Each membership follows its predecessor in the conversation (the one
+        // listed before it there) and in its user's list: a topological order, the
+        // earliest listed first among those ready.
+        var waiting = [Int32: Int](minimumCapacity: listing.count)
+        var successors: [Int32: [Int32]] = [:]
+        for (index, link) in listing.enumerated() {
+            var count = 0
+            if index > 0 && memberships[listing[index - 1]].conv == memberships[link].conv {
+                count += 1
+                successors[listing[index - 1], default: []].append(link)
+            }
+            if users[userOf[index]].memberships != link {
+                count += 1
+                successors[memberships[link].previous, default: []].append(link)
+            }
+            waiting[link] = count
+        }
+        var ready = Heap<Int>()
+        for (index, link) in listing.enumerated() where waiting[link] == 0 { ready.insert(index) }
+        var ranks = [Int32: Int](minimumCapacity: listing.count)
+        while let index = ready.popMin() {
+            let link = listing[index]
+            ranks[link] = ranks.count + 1
+            for next in successors[link] ?? [] {
+                waiting[next, default: 1] -= 1
+                if waiting[next] == 0, let place = position[next] { ready.insert(place) }
+            }
+        }
+        return ranks
     }
 
     /// Calls `body` with every typer of `c`, at every location.

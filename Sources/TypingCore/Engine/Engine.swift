@@ -53,6 +53,11 @@ public struct Engine {
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
 
+    #if TYPINGD_INTERNAL_CHECKS
+    /// Viewers compared by renders so far: for tests of what a render costs.
+    package var viewersCompared = 0
+    #endif
+
     var commandsApplied = 0
     var errorsWritten = 0
     var eventsWritten = 0

@@ -289,11 +289,15 @@ extension Event {
         /// (an `offline` or `close` moved their screen): the next render of the
         /// conversation compares them from the empty indicator.
         public var forgotten: Bool
+        /// The membership's place, from 1, in an order the memberships could have
+        /// been joined in, when the snapshot does not list them in one (a user's
+        /// memberships listed out of their join order); nil when it does.
+        public var joined: Int?
 
         /// Creates a membership event.
         public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool,
                     thread: Identifier? = nil, view: Command.View = .chat, locale: String? = nil,
-                    receiveTyping: Bool = true, forgotten: Bool = false) {
+                    receiveTyping: Bool = true, forgotten: Bool = false, joined: Int? = nil) {
             self.at = at
             self.conv = conv
             self.user = user
@@ -305,6 +309,7 @@ extension Event {
             self.locale = locale
             self.receiveTyping = receiveTyping
             self.forgotten = forgotten
+            self.joined = joined
         }
     }
 
@@ -329,10 +334,14 @@ extension Event {
         /// The streak's rank, from 1, among all the streaks listed, by the time of
         /// their last keystroke.
         public var keystroke: Int
+        /// The streak's rank, from 1, among all the streaks listed, by when they
+        /// began, when the snapshot does not list them in that order (a user typing
+        /// in several conversations); nil when it does.
+        public var started: Int?
 
         /// Creates a streak event.
         public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier,
-                    activity: Activity = .typing, deadline: Int, keystroke: Int) {
+                    activity: Activity = .typing, deadline: Int, keystroke: Int, started: Int? = nil) {
             self.at = at
             self.conv = conv
             self.thread = thread
@@ -340,6 +349,7 @@ extension Event {
             self.activity = activity
             self.deadline = deadline
             self.keystroke = keystroke
+            self.started = started
         }
     }
 

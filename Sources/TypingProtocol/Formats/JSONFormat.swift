@@ -279,6 +279,10 @@ extension JSONFormat {
         }
         if member.view == .list { out.append(",\"view\":\"list\"") }
         if member.forgotten { out.append(",\"forgotten\":true") }
+        if let joined = member.joined {
+            out.append(",\"joined\":")
+            out.appendDecimal(joined)
+        }
         out.append("}\n")
     }
 
@@ -302,6 +306,10 @@ extension JSONFormat {
         out.appendDecimal(streak.deadline)
         out.append(",\"keystroke\":")
         out.appendDecimal(streak.keystroke)
+        if let started = streak.started {
+            out.append(",\"started\":")
+            out.appendDecimal(started)
+        }
         out.append("}\n")
     }
 
