@@ -5,7 +5,8 @@
 #   ./install.sh [--prefix DIR]        (default prefix: /usr/local)
 #
 #   DIR/bin/typingd
-#   DIR/share/man/man1/typingd.1, typingd.check.1
+#   DIR/share/man/man1/typingd.1, typingd.check.1, typingd.replay.1
+#   DIR/share/typingd/phrases/*.json   (the phrase tables: --phrases DIR/share/typingd/phrases)
 #   DIR/share/bash-completion/completions/typingd
 #   DIR/share/zsh/site-functions/_typingd
 #   DIR/share/fish/vendor_completions.d/typingd.fish
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --prefix) prefix=${2:?--prefix needs a folder}; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 64 ;;
     esac
 done
@@ -40,14 +41,16 @@ swift package --scratch-path .build-manual generate-manual --multi-page >/dev/nu
 manuals=.build-manual/plugins/GenerateManual/outputs/typingd
 
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
-    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d"
+    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d" "$prefix/share/typingd/phrases"
 install -m 755 "$binary" "$prefix/bin/typingd"
-install -m 644 "$manuals/typingd.1" "$manuals/typingd.check.1" "$prefix/share/man/man1/"
+install -m 644 "$manuals/typingd.1" "$manuals/typingd.check.1" "$manuals/typingd.replay.1" "$prefix/share/man/man1/"
+install -m 644 phrases/*.json "$prefix/share/typingd/phrases/"
 "$binary" --generate-completion-script bash > "$prefix/share/bash-completion/completions/typingd"
 "$binary" --generate-completion-script zsh > "$prefix/share/zsh/site-functions/_typingd"
 "$binary" --generate-completion-script fish > "$prefix/share/fish/vendor_completions.d/typingd.fish"
 
 echo "installed $("$prefix/bin/typingd" --version) in $prefix:"
 echo "  $prefix/bin/typingd"
-echo "  $prefix/share/man/man1/typingd.1, typingd.check.1 (man typingd)"
+echo "  $prefix/share/man/man1/typingd.1, typingd.check.1, typingd.replay.1 (man typingd)"
+echo "  $prefix/share/typingd/phrases (--phrases $prefix/share/typingd/phrases)"
 echo "  completions for bash, zsh and fish under $prefix/share"

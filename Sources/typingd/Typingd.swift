@@ -29,7 +29,17 @@ struct Typingd: ParsableCommand {
 
         Views: "open" and "close" say which conversation a person has on screen. With \
         --audience open, only they receive indicators, so in a big room the output \
-        follows the people watching, not the member count.
+        follows the people watching, not the member count. "open" with "thread" shows a \
+        thread (typing there shows there, not in the channel); with "view":"list" it is \
+        the conversation's row in the chat list, phrased with --list-style.
+
+        Activities: a keystroke may say what its typer is doing ("activity": \
+        \(Activity.list)): "Ana is typing; Ben is recording audio...".
+
+        Languages: each user reads their indicator in their "locale"'s table. English is \
+        built in; --phrases PATH loads more (the project ships de, es, fr, pt, ru, ar, \
+        ja and zh under share/typingd/phrases), --default-locale names the table of \
+        users who give none. A user with "receive_typing": false gets no indicators.
 
         Try it (manual clock: time is what each command's "at" says, in ms):
 
@@ -50,7 +60,8 @@ struct Typingd: ParsableCommand {
         Commands: \(Command.Name.list). \
         Events: indicator, typing, ok, error, state, stats, and member, streak and \
         snapshot in the reply to snapshot. Bad lines get an error \
-        event with the line number and a code; nothing else is affected.
+        event with the line number and a code; nothing else is affected. A bad \
+        option, phrase table or locale stops typingd at start with exit 64.
 
         Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT and the other signals that would \
         end a process (SIGUSR1, SIGUSR2, SIGALRM, ...) end typingd between two lines: \
@@ -58,7 +69,8 @@ struct Typingd: ParsableCommand {
         (the failing write reports them).
 
         Exit status: 0 at the end of input, on a signal and when stdout's reader goes \
-        away; 64 for a bad option; 74 for another I/O error (with a message on stderr).
+        away; 64 for a bad option or phrase table; 74 for another I/O error (with a \
+        message on stderr).
 
         Golden transcripts: `typingd check [PATH ...]` runs NAME.in.jsonl files and \
         compares their output with NAME.out.jsonl (see `typingd check --help`). To turn \

@@ -15,10 +15,25 @@ struct OutputBoundTests {
         return buffer.count
     }
 
+    /// A table with long phrases, plural forms and a clause that says the names twice.
+    static let book: PhraseBook = {
+        let text = #"{"locale":"de","plural":{"one":"n = 1"},"names":{"0+1":"Jemand \"anderes\"","0+n":{"one":"{r} Person","other":"{r} Personen, die hier gerade sind"},"1":"{0}","1+1":"{0} und noch jemand","1+n":"{0} und {r} weitere","2":"{0} und {1}","2+1":"{0}, {1} und noch jemand","2+n":"{0}, {1} und {r} weitere","3":"{0}, {1} und {2}"},"verbs":{"typing":{"one":"tippt","other":"tippen alle zusammen gerade etwas"},"recording_audio":"nimmt Audio auf","recording_video":"nimmt ein Video auf","sending_photo":"sendet ein Foto","sending_video":"sendet ein Video","sending_file":"sendet eine Datei","sharing_location":"teilt einen Standort"},"clause":"{names} ({names}) {verb}","separator":" \u2014 ","end":" …"}"#
+        let bytes = Array(text.utf8)
+        let result: Result<PhraseTable, PhraseTable.Error> = bytes.withUnsafeBytes { raw in
+            Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
+        }
+        guard case .success(let table) = result, let book = try? PhraseBook(tables: [table]) else {
+            preconditionFailure("test table: \(result)")
+        }
+        return book
+    }()
+
     @Test("random commands never write more than their bound", arguments: [
         EngineConfiguration(typingEvents: true),
         EngineConfiguration(style: .compact, audience: .open, order: .recent, maxListed: 2),
         EngineConfiguration(typingEvents: true, order: .name, maxListed: 1),
+        EngineConfiguration(typingEvents: true, listStyle: .group, phrases: book),
+        EngineConfiguration(style: .compact, audience: .open, maxListed: 3, phrases: book),
     ])
     func boundHolds(configuration: EngineConfiguration) {
         var generator = SplitMix64(seed: 7)
@@ -30,14 +45,24 @@ struct OutputBoundTests {
             let conv = Identifier(convs[Int(generator.next() % 3)])
             let user = Identifier(users[Int(generator.next() % UInt64(users.count))])
             let command: Command
-            switch generator.next() % 10 {
+            let threads: [Identifier?] = [nil, nil, Identifier("t"), Identifier("a long thread id \u{2028} \(String(repeating: "y", count: 60))")]
+            let thread = threads[Int(generator.next() % 4)]
+            let locales: [String?] = [nil, "de", "en", "de-AT"]
+            switch generator.next() % 12 {
             case 0, 1: command = .join(conv: conv, user: user, name: names[Int(generator.next() % 5)],
-                                      sendTyping: generator.next() % 7 == 0 ? false : nil)
-            case 2, 3, 4: command = .type(conv: conv, user: user, empty: generator.next() % 6 == 0)
-            case 5: command = .send(conv: conv, user: user)
-            case 6: command = .open(conv: conv, user: user)
+                                      sendTyping: generator.next() % 7 == 0 ? false : nil,
+                                      locale: locales[Int(generator.next() % 4)],
+                                      receiveTyping: generator.next() % 9 == 0 ? generator.next() % 2 == 0 : nil)
+            case 2, 3, 4: command = .type(conv: conv, user: user, empty: generator.next() % 6 == 0,
+                                          activity: Activity.allCases[Int(generator.next() % 14) % 7 * Int(generator.next() % 2)],
+                                          thread: thread)
+            case 5: command = .send(conv: conv, user: user, thread: thread)
+            case 6: command = .open(conv: conv, user: user, thread: thread, view: generator.next() % 4 == 0 ? .list : .chat)
             case 7: command = generator.next() % 3 == 0 ? .offline(user: user) : .close(conv: conv, user: user)
-            case 8: command = .user(user: user, name: names[Int(generator.next() % 5)], sendTyping: generator.next() % 2 == 0)
+            case 8: command = .user(user: user, name: names[Int(generator.next() % 5)], sendTyping: generator.next() % 2 == 0,
+                                    locale: locales[Int(generator.next() % 4)],
+                                    receiveTyping: generator.next() % 3 == 0 ? generator.next() % 2 == 0 : nil)
+            case 9: command = .open(conv: conv, user: user, thread: nil, view: .list)
             default: command = generator.next() % 2 == 0 ? .leave(conv: conv, user: user) : .remove(conv: conv, user: user, by: nil)
             }
             let bound = engine.outputBound(of: command)

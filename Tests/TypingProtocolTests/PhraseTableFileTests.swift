@@ -104,6 +104,7 @@ struct PhraseTableFileTests {
         ("a placeholder in a verb", "verbs.sending_file.other"), ("a missing verb", "verbs.sharing_location"),
         ("an unknown activity", "verbs.dancing"), ("a bad condition", "plural.one"), ("an empty condition", "plural.few"),
         ("a number for a string", "end"), ("a null", "separator"), ("a clause placeholder", "clause"),
+        ("a control character", "end"), ("a line separator", "names.3"),
     ]
 
     /// The table with `what` wrong.
@@ -129,6 +130,8 @@ struct PhraseTableFileTests {
             case "a number for a string": object["end"] = 3
             case "a null": object["separator"] = NSNull()
             case "a clause placeholder": object["clause"] = "{names} {0}"
+            case "a control character": object["end"] = "\u{1B}[31m..."
+            case "a line separator": names["3"] = "{0},\u{2028}{1} {2}"
             default: break
             }
             object["names"] = names

@@ -21,7 +21,7 @@ struct DocumentTests {
             .appendingPathComponent("typingd-doc-\(ProcessInfo.processInfo.processIdentifier)-\(example.line).jsonl")
         try (example.input.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: input) }
-        let run = try Daemon.run(example.arguments, input: input)
+        let run = try Daemon.run(example.arguments, input: input, folder: DocumentExample.root)
         #expect(run.status == 0, "\(example): exit status \(run.status)")
         let actual = String(decoding: run.stdout, as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)

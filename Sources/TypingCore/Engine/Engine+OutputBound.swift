@@ -9,8 +9,8 @@ extension Engine {
     /// The bytes of a `typing` event beyond its ids: keys, the largest `at`, the
     /// longest state, activity and reason.
     static let typingOverhead = 140
-    /// The most bytes a thread id takes in JSON (256 bytes, each escaped).
-    static let threadBound = 6 * 256 + 2 + 12
+    /// The bytes of `,"thread":` around a thread id.
+    static let threadKey = 12
 
     /// The most bytes of events that applying `command` now could write (replies to
     /// `query`, `stats` and `snapshot` aside: they are what was asked for). It is an
@@ -46,13 +46,14 @@ extension Engine {
             let here = location(of: thread, in: c)
             if streak >= 0 && streaks[streak].location == here {
                 if empty || configuration.order == .recent || streaks[streak].activity != activity {
-                    total.add(renderBound(c, at: here, newTyperName: 0, newActivity: true))
+                    total.add(renderBound(c, at: here, newTyperName: 0, newActivity: activity != .typing))
                 } else {
                     total.add(memberBound(c, at: here, viewer: 0))
                 }
             } else if !empty && users[u].sendsTyping {
                 if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
-                total.add(renderBound(c, at: here, newTyperName: users[u].nameBound, newActivity: true))
+                total.add(renderBound(c, at: here, newTyperName: users[u].nameBound, newActivity: activity != .typing,
+                                      thread: thread))
             }
         case let .send(conv, user, _), let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
@@ -68,7 +69,7 @@ extension Engine {
             let streak = conversations[c].members[slot].streak
             if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
             let target = view == .list ? Location.main : location(of: thread, in: c)
-            total.add(memberBound(c, at: target, viewer: 0))
+            total.add(memberBound(c, at: target, viewer: 0, thread: view == .list ? nil : thread))
         case let .user(user, name, sendTyping, locale, receiveTyping):
             guard let u = findUser(user) else { return 0 }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
@@ -113,9 +114,9 @@ extension Engine {
 
     /// The most bytes a render of one member of `c` at `location` writes (with the
     /// stale members it compares too).
-    func memberBound(_ c: Int32, at location: Location, viewer: Int) -> Int {
+    func memberBound(_ c: Int32, at location: Location, viewer: Int, thread: Identifier? = nil) -> Int {
         var bound = Bound()
-        bound.add(viewerBound(c, at: location, viewer: viewer))
+        bound.add(viewerBound(c, at: location, viewer: viewer, thread: thread))
         let stale = conversations[c].staleSlots.count
         if stale > 0 { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
@@ -125,7 +126,8 @@ extension Engine {
     /// whose name takes `newTyperName` bytes, when one starts, and maybe a new
     /// activity): two `typing` events, an indicator for every viewer the render
     /// compares there, and the stale members.
-    func renderBound(_ c: Int32, at location: Location, newTyperName: Int, newActivity: Bool) -> Int {
+    func renderBound(_ c: Int32, at location: Location, newTyperName: Int, newActivity: Bool,
+                     thread: Identifier? = nil) -> Int {
         let record = conversations[c]
         let viewers: Int
         if location != .main {
@@ -134,9 +136,12 @@ extension Engine {
             viewers = configuration.audience == .members ? record.memberCount : record.openSlots.count
         }
         var bound = Bound()
-        bound.add(2, times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID) + Engine.threadBound)
+        if configuration.typingEvents {
+            bound.add(2, times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID)
+                          + threadBytes(c, at: location, thread: thread))
+        }
         bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0, newTyperName: newTyperName,
-                                              newActivity: newActivity))
+                                              newActivity: newActivity, thread: thread))
         let stale = record.staleSlots.count
         if stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
@@ -146,7 +151,7 @@ extension Engine {
     /// takes `viewer` bytes, when they may not be a member yet). A location that is
     /// not in use (-1) has no typers.
     func viewerBound(_ c: Int32, at location: Location, viewer: Int = 0, newTyper: Bool = false,
-                     newTyperName: Int = 0, newActivity: Bool = false) -> Int {
+                     newTyperName: Int = 0, newActivity: Bool = false, thread: Identifier? = nil) -> Int {
         let record = conversations[c]
         let state = location == .main || location > .main && record.threads.contains(location)
             ? record[location: location] : LocationState()
@@ -160,7 +165,8 @@ extension Engine {
         clauses = min(clauses, Activity.allCases.count)
         let phrases = configuration.phrases.bounds
         var bound = Bound()
-        bound.add(Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer) + Engine.threadBound)
+        bound.add(Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer)
+                  + threadBytes(c, at: location, thread: thread))
         bound.add(listed, times: id + 1 + Engine.activityBytes)
         bound.add(Engine.activitiesOverhead)
         var clause = Bound()
@@ -171,6 +177,15 @@ extension Engine {
         bound.add(clauses, times: phrases.separator)
         bound.add(phrases.end)
         return bound.value
+    }
+
+    /// The bytes of `,"thread":"…"` in events at `location` of `c` (a thread in use, or
+    /// `thread`, when the command names one not in use yet); 0 at the main timeline.
+    func threadBytes(_ c: Int32, at location: Location, thread: Identifier?) -> Int {
+        if location > .main && conversations[c].threads.contains(location) {
+            return conversations[c].threads[location].id.encodedBound + Engine.threadKey
+        }
+        return thread.map { $0.encodedBound + Engine.threadKey } ?? 0
     }
 
     /// A sum that saturates at `Int.max` instead of trapping.

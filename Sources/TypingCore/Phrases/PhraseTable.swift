@@ -282,8 +282,13 @@ private struct Template: Sendable {
 
     var pieces: [Piece]
 
-    /// Parses `source`, allowing the placeholders in `allowed`.
+    /// Parses `source`, allowing the placeholders in `allowed`. A control character
+    /// (U+0000–U+001F, U+007F–U+009F) or a line or paragraph separator (U+2028,
+    /// U+2029) is refused: phrases, like display names, hold none.
     init(_ source: String, allowed: [String], key: String) throws(PhraseTable.Error) {
+        if let bad = source.unicodeScalars.first(where: { DisplayName.isControl($0) || $0.value == 0x2028 || $0.value == 0x2029 }) {
+            throw PhraseTable.Error(key: key, message: "holds U+\(String(bad.value, radix: 16, uppercase: true)), a control character or line separator, which phrases never hold")
+        }
         let bytes = Array(source.utf8)
         var pieces: [Piece] = []
         var literal: [UInt8] = []

@@ -5,6 +5,7 @@ import TypingCore
 /// ```
 /// 12.345  team  bob sees: Alice is typing...
 /// 12.345  team  alice started typing
+/// 12.345  team (thread t1)  bob sees in the chat list: Alice is recording audio...
 /// ok line 3 (id 7)
 /// error line 4 bad_json: invalid JSON at column 3: ...
 /// ```
@@ -24,10 +25,10 @@ public struct TextFormat: EventFormat {
         switch event {
         case .indicator(let indicator):
             TextFormat.time(indicator.at, into: &out)
-            TextFormat.id(indicator.conv, into: &out)
+            TextFormat.place(indicator.conv, indicator.thread, into: &out)
             out.append("  ")
             TextFormat.id(indicator.viewer, into: &out)
-            out.append(" sees: ")
+            out.append(indicator.screen == .list ? " sees in the chat list: " : " sees: ")
             if indicator.view.typerCount == 0 {
                 out.append("(nobody is typing)")
             } else {
@@ -35,15 +36,24 @@ public struct TextFormat: EventFormat {
             }
         case .typing(let change):
             TextFormat.time(change.at, into: &out)
-            TextFormat.id(change.conv, into: &out)
+            TextFormat.place(change.conv, change.thread, into: &out)
             out.append("  ")
             TextFormat.id(change.user, into: &out)
-            if let reason = change.reason {
-                out.append(" stopped typing (")
-                out.append(contentsOf: reason.rawValue)
-                out.append(")")
-            } else {
+            switch change.state {
+            case .started:
                 out.append(" started typing")
+                if let activity = change.activity {
+                    out.append(" (")
+                    out.append(contentsOf: activity.name)
+                    out.append(")")
+                }
+            case .changed:
+                out.append(" is now ")
+                out.append(contentsOf: (change.activity ?? .typing).name)
+            case .stopped:
+                out.append(" stopped typing (")
+                out.append(contentsOf: change.reason?.rawValue ?? "")
+                out.append(")")
             }
         case .ok(let ok):
             out.append("ok line ")
@@ -59,13 +69,19 @@ public struct TextFormat: EventFormat {
             TextFormat.text(error.message, into: &out)
         case .state(let state):
             TextFormat.time(state.at, into: &out)
-            TextFormat.id(state.conv, into: &out)
+            TextFormat.place(state.conv, state.thread, into: &out)
             for (label, ids) in [("  members: ", state.members), ("; open: ", state.open), ("; typing: ", state.typing)] {
                 out.append(contentsOf: label)
                 if ids.isEmpty { out.append("-") }
                 for (index, id) in ids.enumerated() {
                     if index > 0 { out.append(", ") }
                     TextFormat.id(id, into: &out)
+                    if label == "; typing: ", let activities = state.activities, index < activities.count,
+                       activities[index] != .typing {
+                        out.append(" (")
+                        out.append(contentsOf: activities[index].name)
+                        out.append(")")
+                    }
                 }
             }
             if let id = state.id { TextFormat.requestID(id, into: &out) }
@@ -90,17 +106,42 @@ public struct TextFormat: EventFormat {
                 TextFormat.text(name, into: &out)
                 out.append(")")
             }
+            if let locale = member.locale {
+                out.append(", locale ")
+                TextFormat.text(locale, into: &out)
+            }
             if !member.sendTyping { out.append(", typing hidden") }
-            if member.open { out.append(", view open") }
+            if !member.receiveTyping { out.append(", sees no typing") }
+            if member.open {
+                out.append(member.view == .list ? ", open in the chat list" : ", view open")
+                if let thread = member.thread {
+                    out.append(" at thread ")
+                    TextFormat.id(thread, into: &out)
+                }
+            }
+            if member.forgotten { out.append(", indicator forgotten") }
+            if let joined = member.joined {
+                out.append(" (joined ")
+                out.appendDecimal(joined)
+                out.append(")")
+            }
         case .streak(let streak):
             TextFormat.time(streak.at, into: &out)
-            TextFormat.id(streak.conv, into: &out)
+            TextFormat.place(streak.conv, streak.thread, into: &out)
             out.append("  streak ")
             TextFormat.id(streak.user, into: &out)
+            if streak.activity != .typing {
+                out.append(" ")
+                out.append(contentsOf: streak.activity.name)
+            }
             out.append(" until ")
             TextFormat.seconds(streak.deadline, into: &out)
             out.append(" (keystroke ")
             out.appendDecimal(streak.keystroke)
+            if let started = streak.started {
+                out.append(", started ")
+                out.appendDecimal(started)
+            }
             out.append(")")
         case .snapshot(let snapshot):
             TextFormat.time(snapshot.at, into: &out)
@@ -114,6 +155,16 @@ public struct TextFormat: EventFormat {
             if let id = snapshot.id { TextFormat.requestID(id, into: &out) }
         }
         out.append(UInt8(ascii: "\n"))
+    }
+
+    /// `team`, or `team (thread t1)`.
+    static func place(_ conv: Identifier, _ thread: Identifier?, into out: inout OutputBuffer) {
+        id(conv, into: &out)
+        if let thread {
+            out.append(" (thread ")
+            id(thread, into: &out)
+            out.append(")")
+        }
     }
 
     /// `12.345  ` (seconds with milliseconds, then two spaces).

@@ -50,13 +50,42 @@ public enum LineHandlerFuzz {
                                         maxMemberships: settings & 64 == 0 ? 10_000_000 : 5,
                                         audience: views & 1 == 0 ? .members : .open,
                                         order: orders[Int(views >> 1) & 3],
-                                        maxListed: views & 8 == 0 ? 100 : Int(views >> 4) + 1),
+                                        maxListed: views & 8 == 0 ? 100 : Int(views >> 4) + 1,
+                                        listStyle: views & 16 == 0 ? .compact : .group,
+                                        phrases: views & 32 == 0 ? .english : (views & 64 == 0 ? fuzzBook : fuzzBookDefaultXX)),
             clock: .manual,
             maxLineBytes: settings & 128 == 0 ? 1 << 20 : 64,
             drain: true,
             output: OutputPolicy(flushThreshold: 512))
         configuration.checksInvariants = true
         return configuration
+    }
+
+    /// Phrase tables for the fuzzer: one with plural forms in subjects and verbs,
+    /// one whose clause puts the verb first, empty text included; the default
+    /// locale `de-CH` (`de`) or `xx` (the second).
+    static let fuzzBook = book(defaultLocale: "de-CH")
+    static let fuzzBookDefaultXX = book(defaultLocale: "xx")
+
+    static func book(defaultLocale: String) -> PhraseBook {
+        let tables = [
+            #"{"locale":"de","plural":{"one":"i = 1 and v = 0"},"names":{"0+1":"Jemand","0+n":"{r} Personen","1":"{0}","1+1":"{0} und noch jemand","1+n":{"one":"{0} und {r} weiterer","other":"{0} und {r} weitere"},"2":"{0} und {1}","2+1":"{0}, {1} und noch jemand","2+n":"{0}, {1} und {r} weitere","3":"{0}, {1} und {2}"},"verbs":{"typing":{"one":"tippt","other":"tippen"},"recording_audio":"nimmt auf","recording_video":"filmt","sending_photo":"sendet ein Foto","sending_video":"sendet ein Video","sending_file":"sendet eine Datei","sharing_location":"teilt den Standort"},"clause":"{names} {verb}","separator":"; ","end":" …"}"#,
+            #"{"locale":"xx","plural":{"zero":"n = 0","few":"n % 10 = 2..4 and n % 100 != 12..14","many":"n != 0 and n != 1"},"names":{"0+1":"","0+n":{"few":"{r}\u200ff","other":"{r}"},"1":"\"{0}\"","1+1":"{0}+1","1+n":"{0}+{r}","2":"{0}{1}","2+1":"{1}{0}+1","2+n":"{0}|{1}|{r}","3":"{2}{1}{0}"},"verbs":{"typing":"\u00adT","recording_audio":"RA","recording_video":"RV","sending_photo":"SP","sending_video":"SV","sending_file":"SF","sharing_location":"\u202eSL"},"clause":"{verb}{names}{verb}","separator":"","end":""}"#,
+        ]
+        var loaded: [PhraseTable] = []
+        for text in tables {
+            let bytes = Array(text.utf8)
+            let result: Result<PhraseTable, PhraseTable.Error> = bytes.withUnsafeBytes { raw in
+                Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
+            }
+            guard case .success(let table) = result else { preconditionFailure("a fuzz table is invalid: \(result)") }
+            loaded.append(table)
+        }
+        do {
+            return try PhraseBook(tables: loaded, defaultLocale: defaultLocale)
+        } catch {
+            preconditionFailure("the fuzz book is invalid: \(error)")
+        }
     }
 
     /// Runs `input` through a session, fed in parts cut at `cuts`.

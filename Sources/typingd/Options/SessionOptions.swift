@@ -185,7 +185,7 @@ struct SessionOptions: ParsableArguments {
 /// the speed, never the output.
 struct ThreadOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); default: the number of cores; 1: parse and apply on one thread). Only the speed changes.",
+        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); unless given, the number of cores; 1: parse and apply on one thread). Only the speed changes.",
         valueName: "n"))
     var threads: Int = ThreadOptions.cores
 
