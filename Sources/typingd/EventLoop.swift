@@ -58,7 +58,10 @@ struct EventLoop {
             _ = try? pipeline.session.flush()
             throw error
         }
-        _ = try pipeline.settle()
+        // No settle here: the loop ends with nothing in flight at the end of input
+        // (finish settled it), and after a signal or a failed write nothing more is
+        // applied, not even the next batch's first line: the output is a prefix of
+        // what the whole input would have given.
         pipeline.session.endRecord()
         try pipeline.session.flush()
     }

@@ -66,15 +66,61 @@ struct CheckFilesTests {
         #expect(leftovers.isEmpty, "temporary files left: \(leftovers)")
     }
 
-    @Test("SIGTERM and SIGINT stop check between lines: exit 128 + N, no summary line", arguments: [SIGTERM, SIGINT])
-    func signals(_ signal: Int32) throws {
+    @Test("--junit and --bless replace only regular files: a FIFO is refused and stays, a symlink's target is written and the link stays")
+    func onlyRegularFilesReplaced() throws {
+        let dir = try WorkflowTests.folder("targets")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try #"{"cmd":"stats"}"#.write(to: dir.appendingPathComponent("t.in.jsonl"), atomically: true, encoding: .utf8)
+        let fifo = dir.appendingPathComponent("report.fifo").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let (_, error, status) = try WorkflowTests.typingd(["check", dir.path, "--junit", fifo])
+        #expect(status == 64 && error.contains("FIFO, not a regular file"), "\(status) \(error)")
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO is still a FIFO")
+        // A symlinked report and a symlinked golden: the targets change, the links stay.
+        let goldens = dir.appendingPathComponent("goldens")
+        try FileManager.default.createDirectory(at: goldens, withIntermediateDirectories: true)
+        try "old\n".write(to: goldens.appendingPathComponent("t.out.jsonl"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("t.out.jsonl").path,
+                                                   withDestinationPath: "goldens/t.out.jsonl")
+        try "".write(to: dir.appendingPathComponent("report.real"), atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("report.xml").path,
+                                                   withDestinationPath: "report.real")
+        let (_, _, blessStatus) = try WorkflowTests.typingd(["check", "--bless", dir.appendingPathComponent("t.in.jsonl").path,
+                                                             "--junit", dir.appendingPathComponent("report.xml").path])
+        #expect(blessStatus == 0)
+        for link in ["t.out.jsonl", "report.xml"] {
+            #expect(lstat(dir.appendingPathComponent(link).path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "\(link) is still a link")
+        }
+        #expect(try String(contentsOf: goldens.appendingPathComponent("t.out.jsonl"), encoding: .utf8).contains("\"event\":\"stats\""))
+        #expect(try String(contentsOf: dir.appendingPathComponent("report.real"), encoding: .utf8).contains("<testsuites"))
+    }
+
+    @Test("check's report escapes what a terminal would act on, from file names and expected files")
+    func reportIsTerminalSafe() throws {
+        let dir = try WorkflowTests.folder("escape")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let stem = dir.appendingPathComponent("x\u{1B}]0;title\u{07}y").path
+        try #"{"cmd":"stats"}"#.write(toFile: stem + ".in.jsonl", atomically: true, encoding: .utf8)
+        try "\u{1B}[31mred\u{85}\n".write(toFile: stem + ".out.jsonl", atomically: true, encoding: .utf8)
+        let (out, _, status) = try WorkflowTests.typingd(["check", dir.path])
+        #expect(status == 1 && out.contains("FAIL"), "\(out)")
+        #expect(!out.unicodeScalars.contains { $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) }, "\(out.debugDescription)")
+        #expect(out.contains("\\u{1b}]0;title\\u{7}y"), "\(out)")
+    }
+
+    @Test("SIGTERM and SIGINT stop check between lines: exit 128 + N, no summary, no verdict on the cut run, nothing blessed",
+          arguments: [SIGTERM, SIGINT], [false, true])
+    func signals(_ signal: Int32, bless: Bool) throws {
         let dir = try WorkflowTests.folder("signal")
         defer { try? FileManager.default.removeItem(at: dir) }
         let line = #"{"cmd":"stats"}"# + "\n"
         try String(repeating: line, count: 2_000_000).write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
+        let expected = dir.appendingPathComponent("big.out.jsonl")
+        try "the golden before\n".write(to: expected, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = Daemon.binary
-        process.arguments = ["check", dir.path]
+        process.arguments = ["check", dir.path] + (bless ? ["--bless"] : [])
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -87,5 +133,7 @@ struct CheckFilesTests {
         #expect(process.terminationStatus == 128 + signal, "\(report)")
         #expect(Date().timeIntervalSince(start) < 5)
         #expect(!report.contains("passed"), "\(report)")
+        #expect(!report.contains("FAIL") && !report.contains("blessed"), "the cut run was judged: \(report)")
+        #expect(try String(contentsOf: expected, encoding: .utf8) == "the golden before\n")
     }
 }

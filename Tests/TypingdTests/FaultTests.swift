@@ -118,6 +118,35 @@ struct SignalTests {
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }()
 
+    @Test("a signal during a flood through the parsing threads stops between two lines: the output is a prefix, no line skipped",
+          arguments: [1, 2, 4])
+    func signalMidFloodIsAPrefix(threads: Int) throws {
+        // stats replies count the lines read: in a prefix they are 1, 2, 3, … with none missing.
+        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain", "--threads", String(threads)])
+        defer { daemon.stop() }
+        let stats = Array(String(repeating: #"{"cmd":"stats"}"# + "\n", count: 200_000).utf8)
+        let writer = Thread { for _ in 0..<3 { try? daemon.send(bytes: stats) } }
+        writer.start()
+        var lines: [String] = []
+        while lines.count < 20_000, let line = daemon.readLine(timeout: 20) { lines.append(line) }
+        daemon.signal(SIGTERM)
+        lines += daemon.readAll(timeout: 30)
+        #expect(daemon.waitForExit(timeout: 10) == 0)
+        var expected = 1
+        for line in lines {
+            guard let number = object(line)["lines"] as? Int else {
+                Issue.record("not a stats reply: \(line.prefix(80))")
+                break
+            }
+            guard number == expected else {
+                Issue.record("\(threads) threads: line \(number) answered after line \(expected - 1): a line was skipped")
+                break
+            }
+            expected += 1
+        }
+        #expect(expected > 20_000 && expected < 600_001, "\(expected - 1) lines answered")
+    }
+
     @Test("a signal while busy is noticed between lines, not after the whole read", arguments: [SIGTERM, SIGHUP, SIGQUIT])
     func promptWhileBusy(signal: Int32) throws {
         let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])

@@ -60,7 +60,7 @@ struct Check: ParsableCommand {
         do {
             var check = TranscriptCheck(bless: bless, checksInvariants: invariants)
             check.stop = { signals.signal != nil }
-            summary = try check.run(paths) { line in print(line) }
+            summary = try check.run(paths) { line in print(Check.terminalSafe(line)) }
             if let junit { try JUnitReport.write(summary, to: junit) }
         } catch {
             StandardOutput.diagnose("typingd check: \(error)")
@@ -135,6 +135,9 @@ struct TranscriptCheck {
             report("FAIL \(transcript): \(error)")
             return "\(error)"
         }
+        // A signal stopped the run: its output is cut short. Neither compare nor
+        // bless it (the caller ends without a summary).
+        if stop() { return nil }
         if bless {
             guard expected != actual else { return nil }
             do {
@@ -212,5 +215,24 @@ enum JUnitReport {
             }
         }
         return out
+    }
+}
+
+extension Check {
+    /// `text` for a terminal: what a terminal would act on (C0 controls but the LF
+    /// that ends a report line, DEL, C1 controls, line separators, bidirectional
+    /// controls), from file names or the lines of an expected file, as `\u{…}`, as
+    /// `--format text` writes it.
+    static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 != "\n" && TextFormat.isUnsafe($0) }) else { return text }
+        var safe = ""
+        for scalar in text.unicodeScalars {
+            if scalar != "\n" && TextFormat.isUnsafe(scalar) {
+                safe += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                safe.unicodeScalars.append(scalar)
+            }
+        }
+        return safe
     }
 }

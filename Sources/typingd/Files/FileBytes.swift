@@ -65,7 +65,29 @@ enum FileBytes {
     /// Replaces the file at `path` by `bytes`: they are written to a new file beside
     /// it, flushed to disk, and renamed over it, so that on any failure (a full disk)
     /// the old file stays as it was.
+    ///
+    /// Only a regular file is replaced: a path that names a device, a FIFO, a
+    /// folder or a socket is refused (renaming over `/dev/null` would put a file in
+    /// its place), and a symlink is followed, so the file it points to is replaced
+    /// and the link stays.
     static func write(_ bytes: [UInt8], to path: String) throws(Failure) {
+        var path = path
+        var existing = stat()
+        if lstat(path, &existing) == 0 {
+            if existing.st_mode & S_IFMT == S_IFLNK {
+                guard let resolved = realpath(path, nil) else {
+                    throw Failure("cannot write \(path): it is a symlink to nothing (\(String(cString: strerror(errno))))")
+                }
+                path = String(cString: resolved)
+                free(resolved)
+                guard stat(path, &existing) == 0 else {
+                    throw Failure("cannot write \(path): \(String(cString: strerror(errno)))")
+                }
+            }
+            guard existing.st_mode & S_IFMT == S_IFREG else {
+                throw Failure("cannot write \(path): it is \(describe(existing.st_mode)), not a regular file; typingd replaces only regular files")
+            }
+        }
         var template = Array((path + ".XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
         guard fd >= 0 else { throw Failure("cannot write \(path): \(String(cString: strerror(errno)))") }
