@@ -4,12 +4,18 @@
  *
  *     TYPINGD_BINARY=.build/debug/typingd node --test examples/node/
  *
- * Without TYPINGD_BINARY, `typingd` is looked up on PATH. Every test but the last
- * uses --clock manual, so the events are exact.
+ * Without TYPINGD_BINARY, `typingd` is looked up on PATH. Most tests use --clock
+ * manual, so the events are exact. fixtures/de.json is a tiny German phrase table of
+ * these tests' own.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { TypingdClient, TypingdError, LineSplitter } = require('./typingd_client');
+const path = require('node:path');
+const fs = require('node:fs');
+const { execFileSync } = require('node:child_process');
+const { TypingdClient, TypingdError, LineSplitter, ACTIVITIES } = require('./typingd_client');
+
+const GERMAN = path.join(__dirname, 'fixtures', 'de.json');
 
 const MANUAL = ['--clock', 'manual'];
 
@@ -274,4 +280,243 @@ test('the line splitter joins lines and UTF-8 sequences cut across chunks', () =
   assert.deepEqual(lines, ['{"text":"Zoë 🎉"}', '{"a":"\u2028"}\r']);
   splitter.end();
   assert.deepEqual(lines.at(-1), 'partial');
+});
+
+// Protocol v3 ---------------------------------------------------------------------
+
+/** An indicator event with its keys in typingd's order (v3: thread, view, activities). */
+function ind(at, conv, viewer, typing, text, { thread, view, more, activities } = {}) {
+  const event = { event: 'indicator', at, conv };
+  if (thread !== undefined) event.thread = thread;
+  event.viewer = viewer;
+  if (view !== undefined) event.view = view;
+  event.typing = typing;
+  if (more !== undefined) event.more = more;
+  if (activities !== undefined) event.activities = activities;
+  event.text = text;
+  return event;
+}
+
+function typ(at, conv, user, state, { thread, activity, reason } = {}) {
+  const event = { event: 'typing', at, conv };
+  if (thread !== undefined) event.thread = thread;
+  Object.assign(event, { user, state });
+  if (activity !== undefined) event.activity = activity;
+  if (reason !== undefined) event.reason = reason;
+  return event;
+}
+
+/** Compares events key by key, in order: what the wrapper delivers is what typingd wrote. */
+function sameEvents(actual, expected) {
+  assert.deepEqual(actual.map(Object.entries), expected.map(Object.entries));
+}
+
+test('protocol v3: activities are listed and phrased per activity', async (t) => {
+  const td = start(t, [...MANUAL, '--typing-events']);
+  for (const [user, name] of [['ana', 'Ana'], ['ben', 'Ben'], ['cy', 'Cy']]) await td.join('g', user, { name });
+  await td.type('g', 'ana', { at: 10, activity: 'recording_audio' });
+  await td.type('g', 'ben', { at: 20, activity: undefined, thread: undefined }); // left out: typing
+  await td.type('g', 'ana', { at: 30, activity: 'sending_photo' });              // same streak
+  sameEvents(td.drainEvents(), [
+    typ(10, 'g', 'ana', 'started', { activity: 'recording_audio' }),
+    ind(10, 'g', 'ben', ['ana'], 'Ana is recording audio...', { activities: ['recording_audio'] }),
+    ind(10, 'g', 'cy', ['ana'], 'Ana is recording audio...', { activities: ['recording_audio'] }),
+    typ(20, 'g', 'ben', 'started'),
+    ind(20, 'g', 'ana', ['ben'], 'Ben is typing...'),
+    ind(20, 'g', 'cy', ['ana', 'ben'], 'Ana is recording audio; Ben is typing...',
+      { activities: ['recording_audio', 'typing'] }),
+    typ(30, 'g', 'ana', 'changed', { activity: 'sending_photo' }),
+    ind(30, 'g', 'ben', ['ana'], 'Ana is sending a photo...', { activities: ['sending_photo'] }),
+    ind(30, 'g', 'cy', ['ana', 'ben'], 'Ana is sending a photo; Ben is typing...',
+      { activities: ['sending_photo', 'typing'] }),
+  ]);
+  const state = await td.query('g', { at: 35, thread: undefined });
+  assert.deepEqual([state.typing, state.activities], [['ana', 'ben'], ['sending_photo', 'typing']]);
+  await td.type('g', 'ana', { at: 40 }); // back to typing: no activities key
+  sameEvents(td.drainEvents(), [
+    typ(40, 'g', 'ana', 'changed', { activity: 'typing' }),
+    ind(40, 'g', 'ben', ['ana'], 'Ana is typing...'),
+    ind(40, 'g', 'cy', ['ana', 'ben'], 'Ana and Ben are typing...'),
+  ]);
+  assert.equal('activities' in (await td.query('g')), false);
+  for (const activity of ACTIVITIES) assert.equal((await td.type('g', 'cy', { activity })).event, 'ok');
+  await assert.rejects(td.type('g', 'cy', { activity: 'singing' }), { code: 'bad_field', field: 'activity' });
+  assert.equal(await td.close(), 0);
+});
+
+test('protocol v3: a German viewer reads the indicator in German (--phrases, locale)', async (t) => {
+  const td = start(t, MANUAL, { phrases: GERMAN });
+  await td.join('g', 'ana', { name: 'Ana' });
+  await td.join('g', 'ben', { name: 'Ben', locale: 'de-AT' }); // de-AT falls back to de
+  await td.join('g', 'cy', { name: 'Cy', locale: undefined, receiveTyping: undefined });
+  await td.type('g', 'ana', { at: 10 });
+  await td.type('g', 'cy', { at: 20, activity: 'recording_video' });
+  sameEvents(td.drainEvents(), [
+    ind(10, 'g', 'ben', ['ana'], 'Ana tippt …'),
+    ind(10, 'g', 'cy', ['ana'], 'Ana is typing...'),
+    ind(20, 'g', 'ana', ['cy'], 'Cy is recording video...', { activities: ['recording_video'] }),
+    ind(20, 'g', 'ben', ['ana', 'cy'], 'Ana tippt; Cy filmt …', { activities: ['typing', 'recording_video'] }),
+  ]);
+  await td.user('ben', { locale: 'en', at: 30 });                 // re-rendered at once
+  await td.user('ben', { locale: undefined, name: undefined, at: 40 }); // nothing given: no change
+  sameEvents(td.drainEvents(), [ind(30, 'g', 'ben', ['ana', 'cy'], 'Ana is typing; Cy is recording video...',
+    { activities: ['typing', 'recording_video'] })]);
+  await assert.rejects(td.user('ben', { locale: 'de_DE' }), { code: 'bad_field', field: 'locale' });
+  assert.equal(await td.close(), 0);
+
+  // defaultLocale: users who give no locale read German; phrases may be an array.
+  const de = start(t, MANUAL, { phrases: [GERMAN], defaultLocale: 'de' });
+  await de.join('g', 'ana', { name: 'Ana' });
+  await de.join('g', 'ben', { locale: 'en' });
+  await de.join('g', 'cy');
+  await de.type('g', 'ana', { at: 10 });
+  sameEvents(de.drainEvents(), [ind(10, 'g', 'ben', ['ana'], 'Ana is typing...'), ind(10, 'g', 'cy', ['ana'], 'Ana tippt …')]);
+  assert.equal(await de.close(), 0);
+});
+
+test('protocol v3: a thread shows its own typers; shown() tells what each viewer sees', async (t) => {
+  const td = start(t, [...MANUAL, '--typing-events']);
+  const cy = [];
+  td.onIndicator('cy', (ev) => cy.push(ev));
+  for (const [user, name] of [['ana', 'Ana'], ['ben', 'Ben'], ['cy', 'Cy'], ['dee', 'Dee']]) {
+    await td.join('g', user, { name });
+  }
+  await td.openView('g', 'cy', { thread: 't', at: 10 }); // cy reads thread t
+  await td.type('g', 'ana', { at: 20 });                 // the main timeline
+  await td.type('g', 'ben', { thread: 't', at: 30 });
+  await td.type('g', 'ana', { thread: 't', at: 40 });    // ana moves to the thread
+  sameEvents(td.drainEvents(), [
+    typ(20, 'g', 'ana', 'started'),
+    ind(20, 'g', 'ben', ['ana'], 'Ana is typing...'),
+    ind(20, 'g', 'dee', ['ana'], 'Ana is typing...'),
+    typ(30, 'g', 'ben', 'started', { thread: 't' }),
+    ind(30, 'g', 'cy', ['ben'], 'Ben is typing...', { thread: 't' }),
+    typ(40, 'g', 'ana', 'stopped', { reason: 'moved' }),
+    typ(40, 'g', 'ana', 'started', { thread: 't' }),
+    ind(40, 'g', 'ben', [], ''),
+    ind(40, 'g', 'cy', ['ben', 'ana'], 'Ben and Ana are typing...', { thread: 't' }),
+    ind(40, 'g', 'dee', [], ''),
+  ]);
+  // The per-viewer callback gets the events as received, thread included.
+  assert.deepEqual(cy.map((ev) => [ev.at, ev.thread, ev.text]), [[30, 't', 'Ben is typing...'], [40, 't', 'Ben and Ana are typing...']]);
+  assert.equal(td.shown('cy', 'g', { thread: 't' }).text, 'Ben and Ana are typing...');
+  assert.equal(td.shown('cy', 'g'), null);
+  assert.equal(td.shown('dee', 'g'), null);                  // nobody types in the main timeline
+  assert.equal(td.shown('dee', 'g', { thread: 't' }), null); // dee has not opened it
+  const state = await td.query('g', { thread: 't', at: 50 });
+  assert.deepEqual([state.thread, state.typing], ['t', ['ben', 'ana']]);
+  assert.deepEqual((await td.query('g')).typing, []);
+  await td.send('g', 'ben', { at: 60 });                     // not where ben types: no change
+  await td.send('g', 'ben', { thread: 't', at: 70 });
+  sameEvents(td.drainEvents(), [typ(70, 'g', 'ben', 'stopped', { thread: 't', reason: 'send' }),
+    ind(70, 'g', 'cy', ['ana'], 'Ana is typing...', { thread: 't' })]);
+  await td.closeView('g', 'cy', { at: 80 });                 // back to the main timeline, silently
+  assert.deepEqual(td.drainEvents(), []);
+  assert.equal(td.shown('cy', 'g', { thread: 't' }), null);
+  await td.openView('g', 'cy', { thread: 't', at: 90 });     // back: ana still types there
+  sameEvents(td.drainEvents(), [ind(90, 'g', 'cy', ['ana'], 'Ana is typing...', { thread: 't' })]);
+  assert.deepEqual(td.shown('cy', 'g', { thread: 't' }).typing, ['ana']);
+  assert.equal(await td.close(), 0);
+});
+
+test('protocol v3: a chat-list row is its own screen (view: list, listStyle)', async (t) => {
+  const td = start(t, MANUAL, { audience: 'open', listStyle: 'group' });
+  for (const [user, name] of [['mom', 'Mom'], ['dad', 'Dad'], ['kid', 'Kid'], ['gran', 'Gran']]) {
+    await td.join('fam', user, { name });
+  }
+  await td.openView('fam', 'kid', { view: 'list', at: 10 });  // the row in kid's chat list
+  await td.openView('fam', 'gran', { view: undefined, thread: undefined, at: 20 }); // the chat
+  await td.type('fam', 'mom', { at: 100 });
+  await td.type('fam', 'dad', { at: 200 });
+  await td.type('fam', 'gran', { at: 300 });
+  sameEvents(td.drainEvents(), [
+    ind(100, 'fam', 'kid', ['mom'], 'Mom is typing...', { view: 'list' }),
+    ind(100, 'fam', 'gran', ['mom'], 'Mom is typing...'),
+    ind(200, 'fam', 'kid', ['mom', 'dad'], 'Mom and Dad are typing...', { view: 'list' }),
+    ind(200, 'fam', 'gran', ['mom', 'dad'], 'Mom and Dad are typing...'),
+    // listStyle group (the default, compact, says "Mom and 2 others are typing...")
+    ind(300, 'fam', 'kid', ['mom', 'dad', 'gran'], 'Mom, Dad, and Gran are typing...', { view: 'list' }),
+  ]);
+  assert.deepEqual(td.shown('kid', 'fam', { view: 'list' }).typing, ['mom', 'dad', 'gran']);
+  assert.equal(td.shown('kid', 'fam'), null);                 // kid's chat is not on screen
+  await td.openView('fam', 'kid', { at: 400 });               // kid opens the chat: a new screen
+  sameEvents(td.drainEvents(), [ind(400, 'fam', 'kid', ['mom', 'dad', 'gran'], 'Mom, Dad, and Gran are typing...')]);
+  assert.equal(td.shown('kid', 'fam', { view: 'list' }), null);
+  assert.equal(td.shown('kid', 'fam', { view: 'chat' }).at, 400);
+  await td.closeView('fam', 'kid', { at: 500 });              // --audience open: nothing shown
+  assert.equal(td.shown('kid', 'fam'), null);
+  await assert.rejects(td.openView('fam', 'kid', { view: 'list', thread: 't' }), { code: 'bad_field', field: 'view' });
+  assert.equal(await td.close(), 0);
+});
+
+test('protocol v3: receive_typing false sends that viewer nothing', async (t) => {
+  const td = start(t, MANUAL);
+  const ben = [];
+  td.onIndicator('ben', (ev) => ben.push([ev.at, ev.text]));
+  await td.join('g', 'ana', { name: 'Ana' });
+  await td.join('g', 'ben', { name: 'Ben', receiveTyping: false });
+  await td.join('g', 'cy', { name: 'Cy' });
+  await td.type('g', 'ana', { at: 10 });
+  sameEvents(td.drainEvents(), [ind(10, 'g', 'cy', ['ana'], 'Ana is typing...')]);
+  assert.equal(td.shown('ben', 'g'), null);
+  await td.user('ben', { receive_typing: true, at: 20 });     // sees current typing at once
+  assert.deepEqual(ben, [[20, 'Ana is typing...']]);
+  assert.equal(td.shown('ben', 'g').text, 'Ana is typing...');
+  await td.user('cy', { receiveTyping: false, at: 30 });      // forgotten without an event
+  await td.type('g', 'ben', { at: 40 });
+  sameEvents(td.drainEvents(), [ind(20, 'g', 'ben', ['ana'], 'Ana is typing...'), ind(40, 'g', 'ana', ['ben'], 'Ben is typing...')]);
+  assert.equal(td.shown('cy', 'g'), null);
+  assert.equal(await td.close(), 0);
+});
+
+test('protocol v3: snapshot lists members and streaks with their v3 fields', async (t) => {
+  const td = start(t, MANUAL);
+  await td.join('g', 'ana', { name: 'Ana', locale: 'de-AT' });
+  await td.join('g', 'ben', { receiveTyping: false });
+  await td.join('g', 'cy', { name: 'Cy' });
+  await td.openView('g', 'cy', { thread: 't1', at: 5 });
+  await td.openView('g', 'ben', { view: 'list', at: 6 });
+  await td.type('g', 'ana', { thread: 't1', activity: 'recording_audio', at: 10 });
+  sameEvents(td.drainEvents(), [ind(10, 'g', 'cy', ['ana'], 'Ana is recording audio...',
+    { thread: 't1', activities: ['recording_audio'] })]);
+  const { reply, members, streaks } = await td.snapshot({ at: 20 });
+  assert.deepEqual([reply.members, reply.typing], [3, 1]);
+  sameEvents(members, [
+    { event: 'member', at: 20, conv: 'g', user: 'ana', name: 'Ana', locale: 'de-AT', send_typing: true, open: false },
+    { event: 'member', at: 20, conv: 'g', user: 'ben', send_typing: true, receive_typing: false, open: true, view: 'list' },
+    { event: 'member', at: 20, conv: 'g', user: 'cy', name: 'Cy', send_typing: true, open: true, thread: 't1' },
+  ]);
+  sameEvents(streaks, [{ event: 'streak', at: 20, conv: 'g', thread: 't1', user: 'ana',
+    activity: 'recording_audio', deadline: 3010, keystroke: 1 }]);
+  await td.offline('cy', { at: 30 });                          // cy's screen changed: forgotten
+  const after = await td.snapshot({ at: 40 });
+  assert.deepEqual(after.members[2], { event: 'member', at: 40, conv: 'g', user: 'cy', name: 'Cy',
+    send_typing: true, open: false, forgotten: true });
+  assert.deepEqual(td.drainEvents(), []);                      // none of it leaks to nextEvent()
+  assert.equal(await td.close(), 0);
+});
+
+test('kill() with SIGTERM resolves with 0: typingd writes what it has and exits 0', async (t) => {
+  const td = start(t, ['--clock', 'real']);
+  const texts = [];
+  td.onIndicator('b', (ev) => texts.push(ev.text));
+  await td.join('g', 'a', { name: 'A' });
+  await td.join('g', 'b', { name: 'B' });
+  await td.type('g', 'a');
+  assert.equal(await td.kill('SIGTERM'), 0);
+  assert.equal(td.signalCode, null);
+  assert.deepEqual(texts, ['A is typing...']); // no drain on a signal
+});
+
+test('the README example runs as written, as an ES module (Node 20: top-level await)', () => {
+  const readme = fs.readFileSync(path.join(__dirname, 'README.md'), 'utf8');
+  const code = /```js\n([\s\S]*?)```/.exec(readme)[1];
+  // Run as `node example.mjs` from this folder would run it.
+  const stdout = execFileSync(process.execPath, ['--input-type=module', '--eval', code],
+    { cwd: __dirname, encoding: 'utf8', timeout: 60000 });
+  // What each line prints is its comment, after "// -> ".
+  const expected = code.split('\n').filter((line) => line.includes('// -> '))
+    .map((line) => line.split('// -> ')[1].trim());
+  assert.ok(expected.length >= 5);
+  assert.deepEqual(stdout.trimEnd().split('\n'), expected);
 });

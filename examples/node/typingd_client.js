@@ -1,16 +1,20 @@
 'use strict';
 /**
- * A small Node.js wrapper around a typingd subprocess (standard library only, Node 18+).
+ * A small Node.js wrapper around a typingd subprocess (protocol v3; standard library
+ * only, Node 18+). See README.md beside this file.
  *
  *     const { TypingdClient } = require('./typingd_client');
  *
- *     const td = new TypingdClient({ options: ['--timeout-ms', '3000'] });
- *     td.onIndicator('bob', (ev) => console.log('bob sees:', ev.text));
- *     await td.join('dm', 'alice', { name: 'Alice' });
- *     await td.join('dm', 'bob', { name: 'Bob' });
- *     await td.type('dm', 'alice');            // bob sees: Alice is typing...
- *     console.log(await td.query('dm'));       // { event: 'state', members: [...], ... }
- *     console.log(await td.close());           // 0
+ *     async function main() {
+ *       const td = new TypingdClient({ options: ['--timeout-ms', '3000'] });
+ *       td.onIndicator('bob', (ev) => console.log('bob sees:', ev.text));
+ *       await td.join('dm', 'alice', { name: 'Alice' });
+ *       await td.join('dm', 'bob', { name: 'Bob' });
+ *       await td.type('dm', 'alice');            // bob sees: Alice is typing...
+ *       console.log(await td.query('dm'));       // { event: 'state', members: [...], ... }
+ *       console.log(await td.close());           // 0
+ *     }
+ *     main();
  *
  * Every command method sends its command with an id ("js-1", "js-2", ...) and returns a
  * Promise for the reply that carries it: `ok`, `state`, `stats` or `snapshot` (resolved)
@@ -23,6 +27,15 @@
  * delivered to per-viewer callbacks registered with `onIndicator(viewer, cb)`, and
  * queued for `nextEvent()` (unless `queue: false`). stdout is read all the time, so
  * typingd never blocks on a full pipe however many events it writes.
+ *
+ * Protocol v3: the command methods pass every field given in their options object
+ * and leave out those that are undefined: `activity` and `thread` on `type`, `thread`
+ * on `send`, `openView` and `query`, `view` ('chat' or 'list') on `openView`, `locale`
+ * and `receive_typing` (or `receiveTyping`) on `join` and `user`. The config takes the
+ * options `phrases` (a path or an array of paths), `defaultLocale` and `listStyle`, as
+ * well as `audience`, `order` and `maxListed`. Events are delivered as typingd wrote
+ * them (an indicator keeps its `thread`, `view`, `activities` and `more`), and
+ * `shown(viewer, conv, { thread, view })` tells what a viewer sees at one location.
  *
  * The binary is `binary` when given, else $TYPINGD_BINARY, else `typingd` on PATH.
  */
@@ -39,6 +52,14 @@ const MEMBERS = Symbol('members');
 const STDERR_LIMIT = 64 * 1024;
 /** How many recent error events are remembered for late `outcome()` calls. */
 const RECENT_ERRORS = 1024;
+/** The values of `type`'s `activity` (protocol v3 §A); `typing` is the default. */
+const ACTIVITIES = Object.freeze(['typing', 'recording_audio', 'recording_video', 'sending_photo',
+  'sending_video', 'sending_file', 'sharing_location']);
+/** Command-line options the config may give by name, and their flags. */
+const CONFIG_OPTIONS = [
+  ['audience', '--audience'], ['order', '--order'], ['maxListed', '--max-listed'],
+  ['defaultLocale', '--default-locale'], ['listStyle', '--list-style'],
+];
 
 /** typingd answered with an `error` event, or typingd is gone (code 'gone' / 'closed'). */
 class TypingdError extends Error {
@@ -67,9 +88,16 @@ class LineSplitter {
   }
 
   push(chunk) {
-    const text = this._partial + this._decoder.write(chunk);
-    let start = 0;
-    let end;
+    const text = this._decoder.write(chunk);
+    let end = text.indexOf('\n');
+    if (end === -1) {
+      // No line ends here: only this chunk is searched, so a long line that comes in
+      // many chunks costs its length, not its length times the number of chunks.
+      this._partial += text;
+      return;
+    }
+    this._onLine(this._partial + text.slice(0, end));
+    let start = end + 1;
     while ((end = text.indexOf('\n', start)) !== -1) {
       this._onLine(text.slice(start, end));
       start = end + 1;
@@ -86,7 +114,7 @@ class LineSplitter {
 }
 
 /** Protocol field names for the camelCase spellings a caller may use. */
-const ALIASES = { sendTyping: 'send_typing', timeoutMs: 'timeout_ms' };
+const ALIASES = { sendTyping: 'send_typing', timeoutMs: 'timeout_ms', receiveTyping: 'receive_typing' };
 
 function fieldsOf(options) {
   const fields = {};
@@ -95,6 +123,22 @@ function fieldsOf(options) {
     fields[ALIASES[key] || key] = value;
   }
   return fields;
+}
+
+/** A viewer's screen in one conversation (v3 §C/§D): its thread and its view kind. */
+function screenOf(thread, view) {
+  return `${view === 'list' ? 'list' : 'chat'}:${thread === undefined || thread === null ? '' : `#${thread}`}`;
+}
+const MAIN_CHAT = screenOf();
+
+/** The last value given for `flag` in a command line (`--flag value` or `--flag=value`). */
+function optionValue(args, flag) {
+  let value;
+  args.forEach((arg, i) => {
+    if (arg === flag && i + 1 < args.length) value = args[i + 1];
+    else if (typeof arg === 'string' && arg.startsWith(`${flag}=`)) value = arg.slice(flag.length + 1);
+  });
+  return value;
 }
 
 function countNewlines(data) {
@@ -112,6 +156,13 @@ class TypingdClient extends EventEmitter {
   /**
    * @param {object} [config]
    * @param {string[]} [config.options]  command-line options, e.g. ['--clock', 'manual']
+   * @param {string|string[]} [config.phrases]  phrase tables (a JSON file or a folder of
+   *   them): one `--phrases` each, in order
+   * @param {string} [config.defaultLocale]  `--default-locale`: the table of users with no locale
+   * @param {string} [config.listStyle]  `--list-style group|compact`: chat-list rows' phrases
+   * @param {string} [config.audience]   `--audience members|open`
+   * @param {string} [config.order]      `--order start|recent|name`
+   * @param {number} [config.maxListed]  `--max-listed N`
    * @param {string} [config.binary]     default: $TYPINGD_BINARY, else 'typingd' on PATH
    * @param {number} [config.requestTimeout=5000]  ms to wait for a reply; 0: no limit
    * @param {boolean} [config.queue=true]  keep unmatched events for nextEvent(); a
@@ -124,6 +175,14 @@ class TypingdClient extends EventEmitter {
     if (Array.isArray(config)) config = { options: config };
     this.binary = config.binary || process.env.TYPINGD_BINARY || 'typingd';
     this.options = [...(config.options || [])];
+    for (const [key, flag] of CONFIG_OPTIONS) {
+      if (config[key] !== undefined) this.options.push(flag, String(config[key]));
+    }
+    if (config.phrases !== undefined) {
+      for (const path of [].concat(config.phrases)) this.options.push('--phrases', String(path));
+    }
+    // The audience decides what `close` does to what a viewer sees (see shown()).
+    this._audienceOpen = optionValue(this.options, '--audience') === 'open';
     this.requestTimeout = config.requestTimeout === undefined ? 5000 : config.requestTimeout;
     this._queueEvents = config.queue !== false;
     this._idPrefix = config.idPrefix === undefined ? 'js-' : config.idPrefix;
@@ -136,6 +195,7 @@ class TypingdClient extends EventEmitter {
     this._recentErrors = new Map(); // line -> error event (the last RECENT_ERRORS)
     this._members = [];         // member events waiting for their snapshot event
     this._viewers = new Map();  // viewer -> Set of callbacks
+    this._shown = new Map();    // viewer -> Map conv -> the indicator on their screen, if not empty
     this._queue = [];
     this._queueWaiters = [];
     this._stderr = '';
@@ -184,7 +244,7 @@ class TypingdClient extends EventEmitter {
       const rest = fieldsOf(fields);
       delete rest.id; // the id is always ours
       const line = this._writeLine(JSON.stringify({ cmd, id, ...rest }));
-      const slot = { resolve, reject, cmd, line, timer: null };
+      const slot = { resolve, reject, cmd, line, timer: null, screens: this._screenChange(cmd, rest) };
       if (timeout > 0 && Number.isFinite(timeout)) {
         slot.timer = setTimeout(() => {
           this._pending.delete(id);
@@ -204,19 +264,24 @@ class TypingdClient extends EventEmitter {
   leave(conv, user, options = {}) { return this.request('leave', { conv, user, ...options }); }
   remove(conv, user, options = {}) { return this.request('remove', { conv, user, ...options }); }
   offline(user, options = {}) { return this.request('offline', { user, ...options }); }
-  /** The `open` command: the user's view of conv opens. */
+  /**
+   * The `open` command: the user's view of conv opens, at `thread` (default: the main
+   * timeline), as a chat (`view: 'chat'`, the default) or a chat-list row (`view: 'list'`).
+   */
   openView(conv, user, options = {}) { return this.request('open', { conv, user, ...options }); }
   /** The `close` command (close() ends typingd): the user's view of conv closes. */
   closeView(conv, user, options = {}) { return this.request('close', { conv, user, ...options }); }
-  /** The `user` command: sets name and/or send_typing. */
+  /** The `user` command: sets name, send_typing, locale and/or receive_typing. */
   user(user, options = {}) { return this.request('user', { user, ...options }); }
   tick(at, options = {}) { return this.request('tick', { at, ...options }); }
+  /** The `state` of conv: its typers (and activities) at `thread`, else the main timeline. */
   query(conv, options = {}) { return this.request('query', { conv, ...options }); }
   stats(options = {}) { return this.request('stats', options); }
 
   /**
    * Resolves with { reply, members, streaks }: the `snapshot` event, and the `member`
-   * and `streak` events before it.
+   * and `streak` events before it, as typingd wrote them (v3: a member's `locale`,
+   * `receive_typing`, `thread`, `view` and `forgotten`; a streak's `thread`, `activity`).
    */
   async snapshot(options = {}) {
     const reply = await this.request('snapshot', options);
@@ -302,6 +367,25 @@ class TypingdClient extends EventEmitter {
   }
 
   /**
+   * What `viewer` sees of `conv` at one location: the main timeline or `thread`, as a
+   * chat or (`view: 'list'`) as a chat-list row. Returns the last `indicator` typingd
+   * sent the viewer for that screen, as received (`text`, `typing`, `activities`, ...),
+   * or null when it shows nothing: nobody types there, or it is not the viewer's screen
+   * (a viewer has one screen per conversation). Only non-empty indicators are kept.
+   *
+   * typingd forgets silently what a viewer was sent when their screen changes (`open`
+   * at another thread or view, `close`, `offline`, `leave`, `remove`, `receive_typing`
+   * false); this follows it for commands sent with an id (the command methods and
+   * request()), when their reply arrives, not for lines sent with write()/writeRaw().
+   */
+  shown(viewer, conv, { thread, view } = {}) {
+    const convs = this._shown.get(viewer);
+    const event = convs === undefined ? undefined : convs.get(conv);
+    if (event === undefined || screenOf(event.thread, event.view) !== screenOf(thread, view)) return null;
+    return event;
+  }
+
+  /**
    * The next event no request waited for (indicator, typing, ...), in order; null if
    * none comes within `timeout` ms (default: wait until typingd exits).
    */
@@ -347,7 +431,12 @@ class TypingdClient extends EventEmitter {
     return this._waitExit(timeout);
   }
 
-  /** Sends a signal (default SIGTERM); resolves with the exit status. */
+  /**
+   * Sends a signal (default SIGTERM); resolves with the exit status. typingd catches
+   * SIGTERM, SIGINT, SIGHUP and the other signals that would end it: it writes what it
+   * has produced and exits 0, so those resolve with 0. Only a signal it cannot catch
+   * (SIGKILL) gives 128 + the signal number.
+   */
   kill(signal = 'SIGTERM', { timeout = 30000 } = {}) {
     if (!this._finished) {
       this._signalled = true;
@@ -375,6 +464,55 @@ class TypingdClient extends EventEmitter {
     this._linesWritten += 1;
     this._child.stdin.write(`${text}\n`);
     return this._linesWritten;
+  }
+
+  /**
+   * What a command does, once applied, to its user's screens (see shown()): a list of
+   * [conv, or undefined for every conversation; user; the screen still shown, or null].
+   */
+  _screenChange(cmd, fields) {
+    const { user, conv } = fields;
+    if (typeof user !== 'string') return null;
+    // After `close` a viewer still sees the main timeline under --audience members;
+    // under open they see nothing.
+    const closed = this._audienceOpen ? null : MAIN_CHAT;
+    switch (cmd) {
+      case 'open': return [[conv, user, screenOf(fields.thread, fields.view)]];
+      case 'close': return [[conv, user, closed]];
+      case 'offline': return [[undefined, user, closed]];
+      case 'leave':
+      case 'remove': return [[conv, user, null]];
+      case 'join':
+      case 'user': return fields.receive_typing === false ? [[undefined, user, null]] : null;
+      default: return null;
+    }
+  }
+
+  /** An indicator arrived: it is what its viewer now sees. */
+  _show(event) {
+    let convs = this._shown.get(event.viewer);
+    if ((Array.isArray(event.typing) && event.typing.length > 0) || event.more) {
+      if (convs === undefined) this._shown.set(event.viewer, (convs = new Map()));
+      convs.set(event.conv, event);
+    } else if (convs !== undefined) {
+      convs.delete(event.conv);
+      if (convs.size === 0) this._shown.delete(event.viewer);
+    }
+  }
+
+  /** Drops what viewers no longer see after a command. */
+  _forget(changes) {
+    for (const [conv, user, kept] of changes) {
+      const convs = this._shown.get(user);
+      if (convs === undefined) continue;
+      for (const c of conv === undefined ? [...convs.keys()] : [conv]) {
+        const event = convs.get(c);
+        if (event !== undefined && (kept === null || screenOf(event.thread, event.view) !== kept)) {
+          convs.delete(c);
+        }
+      }
+      if (convs.size === 0) this._shown.delete(user);
+    }
   }
 
   /** An error to fail with when nothing more can be written, else null. */
@@ -424,6 +562,7 @@ class TypingdClient extends EventEmitter {
       this._members.push(event); // held until its snapshot event tells whose they are
       return;
     }
+    if (kind === 'indicator') this._show(event);
     let slot;
     if (REPLIES.has(kind) && typeof event.id === 'string' && this._pending.has(event.id)) {
       slot = this._pending.get(event.id);
@@ -441,6 +580,8 @@ class TypingdClient extends EventEmitter {
         for (const member of members) this._deliver(member);
       }
     }
+
+    if (slot && slot.screens && kind !== 'error') this._forget(slot.screens);
 
     if (kind === 'error') {
       if (line !== undefined) {
@@ -547,4 +688,4 @@ class TypingdClient extends EventEmitter {
   }
 }
 
-module.exports = { TypingdClient, TypingdError, LineSplitter };
+module.exports = { TypingdClient, TypingdError, LineSplitter, ACTIVITIES };

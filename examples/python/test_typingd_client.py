@@ -3,15 +3,22 @@
     TYPINGD_BINARY=.build/debug/typingd python3 -m unittest discover -s examples/python
 
 (`swift test` runs these too.) Without TYPINGD_BINARY, .build/debug/typingd is used.
+fixtures/de.json is a tiny German phrase table of these tests' own.
 """
 import os
+import re
+import subprocess
+import sys
+import threading
 import time
 import unittest
 
-from typingd_client import Typingd, TypingdError
+from typingd_client import ACTIVITIES, Typingd, TypingdError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 BINARY = os.environ.get("TYPINGD_BINARY", os.path.join(ROOT, ".build", "debug", "typingd"))
+GERMAN = os.path.join(HERE, "fixtures", "de.json")
 
 
 class WrapperTests(unittest.TestCase):
@@ -79,19 +86,38 @@ def written(td):
     return events
 
 
-def indicator(at, viewer, typing, text, conv="g", more=None):
-    event = {"event": "indicator", "at": at, "conv": conv, "viewer": viewer, "typing": typing}
+def indicator(at, viewer, typing, text, conv="g", more=None, thread=None, view=None, activities=None):
+    """An indicator event, its keys in typingd's order (the tests compare that too)."""
+    event = {"event": "indicator", "at": at, "conv": conv}
+    if thread is not None:
+        event["thread"] = thread
+    event["viewer"] = viewer
+    if view is not None:
+        event["view"] = view
+    event["typing"] = typing
     if more is not None:
         event["more"] = more
+    if activities is not None:
+        event["activities"] = activities
     event["text"] = text
     return event
 
 
-def typing(at, user, state, reason=None, conv="g"):
-    event = {"event": "typing", "at": at, "conv": conv, "user": user, "state": state}
+def typing(at, user, state, reason=None, conv="g", thread=None, activity=None):
+    event = {"event": "typing", "at": at, "conv": conv}
+    if thread is not None:
+        event["thread"] = thread
+    event.update(user=user, state=state)
+    if activity is not None:
+        event["activity"] = activity
     if reason is not None:
         event["reason"] = reason
     return event
+
+
+def in_order(events):
+    """Events with their keys in order, so that assertEqual compares the order too."""
+    return [list(event.items()) for event in events]
 
 
 MANUAL = ("--clock", "manual", "--no-drain")
@@ -225,6 +251,262 @@ class ProtocolV2Tests(unittest.TestCase):
             ])
             self.assertEqual(written(td), [])                    # none of it leaks to next_event
             self.assertEqual(td.stats()["members"], 3)
+
+
+class ProtocolV3Tests(unittest.TestCase):
+    """The v3 fields and options through the wrapper, on the manual clock: each
+    assertion is the exact output typingd wrote, keys in order. Fields passed as
+    None are left out (typingd refuses a null as bad_field), so calls with None
+    succeeding show that too."""
+
+    def test_activities_are_listed_and_phrased_per_activity(self):
+        with Typingd(BINARY, *MANUAL, "--typing-events") as td:
+            for user, name in (("ana", "Ana"), ("ben", "Ben"), ("cy", "Cy")):
+                td.join("g", user, name=name)
+            td.type("g", "ana", at=10, activity="recording_audio")
+            td.type("g", "ben", at=20, activity=None, thread=None)    # None: not sent, so `typing`
+            td.type("g", "ana", at=30, activity="sending_photo")      # same streak, new activity
+            self.assertEqual(in_order(written(td)), in_order([
+                typing(10, "ana", "started", activity="recording_audio"),
+                indicator(10, "ben", ["ana"], "Ana is recording audio...", activities=["recording_audio"]),
+                indicator(10, "cy", ["ana"], "Ana is recording audio...", activities=["recording_audio"]),
+                typing(20, "ben", "started"),
+                indicator(20, "ana", ["ben"], "Ben is typing..."),
+                indicator(20, "cy", ["ana", "ben"], "Ana is recording audio; Ben is typing...",
+                          activities=["recording_audio", "typing"]),
+                typing(30, "ana", "changed", activity="sending_photo"),
+                indicator(30, "ben", ["ana"], "Ana is sending a photo...", activities=["sending_photo"]),
+                indicator(30, "cy", ["ana", "ben"], "Ana is sending a photo; Ben is typing...",
+                          activities=["sending_photo", "typing"]),
+            ]))
+            state = td.query("g", at=35, thread=None)
+            self.assertEqual((state["typing"], state["activities"]), (["ana", "ben"], ["sending_photo", "typing"]))
+            td.type("g", "ana", at=40)                                # back to typing: no activities
+            self.assertEqual(written(td), [typing(40, "ana", "changed", activity="typing"),
+                                           indicator(40, "ben", ["ana"], "Ana is typing..."),
+                                           indicator(40, "cy", ["ana", "ben"], "Ana and Ben are typing...")])
+            self.assertNotIn("activities", td.query("g"))
+            for activity in ACTIVITIES:                                # every one is accepted
+                self.assertEqual(td.type("g", "cy", activity=activity)["event"], "ok")
+            with self.assertRaises(TypingdError) as caught:
+                td.type("g", "cy", activity="singing")
+            self.assertEqual(caught.exception.event["field"], "activity")
+
+    def test_a_german_viewer_reads_the_indicator_in_german(self):
+        with Typingd(BINARY, *MANUAL, phrases=GERMAN) as td:
+            td.join("g", "ana", name="Ana")
+            td.join("g", "ben", name="Ben", locale="de-AT")           # de-AT falls back to de
+            td.join("g", "cy", name="Cy", locale=None, receive_typing=None)
+            td.type("g", "ana", at=10)
+            td.type("g", "cy", at=20, activity="recording_video")
+            self.assertEqual(in_order(written(td)), in_order([
+                indicator(10, "ben", ["ana"], "Ana tippt …"),
+                indicator(10, "cy", ["ana"], "Ana is typing..."),
+                indicator(20, "ana", ["cy"], "Cy is recording video...", activities=["recording_video"]),
+                indicator(20, "ben", ["ana", "cy"], "Ana tippt; Cy filmt …", activities=["typing", "recording_video"]),
+            ]))
+            td.user("ben", locale="en", at=30)                        # re-rendered at once
+            td.user("ben", locale=None, name=None, at=40)             # nothing given: nothing changes
+            self.assertEqual(written(td), [indicator(30, "ben", ["ana", "cy"], "Ana is typing; Cy is recording video...",
+                                                     activities=["typing", "recording_video"])])
+            with self.assertRaises(TypingdError) as caught:
+                td.user("ben", locale="de_DE")
+            self.assertEqual(caught.exception.event["field"], "locale")
+        # default_locale: users who give no locale read German; phrases may be a list.
+        with Typingd(BINARY, *MANUAL, phrases=[GERMAN], default_locale="de") as td:
+            td.join("g", "ana", name="Ana")
+            td.join("g", "ben", locale="en")
+            td.join("g", "cy")
+            td.type("g", "ana", at=10)
+            self.assertEqual(written(td), [indicator(10, "ben", ["ana"], "Ana is typing..."),
+                                           indicator(10, "cy", ["ana"], "Ana tippt …")])
+
+    def test_a_thread_shows_its_own_typers_to_whoever_has_it_open(self):
+        with Typingd(BINARY, *MANUAL, "--typing-events") as td:
+            for user, name in (("ana", "Ana"), ("ben", "Ben"), ("cy", "Cy"), ("dee", "Dee")):
+                td.join("g", user, name=name)
+            td.open_view("g", "cy", thread="t", at=10)               # cy reads thread t
+            td.type("g", "ana", at=20)                                 # the main timeline
+            td.type("g", "ben", thread="t", at=30)
+            td.type("g", "ana", thread="t", at=40)                     # ana moves to the thread
+            self.assertEqual(in_order(written(td)), in_order([
+                typing(20, "ana", "started"),
+                indicator(20, "ben", ["ana"], "Ana is typing..."),
+                indicator(20, "dee", ["ana"], "Ana is typing..."),
+                typing(30, "ben", "started", thread="t"),
+                indicator(30, "cy", ["ben"], "Ben is typing...", thread="t"),
+                typing(40, "ana", "stopped", "moved"),
+                typing(40, "ana", "started", thread="t"),
+                indicator(40, "ben", [], ""),
+                indicator(40, "cy", ["ben", "ana"], "Ben and Ana are typing...", thread="t"),
+                indicator(40, "dee", [], ""),
+            ]))
+            # What each viewer sees where: cy has the thread, the others the main timeline.
+            self.assertEqual(td.shown("cy", "g", thread="t")["text"], "Ben and Ana are typing...")
+            self.assertIsNone(td.shown("cy", "g"))
+            self.assertIsNone(td.shown("dee", "g"))                   # nobody types in the main timeline
+            self.assertIsNone(td.shown("dee", "g", thread="t"))       # dee has not opened it
+            state = td.query("g", thread="t", at=50)
+            self.assertEqual((state["thread"], state["typing"]), ("t", ["ben", "ana"]))
+            self.assertEqual(td.query("g")["typing"], [])
+            td.send("g", "ben", at=60)                                 # not where ben types: no change
+            td.send("g", "ben", thread="t", at=70)
+            self.assertEqual(written(td), [typing(70, "ben", "stopped", "send", thread="t"),
+                                           indicator(70, "cy", ["ana"], "Ana is typing...", thread="t")])
+            td.close_view("g", "cy", at=80)                            # back to the main timeline, silently
+            self.assertEqual(written(td), [])
+            self.assertIsNone(td.shown("cy", "g", thread="t"))
+            td.open_view("g", "cy", thread="t", at=90)                # back: ana still types there
+            self.assertEqual(written(td), [indicator(90, "cy", ["ana"], "Ana is typing...", thread="t")])
+            self.assertEqual(td.shown("cy", "g", thread="t")["typing"], ["ana"])
+
+    def test_a_chat_list_row_is_its_own_screen(self):
+        with Typingd(BINARY, *MANUAL, audience="open", list_style="group") as td:
+            for user, name in (("mom", "Mom"), ("dad", "Dad"), ("kid", "Kid"), ("gran", "Gran")):
+                td.join("fam", user, name=name)
+            td.open_view("fam", "kid", view="list", at=10)            # the row in kid's chat list
+            td.open_view("fam", "gran", view=None, thread=None, at=20)   # the chat itself
+            td.type("fam", "mom", at=100)
+            td.type("fam", "dad", at=200)
+            td.type("fam", "gran", at=300)
+            self.assertEqual(in_order(written(td)), in_order([
+                indicator(100, "kid", ["mom"], "Mom is typing...", conv="fam", view="list"),
+                indicator(100, "gran", ["mom"], "Mom is typing...", conv="fam"),
+                indicator(200, "kid", ["mom", "dad"], "Mom and Dad are typing...", conv="fam", view="list"),
+                indicator(200, "gran", ["mom", "dad"], "Mom and Dad are typing...", conv="fam"),
+                # --list-style group (the default is compact: "Mom and 2 others are typing...")
+                indicator(300, "kid", ["mom", "dad", "gran"], "Mom, Dad, and Gran are typing...", conv="fam", view="list"),
+            ]))
+            self.assertEqual(td.shown("kid", "fam", view="list")["typing"], ["mom", "dad", "gran"])
+            self.assertIsNone(td.shown("kid", "fam"))                 # kid's chat is not on screen
+            td.open_view("fam", "kid", at=400)                         # kid opens the chat: a new screen
+            self.assertEqual(written(td), [indicator(400, "kid", ["mom", "dad", "gran"],
+                                                     "Mom, Dad, and Gran are typing...", conv="fam")])
+            self.assertIsNone(td.shown("kid", "fam", view="list"))
+            self.assertEqual(td.shown("kid", "fam", view="chat")["at"], 400)
+            td.close_view("fam", "kid", at=500)                        # --audience open: nothing shown
+            self.assertIsNone(td.shown("kid", "fam"))
+            with self.assertRaises(TypingdError) as caught:
+                td.open_view("fam", "kid", view="list", thread="t")
+            self.assertEqual((caught.exception.code, caught.exception.event["field"]), ("bad_field", "view"))
+
+    def test_receive_typing_false_sends_that_viewer_nothing(self):
+        with Typingd(BINARY, *MANUAL) as td:
+            td.join("g", "ana", name="Ana")
+            td.join("g", "ben", name="Ben", receive_typing=False)
+            td.join("g", "cy", name="Cy")
+            td.type("g", "ana", at=10)
+            self.assertEqual(written(td), [indicator(10, "cy", ["ana"], "Ana is typing...")])
+            self.assertIsNone(td.shown("ben", "g"))
+            td.user("ben", receive_typing=True, at=20)                 # sees current typing at once
+            self.assertEqual(written(td), [indicator(20, "ben", ["ana"], "Ana is typing...")])
+            self.assertEqual(td.shown("ben", "g")["text"], "Ana is typing...")
+            td.user("cy", receive_typing=False, at=30)                 # forgotten without an event
+            td.type("g", "ben", at=40)
+            self.assertEqual(written(td), [indicator(40, "ana", ["ben"], "Ben is typing...")])
+            self.assertIsNone(td.shown("cy", "g"))
+            self.assertEqual(td.shown("ben", "g")["text"], "Ana is typing...")
+
+    def test_snapshot_lists_the_v3_fields_as_received(self):
+        with Typingd(BINARY, *MANUAL) as td:
+            td.join("g", "ana", name="Ana", locale="de-AT")
+            td.join("g", "ben", receive_typing=False)
+            td.join("g", "cy", name="Cy")
+            td.open_view("g", "cy", thread="t1", at=5)
+            td.open_view("g", "ben", view="list", at=6)
+            td.type("g", "ana", thread="t1", activity="recording_audio", at=10)
+            self.assertEqual(written(td), [indicator(10, "cy", ["ana"], "Ana is recording audio...", thread="t1",
+                                                     activities=["recording_audio"])])
+            reply, members, streaks = td.snapshot(at=20)
+            self.assertEqual((reply["members"], reply["typing"]), (3, 1))
+            self.assertEqual(in_order(members), in_order([
+                {"event": "member", "at": 20, "conv": "g", "user": "ana", "name": "Ana", "locale": "de-AT",
+                 "send_typing": True, "open": False},
+                {"event": "member", "at": 20, "conv": "g", "user": "ben", "send_typing": True,
+                 "receive_typing": False, "open": True, "view": "list"},
+                {"event": "member", "at": 20, "conv": "g", "user": "cy", "name": "Cy", "send_typing": True,
+                 "open": True, "thread": "t1"},
+            ]))
+            self.assertEqual(in_order(streaks), in_order([
+                {"event": "streak", "at": 20, "conv": "g", "thread": "t1", "user": "ana",
+                 "activity": "recording_audio", "deadline": 3010, "keystroke": 1}]))
+            td.offline("cy", at=30)                                    # cy's screen changed: forgotten
+            _, members, _ = td.snapshot(at=40)
+            self.assertEqual(members[2], {"event": "member", "at": 40, "conv": "g", "user": "cy", "name": "Cy",
+                                          "send_typing": True, "open": False, "forgotten": True})
+            self.assertEqual(written(td), [])                    # none of it leaks to next_event
+
+    def test_stdout_is_read_in_blocks_not_byte_by_byte(self):
+        # A 300-member room writes ~6,000 indicators (~600 KB). Read one byte per
+        # read(2), as an unbuffered pipe's line iterator does, that is ~600,000 reads;
+        # read through a buffer, a few hundred. Linux counts them in /proc/self/io.
+        try:
+            with open("/proc/self/io") as io:
+                io.read()
+        except OSError:
+            self.skipTest("no /proc/self/io")
+
+        def reads():
+            with open("/proc/self/io") as io:
+                return int(re.search(r"^syscr: (\d+)$", io.read(), re.M).group(1))
+
+        with Typingd(BINARY, *MANUAL, "--no-drain") as td:
+            for i in range(300):
+                td.join("big", f"user-{i}", name=f"Member {i}")
+            before = reads()
+            for cycle in range(10):
+                td.type("big", f"user-{cycle}", at=10 * cycle + 1)
+                td.send("big", f"user-{cycle}", at=10 * cycle + 2)
+            events = written(td)
+            used = reads() - before
+        self.assertEqual(len(events), 20 * 299)
+        self.assertLess(used, len(events) // 4, f"{used} read calls for {len(events)} events")
+
+    def test_a_write_that_blocks_does_not_stop_the_reader(self):
+        # Six keystrokes in a 2,000-member room make ~1 MB of indicators while another
+        # thread writes a 900 KB line, more than the pipe holds. typingd must keep
+        # writing to finish the keystrokes before it reads the long line, so the
+        # reader must keep reading while that write blocks: if it waited for the
+        # writer (a lock held across the write), all three would wait forever.
+        td = Typingd(BINARY, *MANUAL, "--no-drain")
+        results = []
+
+        def keystroke(user):
+            results.append(td.request("type", timeout=20, conv="big", user=user)["event"])
+
+        def long_line():
+            with self.assertRaises(TypingdError) as caught:
+                td.request("join", timeout=20, conv="big", user="zz", name="N" * 900_000)
+            results.append(caught.exception.code)
+
+        try:
+            for i in range(2000):
+                td.join("big", f"u{i}")
+            threads = [threading.Thread(target=keystroke, args=(f"u{i}",), daemon=True) for i in range(6)]
+            threads.append(threading.Thread(target=long_line, daemon=True))
+            deadline = time.monotonic() + 30
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+            self.assertEqual(sum(thread.is_alive() for thread in threads), 0, "requests still waiting after 30 s")
+            self.assertEqual(sorted(results), ["bad_field"] + ["ok"] * 6)     # a name is at most 1024 bytes
+            self.assertEqual(len(written(td)), 6 * 1999)                       # all but the typer, each time
+        finally:
+            if any(thread.is_alive() for thread in threads):
+                td._process.kill()                                             # frees the stuck threads
+            td.close()
+
+    def test_the_readme_example_runs_as_written(self):
+        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as readme:
+            code = re.search(r"```python\n(.*?)```", readme.read(), re.S).group(1)
+        result = subprocess.run([sys.executable, "-c", code], cwd=HERE, capture_output=True, text=True,
+                                timeout=60, env={**os.environ, "TYPINGD_BINARY": BINARY})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # Each print's expected output is its line's comment, after "# -> ".
+        expected = [line.split("# -> ", 1)[1].strip() for line in code.splitlines()
+                    if line.lstrip().startswith("print(") and "# -> " in line]
+        self.assertEqual(result.stdout.splitlines(), expected)
 
 
 if __name__ == "__main__":
