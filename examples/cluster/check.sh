@@ -4,8 +4,10 @@
 #   examples/cluster/check.sh
 #
 # Starts a real 3-node cluster on 127.0.0.1 (nats-server from Debian; installed
-# when missing), routes a 200,000-line W1-like workload through 4 shards, and
-# compares every conversation's events with one typingd's, in three phases:
+# when missing), routes a 200,000-line W1-like workload (with protocol v3's
+# activities, threads, chat-list views, locales read from the repository's
+# phrases/ tables, receive_typing) through 4 shards, and compares every
+# conversation's events with one typingd's, in three phases:
 #   1. a steady run;
 #   2. the stream's leader is killed (kill -9) mid-run, then restarted;
 #   3. a shard is killed (kill -9) mid-run, after its first snapshot, and a
@@ -19,7 +21,7 @@
 set -eu
 case ${1:-} in
 "") ;;
-*) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
+*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -47,6 +49,10 @@ if [ ! -x "$typingd" ]; then
     (cd "$root" && swift build -c release >&2)
 fi
 typingd=$(cd "$(dirname "$typingd")" && pwd)/$(basename "$typingd")
+# typingd's options, the same for the reference and every shard: the phrase
+# tables the repository ships (the workload gives some users a locale), and the
+# group style for chat-list rows.
+phrases=$root/phrases
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/typingd-cluster.XXXXXX")
 urls=$("$here/cluster.sh" urls)
@@ -76,7 +82,7 @@ ctl() { timeout 90 "$py" "$here/ctl.py" --servers "$urls" "$@"; }
 start_shard() { # PARTITION AUDIT LOG [OPTIONS...]
     p=$1 audit=$2 logfile=$3; shift 3
     TYPINGD_BINARY=$typingd "$py" "$here/shard.py" --servers "$urls" --lifetime 240 \
-        --partition "$p" --audit "$audit" "$@" >> "$logfile" 2>&1 &
+        --partition "$p" --audit "$audit" "$@" -- --phrases "$phrases" --list-style group >> "$logfile" 2>&1 &
     last_pid=$!
     shard_pids="$shard_pids $last_pid"
 }
@@ -94,7 +100,8 @@ wait_caught_up() { # LOG
 
 echo "check.sh: workload of $lines lines, one typingd for reference"
 "$py" "$here/workload.py" --lines "$lines" > "$work/workload.jsonl"
-timeout 120 "$typingd" --clock manual --no-drain < "$work/workload.jsonl" > "$work/reference.jsonl"
+timeout 120 "$typingd" --clock manual --no-drain --phrases "$phrases" --list-style group \
+    < "$work/workload.jsonl" > "$work/reference.jsonl"
 total=$(wc -l < "$work/workload.jsonl")
 
 echo "check.sh: starting a 3-node JetStream cluster on 127.0.0.1"

@@ -16,17 +16,21 @@ DEFAULT_SERVERS = "nats://127.0.0.1:14222,nats://127.0.0.1:14223,nats://127.0.0.
 SNAPSHOTS = "typingd-snapshots"   # the object store: one object per partition
 COMMAND_SUBJECT = "typingd.cmd.{}"
 
-# One source of truth for the routing rules.
+# One source of truth for the routing rules. A thread lives in its conversation:
+# `type`, `send`, `open` and `query` with a `thread` go by their `conv` like the
+# others; `user` (names, settings, locale, receive_typing) goes everywhere.
 CONVERSATION_COMMANDS = frozenset(
     ["join", "type", "send", "leave", "remove", "open", "close", "query"])
 EVERY_PARTITION = frozenset(["offline", "user", "tick", "stats", "snapshot"])
 
 # The shard's own marker after every message: a query for a conversation nobody
 # uses, whose reply (a `state` event with this id) marks where the message's
-# events end. Ids starting with RESERVED are the shards': the router refuses
-# commands that carry one.
+# events end. While catching up, a shard also marks the end of each line's
+# events (LINE_MARKER). Ids starting with RESERVED are the shards': the router
+# refuses commands that carry one.
 RESERVED = "typingd:"
 MARKER_PREFIX = "typingd:seq:"
+LINE_MARKER = "typingd:line"
 SNAPSHOT_PREFIX = "typingd:snap:"
 MARKER_CONV = "typingd:marker"
 

@@ -7,15 +7,22 @@ REFERENCE is one typingd's output for the whole workload. Each AUDIT file is a
 shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E once a message's
 events are all written), given in the order the shards started; a partition's
 files are merged by sequence number, ignoring a message without its E line (the
-shard was killed while writing it): a message applied by two shards (a takeover
-redelivers what the dead one had not acknowledged) must have given the same
-events both times, and the first complete copy counts.
+shard was killed while writing it): a message applied by two shards (a
+replacement applies again every message after its snapshot) must have given the
+same events both times, and the first complete copy counts.
 
-Per conversation, the indicator events (every field, in order) must be equal, and
-so must the final snapshot's member and streak events. The final stats' live
-counters (conversations, members, typing) summed over the partitions must equal
-the reference's. Prints one line per finding and a summary; exits 0 when
-nothing differs.
+Per conversation, the indicator events (every field, in order: a viewer's
+indicators for a thread carry its `thread`, those for the chat list `view`, so
+one viewer's events for several screens are compared as one typingd wrote them)
+must be equal, and so must the member and streak events of each snapshot the
+workload asks for, but for the fields that rank across conversations
+(`joined`, `started`, `keystroke`): each typingd ranks only its own. Those are
+checked as orders instead: each partition's order of a user's memberships, of
+the streaks' starts and of their last keystrokes must be the reference's order
+restricted to that partition's conversations. The final stats' live counters
+(conversations, members, typing) summed over the partitions must equal the
+reference's. Prints one line per finding and a summary; exits 0 when nothing
+differs.
 """
 import argparse
 import collections
@@ -32,21 +39,68 @@ def unnumbered(lines):
     return events
 
 
+RANKS = ("joined", "started", "keystroke")   # ranks over all of one typingd's conversations
+
+
 def by_conversation(lines):
-    """(indicators by conv, snapshot events by conv, final stats)."""
+    """(indicators by conv, snapshot events by (snapshot id, conv), snapshots, final stats).
+    A snapshot is the list of member and streak events one `snapshot` reply listed."""
     indicators = collections.defaultdict(list)
     snapshot = collections.defaultdict(list)
+    snapshots = collections.defaultdict(list)    # snapshot id -> [events of one reply]
     stats = []
+    listed = []
     for line in lines:
         event = json.loads(line)
         kind = event["event"]
         if kind == "indicator":
             indicators[event["conv"]].append(line)
         elif kind in ("member", "streak"):
-            snapshot[event["conv"]].append(line)
+            listed.append(event)
+        elif kind == "snapshot":
+            ident = event.get("id")
+            for item in listed:
+                plain = {k: v for k, v in item.items() if k not in RANKS}
+                snapshot[(ident, item["conv"])].append(json.dumps(plain, ensure_ascii=False))
+            snapshots[ident].append(listed)
+            listed = []
         elif kind == "stats" and event.get("id") == "final-stats":
             stats.append(event)
-    return indicators, snapshot, stats
+    return indicators, snapshot, snapshots, stats
+
+
+def orders(listed):
+    """A snapshot's orders: each user's memberships in join order; the streaks in
+    the order they began; the streaks in the order of their last keystrokes."""
+    members = [e for e in listed if e["event"] == "member"]
+    streaks = [e for e in listed if e["event"] == "streak"]
+    if any("joined" in m for m in members):
+        members.sort(key=lambda m: m["joined"])
+    if any("started" in s for s in streaks):
+        streaks.sort(key=lambda s: s["started"])
+    joined = collections.defaultdict(list)
+    for m in members:
+        joined[m["user"]].append(m["conv"])
+    return {"memberships of " + user: convs for user, convs in joined.items()}, {
+        "streak starts": [(s["conv"], s["user"]) for s in streaks],
+        "last keystrokes": [(s["conv"], s["user"]) for s in sorted(streaks, key=lambda s: s["keystroke"])]}
+
+
+def order_findings(ident, reference, parts):
+    """Each partition's orders are the reference's, restricted to its conversations."""
+    findings = []
+    ref_users, ref_streaks = orders(reference)
+    for part in parts:
+        users, streaks = orders(part)
+        convs = {e["conv"] for e in part}
+        for name, got in list(users.items()) + list(streaks.items()):
+            whole = ref_users.get(name, []) if name.startswith("memberships") else ref_streaks[name]
+            want = [item for item in whole
+                    if (item if isinstance(item, str) else item[0]) in convs]
+            if got != want:
+                findings.append("snapshot {!r}: {} in a partition: {} where one typingd gives {}".format(
+                    ident, name, got[:6], want[:6]))
+    return findings
 
 
 def main():
@@ -88,14 +142,22 @@ def main():
                 merged[seq] = lines
     produced = [line for seq in sorted(merged) for line in merged[seq]]
 
-    ref_ind, ref_snap, ref_stats = by_conversation(reference)
-    got_ind, got_snap, got_stats = by_conversation(produced)
+    ref_ind, ref_snap, ref_snapshots, ref_stats = by_conversation(reference)
+    got_ind, got_snap, got_snapshots, got_stats = by_conversation(produced)
     findings = []
-    conversations = sorted(set(ref_ind) | set(got_ind) | set(ref_snap) | set(got_snap))
+    for ident, replies in sorted(ref_snapshots.items(), key=lambda item: str(item[0])):
+        if len(replies) != 1 or not got_snapshots.get(ident):
+            findings.append("snapshot {!r}: {} replies in the reference, {} from the cluster".format(
+                ident, len(replies), len(got_snapshots.get(ident, []))))
+            continue
+        findings += order_findings(ident, replies[0], got_snapshots[ident])
+    snapshot_keys = sorted(set(ref_snap) | set(got_snap), key=lambda key: (str(key[0]), key[1]))
+    conversations = sorted(set(ref_ind) | set(got_ind) | {conv for _, conv in snapshot_keys})
     differing = 0
     for conv in conversations:
         a, b = ref_ind.get(conv, []), got_ind.get(conv, [])
-        sa, sb = ref_snap.get(conv, []), got_snap.get(conv, [])
+        sa = [ref_snap.get(key, []) for key in snapshot_keys if key[1] == conv]
+        sb = [got_snap.get(key, []) for key in snapshot_keys if key[1] == conv]
         if a == b and sa == sb:
             continue
         differing += 1
@@ -106,9 +168,15 @@ def main():
                                 conv, index + 1, len(a), len(b),
                                 a[index].decode() if index < len(a) else "(none)",
                                 b[index].decode() if index < len(b) else "(none)"))
-        if sa != sb:
-            findings.append("conversation {!r}: final members/streaks differ: reference {} events, cluster {}"
-                            .format(conv, len(sa), len(sb)))
+        for key in snapshot_keys:
+            if key[1] == conv and ref_snap.get(key, []) != got_snap.get(key, []):
+                x, y = ref_snap.get(key, []), got_snap.get(key, [])
+                index = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+                findings.append("conversation {!r}: snapshot {!r}: member/streak {} of {} (reference) / {} "
+                                "(cluster) differs:\n  reference: {}\n  cluster:   {}".format(
+                                    conv, key[0], index + 1, len(x), len(y),
+                                    x[index] if index < len(x) else "(none)",
+                                    y[index] if index < len(y) else "(none)"))
     live = ("conversations", "members", "typing")
     if len(ref_stats) != 1 or not got_stats:
         findings.append("final stats missing (reference {}, cluster {})".format(len(ref_stats), len(got_stats)))

@@ -15,13 +15,17 @@ gives exactly what the first run gave, and every partition agrees on the time.
 
 Start, and takeover. A shard always starts by rebuilding: it loads the
 partition's latest snapshot (object store typingd-snapshots), replays it as
-commands (Protocol.md, "Snapshots": members, names, settings, views and typing),
-then replays the stream from the message after the snapshot, writing nothing
-for the messages the consumer had acknowledged (their events were published).
-The messages after those (the backlog that arrived while no shard ran) are
-applied too, but of their indicators only each viewer's last one is published,
-once caught up: a viewer never sees typing that ended before this shard started.
-Then it consumes the durable consumer, skipping what it already applied.
+commands (Protocol.md, "Snapshots": members, names, locales, settings, screens
+and typing), then replays the stream from the message after the snapshot. Those
+messages are the backlog: the ones that arrived while no shard ran, and those
+the previous shard may or may not have published (a shard stores a snapshot
+only after publishing its message, and nothing later is proof: see rebuild).
+Their replies and errors are published again; of their indicators, only each
+viewer's last one, once caught up, and only while the viewer is still on the
+screen it was for: a viewer never sees typing that ended before this shard
+started. (Without any snapshot, the messages the consumer had acknowledged
+write nothing.) Then the shard makes its durable consumer anew, starting right
+after the last message it applied, and consumes it.
 
 Retention. With --snapshot-every N, every N messages the shard asks its typingd
 for a snapshot, stores it, and purges the partition's messages up to it. A
@@ -29,7 +33,8 @@ rebuild then costs the snapshot plus at most N messages.
 
 Markers. After each message the shard writes
 {"cmd":"query","conv":"typingd:marker","id":"typingd:seq:<seq>"}; its reply ends
-that message's events. Ids starting with "typingd:" are reserved.
+that message's events (in the backlog, the same with id "typingd:line" after
+each line). Ids starting with "typingd:" are reserved.
 
 SIGTERM or SIGINT: stop fetching, finish what was written, exit 0. With
 --lifetime S the shard (and its typingd) ends after S seconds whatever happens.
@@ -48,18 +53,45 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import api
 from nats.js.errors import NotFoundError, ObjectNotFoundError
 
-from common import (COMMAND_SUBJECT, DEFAULT_SERVERS, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS, STREAM, connect,
-                    event_subject)
+from common import (COMMAND_SUBJECT, DEFAULT_SERVERS, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
+                    STREAM, connect, event_subject)
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
+FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
+MAIN_CHAT = (None, "chat")          # a screen: (thread, view); a closed view counts as the main chat
+LINE_END = None                     # in a message's events: where one line's events end (catching up)
 
 
 class Entry:
     """Something written to typingd whose events are still to come."""
-    __slots__ = ("seq", "msg", "mode", "items")
+    __slots__ = ("seq", "msg", "mode", "items", "commands")
 
-    def __init__(self, seq, msg, mode):
-        self.seq, self.msg, self.mode, self.items = seq, msg, mode, []
+    def __init__(self, seq, msg, mode, commands=None):
+        self.seq, self.msg, self.mode, self.items, self.commands = seq, msg, mode, [], commands
+
+
+def parse_command(line):
+    try:
+        command = json.loads(line)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return command if isinstance(command, dict) else None
+
+
+def audience_open(options):
+    """Whether typingd's options say --audience open (a closed view receives nothing)."""
+    value = None
+    for index, option in enumerate(options):
+        if option == "--audience" and index + 1 < len(options):
+            value = options[index + 1]
+        elif option.startswith("--audience="):
+            value = option.split("=", 1)[1]
+    return value == "open"
+
+
+def screen_of(indicator):
+    """The screen an indicator is for: its thread (None: the main timeline) and view."""
+    return indicator.get("thread"), indicator.get("view", "chat")
 
 
 def log(text):
@@ -67,23 +99,54 @@ def log(text):
 
 
 def rebuild_lines(events):
-    """Commands that rebuild a typingd from snapshot events (Protocol.md, "Snapshots")."""
-    lines, streaks = [], []
-    for event in events:
-        if event["event"] == "member":
-            join = {"cmd": "join", "conv": event["conv"], "user": event["user"], "at": event["at"],
-                    "send_typing": event["send_typing"]}
-            if "name" in event:
-                join["name"] = event["name"]
-            lines.append(join)
-            if event["open"]:
-                lines.append({"cmd": "open", "conv": event["conv"], "user": event["user"], "at": event["at"]})
-        elif event["event"] == "streak":
-            streaks.append(event)
+    """Commands that rebuild a typingd from snapshot events (Protocol.md, "Snapshots";
+    the same recipe as rebuild(from:into:) in Tests/TypingCoreTests/EngineSnapshotTests.swift),
+    all at the snapshot's `at`:
+
+    1. members in the order of `joined` when the snapshot gives it, else as listed:
+       a `join` with the user's name, locale and settings, then an `open` (with its
+       thread and view) when the view is open;
+    2. streaks in the order of `started` when given, else as listed: a `type` with
+       its thread, activity and the time left to its deadline; then the same again
+       in the order of `keystroke`;
+    3. members whose screen an offline or close changed without a render
+       (`forgotten`): each opens a thread and then, after all have, closes it, so
+       that the next render compares them from the empty indicator again."""
+    members = [event for event in events if event["event"] == "member"]
+    streaks = [event for event in events if event["event"] == "streak"]
+    if any("joined" in m for m in members):
+        members.sort(key=lambda m: m.get("joined", 0))
+    if any("started" in s for s in streaks):
+        streaks.sort(key=lambda s: s.get("started", 0))
+    lines, forgotten = [], []
+    for m in members:
+        join = {"cmd": "join", "conv": m["conv"], "user": m["user"], "at": m["at"]}
+        for key in ("name", "locale"):
+            if key in m:
+                join[key] = m[key]
+        join["send_typing"] = m["send_typing"]
+        join["receive_typing"] = m.get("receive_typing", True)
+        lines.append(join)
+        if m["open"]:
+            view = {"cmd": "open", "conv": m["conv"], "user": m["user"], "at": m["at"]}
+            for key in ("thread", "view"):
+                if key in m:
+                    view[key] = m[key]
+            lines.append(view)
+        if m.get("forgotten"):
+            forgotten.append(m)
     for order in (streaks, sorted(streaks, key=lambda s: s["keystroke"])):
         for s in order:
-            lines.append({"cmd": "type", "conv": s["conv"], "user": s["user"], "at": s["at"],
-                          "timeout_ms": s["deadline"] - s["at"]})
+            keystroke = {"cmd": "type", "conv": s["conv"], "user": s["user"], "at": s["at"]}
+            for key in ("thread", "activity"):
+                if key in s:
+                    keystroke[key] = s[key]
+            keystroke["timeout_ms"] = s["deadline"] - s["at"]
+            lines.append(keystroke)
+    for m in forgotten:
+        lines.append({"cmd": "open", "conv": m["conv"], "user": m["user"], "thread": FORGET_THREAD, "at": m["at"]})
+    for m in forgotten:
+        lines.append({"cmd": "close", "conv": m["conv"], "user": m["user"], "at": m["at"]})
     return [json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() for line in lines]
 
 
@@ -97,7 +160,8 @@ class Shard:
         self.progress = asyncio.Event()
         self.written = 0          # the last stream sequence written to typingd
         self.since_snapshot = 0
-        self.backlog = {}         # (conv, viewer) -> the last indicator line
+        self.backlog = {}         # (conv, viewer) -> (the last indicator line, its event) while catching up
+        self.audience_open = audience_open(args.options)
         self.stopping = False
         self.audit = open(args.audit, "ab") if args.audit else None
         self.published = 0
@@ -117,7 +181,15 @@ class Shard:
         if not payload.endswith(b"\n"):
             payload += b"\n"
         marker = '{{"cmd":"query","conv":"{}","id":"{}{}"}}\n'.format(MARKER_CONV, MARKER_PREFIX, seq).encode()
-        await self.write(payload + marker, Entry(seq, msg, mode))
+        commands = None
+        if mode == BACKLOG:
+            # Each line's events marked off, so that the indicators kept for the end
+            # of the catch-up can follow the screen changes between them.
+            lines = payload[:-1].split(b"\n")
+            commands = [parse_command(line) for line in lines]
+            line_marker = '{{"cmd":"query","conv":"{}","id":"{}"}}\n'.format(MARKER_CONV, LINE_MARKER).encode()
+            payload = b"".join(line + b"\n" + line_marker for line in lines)
+        await self.write(payload + marker, Entry(seq, msg, mode, commands))
         self.written = seq
         self.since_snapshot += 1
         if self.args.snapshot_every and self.since_snapshot >= self.args.snapshot_every and mode == PUBLISH:
@@ -152,6 +224,9 @@ class Shard:
                 await self.deliver(entry, events)
                 events = []
                 continue
+            if kind == "state" and ident == LINE_MARKER:
+                events.append(LINE_END)
+                continue
             events.append((line, event))
 
     async def deliver(self, entry, events):
@@ -161,28 +236,90 @@ class Shard:
             if self.audit:
                 # One write per message, ending with an E line: a shard killed
                 # mid-message leaves no E, and the checker ignores that copy.
-                self.audit.write(b"".join(prefix + line for line, _ in events)
+                self.audit.write(b"".join(prefix + item[0] for item in events if item is not LINE_END)
                                  + str(entry.seq).encode() + b"\tE\t\n")
                 # In the kernel before the ack: a shard killed after acknowledging
                 # a message has its events in the audit file.
                 self.audit.flush()
-            reply = []   # member and streak events: published with the snapshot event after them
-            for line, event in events:
-                kind = event["event"]
-                if entry.mode == BACKLOG and kind == "indicator":
-                    self.backlog[(event["conv"], event["viewer"])] = line
-                    continue
-                if kind in ("member", "streak"):
-                    reply.append(line)
-                    continue
-                subject = event_subject(event, self.p)
-                for earlier in reply:
-                    await self.nc.publish(subject, earlier.rstrip(b"\n"))
-                reply = []
-                await self.nc.publish(subject, line.rstrip(b"\n"))
-                self.published += 1
+            if entry.mode == BACKLOG:
+                await self.deliver_backlog(entry.commands, events)
+            else:
+                await self.publish_all(events)
         if entry.msg is not None:
             await entry.msg.ack()
+
+    async def publish_all(self, events, keep_indicators=False):
+        reply = []   # member and streak events: published with the snapshot event after them
+        for line, event in events:
+            kind = event["event"]
+            if keep_indicators and kind == "indicator":
+                self.backlog[(event["conv"], event["viewer"])] = (line, event)
+                continue
+            if kind in ("member", "streak"):
+                reply.append(line)
+                continue
+            subject = event_subject(event, self.p)
+            for earlier in reply:
+                await self.nc.publish(subject, earlier.rstrip(b"\n"))
+            reply = []
+            await self.nc.publish(subject, line.rstrip(b"\n"))
+            self.published += 1
+
+    async def deliver_backlog(self, commands, events):
+        """A backlog message: its replies and errors are published now; of its
+        indicators, each viewer's last is kept for the end of the catch-up, unless
+        the viewer's screen changes after it without an event (v3: a thread or the
+        chat list opened or closed, offline, receive_typing turned off, leaving):
+        their client shows the new screen empty, and the kept indicator would be
+        typing that may have ended since."""
+        groups, current = [], []
+        for item in events:
+            if item is LINE_END:
+                groups.append(current)
+                current = []
+            else:
+                current.append(item)
+        for index, group in enumerate(groups):
+            command = commands[index] if index < len(commands) else None
+            applied = command is not None and not any(event["event"] == "error" for _, event in group)
+            if applied:
+                self.screen_changes(command, before=True)
+            await self.publish_all(group, keep_indicators=True)
+            if applied:
+                self.screen_changes(command, before=False)
+        if current:   # nothing comes after the last line's marker, but keep whatever did
+            await self.publish_all(current, keep_indicators=True)
+
+    def screen_changes(self, command, before):
+        """Forgets a kept indicator whose viewer is no longer on its screen: before a
+        command's own events for the commands that change a screen and then render
+        (join, open, close, leave, remove), after them for those that render first
+        (offline, a `user` or `join` turning receive_typing off)."""
+        cmd, conv, user = command.get("cmd"), command.get("conv"), command.get("user")
+        if before:
+            if cmd in ("leave", "remove"):
+                self.backlog.pop((conv, user), None)
+            elif cmd == "open":
+                self.moved((conv, user), (command.get("thread"), command.get("view", "chat")))
+            elif cmd == "close":
+                if self.audience_open:
+                    self.backlog.pop((conv, user), None)   # a closed view receives nothing
+                else:
+                    self.moved((conv, user), MAIN_CHAT)
+            elif cmd == "join":
+                self.moved((conv, user), MAIN_CHAT)
+            return
+        if cmd == "offline" or (cmd in ("user", "join") and command.get("receive_typing") is False):
+            for key in [key for key in self.backlog if key[1] == user]:
+                if cmd == "offline" and not self.audience_open:
+                    self.moved(key, MAIN_CHAT)
+                else:
+                    del self.backlog[key]
+
+    def moved(self, key, screen):
+        kept = self.backlog.get(key)
+        if kept is not None and screen_of(kept[1]) != screen:
+            del self.backlog[key]
 
     # Snapshots and retention.
 
@@ -230,46 +367,95 @@ class Shard:
             marker = '{{"cmd":"query","conv":"{}","id":"{}{}"}}\n'.format(MARKER_CONV, MARKER_PREFIX, base).encode()
             self.proc.stdin.write(marker)
             self.written = base
-        config = api.ConsumerConfig(durable_name=self.durable, filter_subject=self.subject,
-                                    ack_policy=api.AckPolicy.EXPLICIT, deliver_policy=api.DeliverPolicy.ALL,
-                                    ack_wait=self.args.ack_wait, max_ack_pending=self.args.max_ack_pending)
-        await retry(lambda: self.js.add_consumer(STREAM, config=config))
-        info = await retry(lambda: self.js.consumer_info(STREAM, self.durable))
-        acknowledged = info.ack_floor.stream_seq or 0
+        # How far the events are known to be published. The snapshot's message is:
+        # a shard stores a snapshot only after publishing that message's events.
+        # JetStream's acknowledgement floor is not proof once a snapshot has purged
+        # the stream: nats-server before 2.9.15 drops every pending delivery on a
+        # purge, and the next acknowledgement of a dropped one moves the floor to
+        # the last message delivered, past messages the shard had not published yet.
+        # Without a snapshot nothing was purged, and the floor is the shard's acks.
+        published = base if snapshot is not None else await self.acknowledged()
         try:
             last = (await retry(lambda: self.js.get_last_msg(STREAM, self.subject), missing=True)).seq
         except NotFoundError:
             last = 0
-        replayed = 0
+        replayed = quiet = 0
         if last > self.written:
+            replayed, quiet = await self.replay(last, published)
+        while self.pending:
+            self.progress.clear()
+            await self.progress.wait()
+        for line, event in self.backlog.values():
+            await self.nc.publish(event_subject(event, self.p), line.rstrip(b"\n"))
+        await self.start_consumer()
+        log("partition {}: caught up in {:.0f} ms: snapshot after seq {} ({} events), {} messages replayed "
+            "({} published before: no output), {} backlog indicators published; now at seq {}".format(
+                self.p, (time.monotonic() - started) * 1000, base,
+                len(snapshot["events"]) if snapshot else 0, replayed, quiet, len(self.backlog),
+                self.written))
+        self.backlog = {}
+
+    async def acknowledged(self):
+        try:
+            info = await retry(lambda: self.js.consumer_info(STREAM, self.durable), missing=True)
+        except NotFoundError:
+            return 0
+        return info.ack_floor.stream_seq or 0
+
+    async def replay(self, last, published):
+        """Applies the partition's messages after self.written, up to `last`, from an
+        ephemeral consumer (made again from where it stopped if it goes quiet: its
+        node may have died). Those up to `published` write nothing; the others are
+        the backlog. Returns (messages applied, of them without output)."""
+        replayed = quiet = 0
+        while self.written < last:
+            start = self.written + 1
             replay = await retry(lambda: self.js.pull_subscribe(
                 self.subject, durable=None, stream=STREAM, config=api.ConsumerConfig(
-                    deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=self.written + 1,
+                    deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start,
                     ack_policy=api.AckPolicy.NONE, inactive_threshold=30.0)))
-            while self.written < last:
+            idle = 0
+            while self.written < last and idle < 5:
                 try:
                     messages = await replay.fetch(batch=256, timeout=2)
                 except (NatsTimeout, asyncio.TimeoutError):
+                    idle += 1
                     continue
+                except Exception:   # a reconnect, a leader election
+                    idle += 1
+                    await asyncio.sleep(0.2)
+                    continue
+                idle = 0
                 for msg in messages:
                     seq = msg.metadata.sequence.stream
                     if seq <= self.written:
                         continue
-                    await self.apply(seq, msg.data, None, SUPPRESS if seq <= acknowledged else BACKLOG)
+                    await self.apply(seq, msg.data, None, SUPPRESS if seq <= published else BACKLOG)
                     replayed += 1
-            await replay.unsubscribe()
-        while self.pending:
-            self.progress.clear()
-            await self.progress.wait()
-        for line in self.backlog.values():
-            event = json.loads(line)
-            await self.nc.publish(event_subject(event, self.p), line.rstrip(b"\n"))
-        log("partition {}: caught up in {:.0f} ms: snapshot after seq {} ({} events), {} messages replayed "
-            "({} acknowledged before), {} backlog indicators published; now at seq {}".format(
-                self.p, (time.monotonic() - started) * 1000, base,
-                len(snapshot["events"]) if snapshot else 0, replayed, acknowledged, len(self.backlog),
-                self.written))
-        self.backlog = {}
+                    quiet += seq <= published
+            try:
+                await replay.unsubscribe()
+            except Exception:
+                pass
+            if self.written < last:
+                log("partition {}: replay quiet at seq {}; starting it again".format(self.p, self.written))
+        return replayed, quiet
+
+    async def start_consumer(self):
+        """Makes the durable consumer start right after the last message applied.
+        Made anew, it holds nothing for an earlier shard: no redelivery of what that
+        one had fetched (replayed above), no pull request of a dead connection
+        taking a message the replay did not see. Only this shard may use it."""
+        try:
+            await retry(lambda: self.js.delete_consumer(STREAM, self.durable), missing=True)
+        except NotFoundError:
+            pass
+        config = api.ConsumerConfig(durable_name=self.durable, filter_subject=self.subject,
+                                    ack_policy=api.AckPolicy.EXPLICIT,
+                                    deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+                                    opt_start_seq=self.written + 1,
+                                    ack_wait=self.args.ack_wait, max_ack_pending=self.args.max_ack_pending)
+        await retry(lambda: self.js.add_consumer(STREAM, config=config))
 
     # Steady state.
 
