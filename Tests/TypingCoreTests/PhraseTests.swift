@@ -11,7 +11,7 @@ struct PhraseTests {
         guard count > 0 else { return "" }
         let table = PhraseTable.english
         table.appendClause(count: count, shown: Engine.shownNames(count: count, named: count, style: style),
-                           activity: .typing, into: &bytes) { names[$0] }
+                           activity: .typing, names: .init(names), into: &bytes)
         table.appendEnd(into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -41,7 +41,7 @@ struct PhraseTableFileTests {
             for shown in 0...3 {
                 for rest in [0, 1] + counts where !(shown == 0 && rest == 0) && !(shown == 3 && rest > 0) {
                     var bytes: [UInt8] = []
-                    table.appendClause(count: shown + rest, shown: shown, activity: activity, into: &bytes) { names[$0] }
+                    table.appendClause(count: shown + rest, shown: shown, activity: activity, names: .init(names), into: &bytes)
                     table.appendEnd(into: &bytes)
                     let text = String(decoding: bytes, as: UTF8.self)
                     #expect(!text.contains("{") && !text.contains("}"), "\(file) \(activity.name) \(shown)+\(rest): \(text)")
@@ -55,9 +55,9 @@ struct PhraseTableFileTests {
                 "\(file): \(sentences.count) different sentences")
         // And as typingd writes it: two clauses, joined and ended.
         var two: [UInt8] = []
-        table.appendClause(count: 1, shown: 1, activity: .typing, into: &two) { _ in "Ana" }
+        table.appendClause(count: 1, shown: 1, activity: .typing, names: .init(["Ana"]), into: &two)
         table.appendSeparator(into: &two)
-        table.appendClause(count: 2, shown: 1, activity: .recordingAudio, into: &two) { _ in "Ben" }
+        table.appendClause(count: 2, shown: 1, activity: .recordingAudio, names: .init(["Ben"]), into: &two)
         table.appendEnd(into: &two)
         #expect(String(decoding: two, as: UTF8.self).contains("Ana") && String(decoding: two, as: UTF8.self).contains("Ben"))
     }

@@ -295,9 +295,8 @@ extension Engine {
                              last: member.lastSent)
         }
         guard key != defaultVariant, frame.full.typerCount > 0 else { return frame.full }
-        let (table, style) = phrasing(key)
         var text: [UInt8] = []
-        appendPhrase(frame: frame, excluding: -1, rank: .max, table: table, style: style, into: &text)
+        appendPhrase(frame: frame, excluding: -1, rank: .max, variant: key, into: &text)
         return IndicatorView(base: frame.full, omitting: -1, listed: frame.full.listed, more: frame.full.more, text: text)
     }
 }

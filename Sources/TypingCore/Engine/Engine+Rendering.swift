@@ -20,8 +20,11 @@ enum RenderScope {
 struct RenderFrame {
     var conv: Int32
     var location: Location
-    /// The first typers (the shared view's packed entries, and at least four).
+    /// The first typers (the shared view's packed entries, and at least four), once
+    /// ``hasHead`` (a frame that reuses its shared view collects them only when a
+    /// phrase needs them).
     var head: [Int32]
+    var hasHead = true
     /// The shared view (variant 0: the default table, `--style`).
     var full: IndicatorView
     /// The shared view this render replaced, if any, and whether its content differs.
@@ -33,6 +36,12 @@ struct RenderFrame {
     /// Other variants built in this render: key, view, the view it replaced, and
     /// whether the content differs.
     var variants: [(key: UInt32, view: IndicatorView, stale: IndicatorView?, changed: Bool)] = []
+
+    /// A frame of no location, for a slot of ``RenderFrames`` not in use.
+    @inline(__always)
+    static func unused() -> RenderFrame {
+        RenderFrame(conv: -1, location: -1, head: [], full: .empty, stale: nil, staleChanged: false, groups: nil)
+    }
 }
 
 /// One activity's typers at a location, as a phrase needs them.
@@ -60,7 +69,7 @@ extension Engine {
 
     /// The variant every shared view is built in: the default table, `--style`.
     @inline(__always)
-    var defaultVariant: UInt32 { Engine.variant(table: UInt16(configuration.phrases.defaultTable), list: false) }
+    var defaultVariant: UInt32 { defaultVariantKey }
 
     /// Writes an `indicator` event for each viewer in `scope`, and each stale
     /// member, whose view differs from what they were last sent, in join order.
@@ -83,6 +92,10 @@ extension Engine {
         case .member(let slot): extra = slot
         case .locationAndMember(let location, let slot): (first, extra) = (location, slot)
         }
+        if conversations[c].threads.count == 0 && conversations[c].staleSlots.isEmpty {
+            renderMain(c, changed: first == .main || second == .main, extra: extra, sink: &sink)
+            return
+        }
         var frames = RenderFrames(changed: (first, second))
         if first == .main || second == .main {
             // The whole audience, in join order: the common case, kept tight. (No
@@ -92,42 +105,92 @@ extension Engine {
             case .members:
                 for slot in 0..<conversations[c].members.count {
                     if everyoneHere || inScope(slot, of: c, first, second, extra) {
-                        refresh(slot, of: c, frames: &frames, sink: &sink)
+                        visit(slot, of: c, frames: &frames, sink: &sink)
                     }
                 }
             case .open:
                 for slot in conversations[c].openSlots where everyoneHere || inScope(Int(slot), of: c, first, second, extra) {
-                    refresh(Int(slot), of: c, frames: &frames, sink: &sink)
+                    visit(Int(slot), of: c, frames: &frames, sink: &sink)
                 }
             }
         } else {
             // Threads' viewers, the extra member and the stale ones, merged in join order.
             let a = first > .main ? conversations[c].threads[first].viewers : []
             let b = second > .main ? conversations[c].threads[second].viewers : []
-            let extras = extra >= 0 ? [Int32(extra)] : []
-            var ia = 0, ib = 0, ie = 0, istale = 0
+            // The extra member, if any (no array: a join renders this way).
+            var pendingExtra = extra >= 0 ? Int32(extra) : Int32.max
+            var ia = 0, ib = 0, istale = 0
             let stale = conversations[c].staleSlots
             while true {
-                var next = Int32.max
+                var next = pendingExtra
                 if ia < a.count { next = min(next, a[ia]) }
                 if ib < b.count { next = min(next, b[ib]) }
-                if ie < extras.count { next = min(next, extras[ie]) }
                 if istale < stale.count { next = min(next, stale[istale]) }
                 if next == Int32.max { break }
                 var inAudience = false
                 if ia < a.count && a[ia] == next { ia += 1; inAudience = true }
                 if ib < b.count && b[ib] == next { ib += 1; inAudience = true }
                 if istale < stale.count && stale[istale] == next { istale += 1; inAudience = true }
-                if ie < extras.count && extras[ie] == next {
-                    ie += 1
+                if pendingExtra == next {
+                    pendingExtra = Int32.max
                     // The extra member counts only when in the audience.
                     if configuration.audience == .members || conversations[c].isOpen(Int(next)) { inAudience = true }
                 }
-                if inAudience { refresh(Int(next), of: c, frames: &frames, sink: &sink) }
+                if inAudience { visit(Int(next), of: c, frames: &frames, sink: &sink) }
             }
         }
         conversations[c].clearStale()
         finish(&frames, of: c)
+    }
+
+    /// ``render(_:scope:sink:)`` of a conversation without threads or stale members
+    /// (the common case): everyone is at the main timeline, so one frame serves all.
+    /// `changed`: the typers there changed (the whole audience is visited); else
+    /// only `extra` (-1: nobody) is.
+    mutating func renderMain<S: EventSink & ~Copyable>(_ c: Int32, changed: Bool, extra: Int, sink: inout S) {
+        guard changed else {
+            guard extra >= 0 && (configuration.audience == .members || conversations[c].isOpen(extra)) else { return }
+            let member = conversations[c].fields(of: extra)
+            guard member.user != MemberSlot.vacant, member.receives else { return }
+            if member.streak < 0 && Engine.variant(table: member.table, list: member.isList) == defaultVariant
+                && !conversations[c].main.fullViewIsStale {
+                // One viewer who sees the shared view as it is (a join): no frame.
+                let full = conversations[c].main.fullView
+                let last = conversations[c].lastSent(of: extra)
+                if last === full { return }
+                conversations[c].setLastSent(full, at: extra)
+                if last == full { return }
+                emitIndicator(extra, member, of: c, view: full, sink: &sink)
+                return
+            }
+            var frame = makeFrame(.main, of: c, changed: false, index: 0)
+            refresh(extra, member, of: c, frame: &frame, sink: &sink)
+            finish(&frame, into: 0, of: c)
+            return
+        }
+        // The first viewer who receives typing, then a frame for everyone from there
+        // (none when nobody looks: the shared view is rebuilt when someone does).
+        // The audience is every member's slot, or the open ones': one loop for both.
+        let open = configuration.audience == .open
+        let count = open ? conversations[c].openSlots.count : conversations[c].members.count
+        var index = 0
+        while index < count && !conversations[c].receives(open ? Int(conversations[c].openSlots[index]) : index) {
+            index += 1
+        }
+        guard index < count else {
+            conversations[c].main.fullViewIsStale = true
+            return
+        }
+        var frame = makeFrame(.main, of: c, changed: true, index: 0)
+        while index < count {
+            let slot = open ? Int(conversations[c].openSlots[index]) : index
+            let member = conversations[c].fields(of: slot)
+            if member.user != MemberSlot.vacant && member.receives {
+                refresh(slot, member, of: c, frame: &frame, sink: &sink)
+            }
+            index += 1
+        }
+        finish(&frame, into: 0, of: c)
     }
 
     /// True when member `slot` is visited by a render of `first` and `second`
@@ -141,27 +204,35 @@ extension Engine {
     /// Stores what the render built, and marks the changed locations nobody looked
     /// at: their shared view is rebuilt when someone does.
     mutating func finish(_ frames: inout RenderFrames, of c: Int32) {
-        for index in 0..<frames.count {
-            let frame = frames[index]
-            if !frame.variants.isEmpty {
-                let epoch = conversations[c][location: frame.location].epoch
-                for variant in frame.variants {
-                    let entry = VariantView(key: variant.key, view: variant.view, epoch: epoch)
-                    if let at = conversations[c][location: frame.location].variants.firstIndex(where: { $0.key == variant.key }) {
-                        conversations[c][location: frame.location].variants[at] = entry
-                    } else {
-                        conversations[c][location: frame.location].variants.append(entry)
-                    }
+        // Each frame by name: a subscript here would be a coroutine, allocated.
+        if frames.count > 0 { finish(&frames.a, into: 0, of: c) }
+        if frames.count > 1 { finish(&frames.b, into: 1, of: c) }
+        if frames.count > 2 { finish(&frames.c, into: 2, of: c) }
+        if frames.changed.0 >= 0 && frames.index(of: frames.changed.0) == nil {
+            conversations[c][location: frames.changed.0].fullViewIsStale = true
+        }
+        if frames.changed.1 >= 0 && frames.index(of: frames.changed.1) == nil {
+            conversations[c][location: frames.changed.1].fullViewIsStale = true
+        }
+        if frames.changed.0 > .main { conversations[c].threads.release(frames.changed.0) }
+        if frames.changed.1 > .main { conversations[c].threads.release(frames.changed.1) }
+    }
+
+    /// Stores the variants one frame built and gives its head buffer back.
+    @inline(__always)
+    mutating func finish(_ frame: inout RenderFrame, into index: Int, of c: Int32) {
+        if !frame.variants.isEmpty {
+            let epoch = conversations[c][location: frame.location].epoch
+            for variant in frame.variants {
+                let entry = VariantView(key: variant.key, view: variant.view, epoch: epoch)
+                if let at = conversations[c][location: frame.location].variants.firstIndex(where: { $0.key == variant.key }) {
+                    conversations[c][location: frame.location].variants[at] = entry
+                } else {
+                    conversations[c][location: frame.location].variants.append(entry)
                 }
             }
-            swap(&renderHeads[index], &frames[index].head)
         }
-        for location in [frames.changed.0, frames.changed.1] where location >= 0 && frames.index(of: location) == nil {
-            conversations[c][location: location].fullViewIsStale = true
-        }
-        for location in [frames.changed.0, frames.changed.1] where location > .main {
-            conversations[c].threads.release(location)
-        }
+        swap(&renderHeads[index], &frame.head)
     }
 
     /// The frame of `location`, prepared on first use: its typers changed in this
@@ -170,32 +241,52 @@ extension Engine {
     mutating func frame(_ location: Location, of c: Int32, in frames: inout RenderFrames) -> Int {
         if let index = frames.index(of: location) { return index }
         let index = frames.count
+        let changed = frames.changed.0 == location || frames.changed.1 == location
+        frames.append(makeFrame(location, of: c, changed: changed, index: index))
+        return index
+    }
+
+    /// A new frame of `location`, the `index`th of its render (it borrows that head
+    /// buffer): its shared view is rebuilt when its typers `changed` or it was left
+    /// stale, else reused.
+    @inline(never)
+    mutating func makeFrame(_ location: Location, of c: Int32, changed: Bool, index: Int) -> RenderFrame {
         var head: [Int32] = []
         swap(&head, &renderHeads[index])
-        collectHead(of: c, at: location, into: &head)
-        let groups = groupInfo(of: c, at: location)
-        let state = conversations[c][location: location]
-        var frame = RenderFrame(conv: c, location: location, head: head, full: state.fullView, stale: nil,
-                                staleChanged: false, groups: groups)
-        if frames.changed.0 == location || frames.changed.1 == location || state.fullViewIsStale {
-            let previous = state.fullView
-            let (full, changed) = fullView(of: c, at: location, head: frame.head, groups: groups, previous: previous)
+        let (previous, isStale) = conversations[c].fullView(at: location)
+        var frame = RenderFrame(conv: c, location: location, head: head, full: previous, stale: nil,
+                                staleChanged: false, groups: nil)
+        frame.hasHead = false
+        if changed || isStale {
+            ensureHead(&frame)
+            let (full, changed) = fullView(of: c, at: location, head: frame.head, groups: frame.groups, previous: previous)
             frame.full = full
             frame.stale = full === previous ? nil : previous
             frame.staleChanged = changed
-            conversations[c][location: location].fullView = full
-            conversations[c][location: location].fullViewIsStale = false
-            conversations[c][location: location].epoch &+= 1
+            conversations[c].updateLocation(location) { state in
+                state.fullView = full
+                state.fullViewIsStale = false
+                state.epoch &+= 1
+            }
         }
-        frames.append(frame)
-        return index
+        return frame
+    }
+
+    /// Collects the first typers and the activity groups of `frame`'s location, if
+    /// not yet done.
+    @inline(__always)
+    mutating func ensureHead(_ frame: inout RenderFrame) {
+        guard !frame.hasHead else { return }
+        collectHead(of: frame.conv, at: frame.location, into: &frame.head)
+        frame.groups = groupInfo(of: frame.conv, at: frame.location)
+        frame.hasHead = true
     }
 
     /// The first typers at `location` a render needs: those the shared view packs
     /// (--max-listed + 1), and at least four, for the names of typers' phrases.
     /// Each gets its place in ``StreakRecord/rank``. O(those + log typers).
     mutating func collectHead(of c: Int32, at location: Location, into head: inout [Int32]) {
-        let typers = conversations[c][location: location].typers
+        let typers = conversations[c].typers(at: location)
         let total = typers.count(in: streaks)
         let limit = max(min(total, configuration.maxListed + 1), min(total, 4))
         typers.collect(first: limit, in: streaks, into: &head)
@@ -205,16 +296,16 @@ extension Engine {
     /// The activity groups at `location`, in the order of their first typer; nil
     /// when everyone there types. O(groups × log typers).
     func groupInfo(of c: Int32, at location: Location) -> [GroupInfo]? {
-        let state = conversations[c][location: location]
-        guard let groups = state.groups else { return nil }
+        guard let groups = conversations[c].groups(at: location) else { return nil }
+        let typers = conversations[c].typers(at: location)
         var result: [GroupInfo] = []
         for activity in Activity.allCases {
             let tree = groups.trees[Int(activity.rawValue)]
             guard !tree.isEmpty else { continue }
             var firsts: [Int32] = []
             tree.collect(first: 4, in: streaks, into: &firsts)
-            let firstRank = state.typers.rank(of: firsts[0], in: streaks)
-            let secondRank = firsts.count > 1 ? state.typers.rank(of: firsts[1], in: streaks) : Int.max
+            let firstRank = typers.rank(of: firsts[0], in: streaks)
+            let secondRank = firsts.count > 1 ? typers.rank(of: firsts[1], in: streaks) : Int.max
             result.append(GroupInfo(activity: activity, count: tree.count(in: streaks), named: tree.namedCount,
                                     firsts: firsts, firstRank: firstRank, secondRank: secondRank))
         }
@@ -229,63 +320,90 @@ extension Engine {
         return rank < head.count && head[rank] == s ? rank : Int.max
     }
 
-    /// Brings one member's indicator up to date.
-    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, frames: inout RenderFrames, sink: inout S) {
-        let member = conversations[c].members[slot]
-        guard member.isOccupied, member.receives else { return }
+    /// Brings one member's indicator up to date, with the frame of their location
+    /// (prepared on first use).
+    @inline(__always)
+    mutating func visit<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, frames: inout RenderFrames, sink: inout S) {
+        let member = conversations[c].fields(of: slot)
+        guard member.user != MemberSlot.vacant, member.receives else { return }
+        // Stored properties, not a subscript: no accessor call per viewer.
+        if frames.count > 0 && frames.a.location == member.location {
+            refresh(slot, member, of: c, frame: &frames.a, sink: &sink)
+            return
+        }
+        switch frame(member.location, of: c, in: &frames) {
+        case 0: refresh(slot, member, of: c, frame: &frames.a, sink: &sink)
+        case 1: refresh(slot, member, of: c, frame: &frames.b, sink: &sink)
+        default: refresh(slot, member, of: c, frame: &frames.c, sink: &sink)
+        }
+    }
+
+    /// Brings one member's indicator up to date: `member` holds their slot's plain
+    /// fields, `frame` is their location's.
+    /// (Out of line: it is called from several loops, and the hot loop fits the
+    /// instruction cache better with one copy of it.)
+    @inline(never)
+    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: Int32,
+                                                    frame: inout RenderFrame, sink: inout S) {
         #if TYPINGD_INTERNAL_CHECKS
         viewersCompared += 1
         #endif
-        let index = frame(member.location, of: c, in: &frames)
-        let last = member.lastSent
+        let last = conversations[c].lastSent(of: slot)
         let key = Engine.variant(table: member.table, list: member.isList)
         let current: IndicatorView
-        if member.streak >= 0 && streaks[member.streak].location == member.location {
-            current = typerView(member.streak, rank: rank(of: member.streak, in: frames[index].head),
-                                frame: frames[index], variant: key, last: last)
+        let streak = member.streak
+        if streak >= 0 && streaks[streak].location == member.location {
+            ensureHead(&frame)
+            current = typerView(streak, rank: rank(of: streak, in: frame.head), frame: frame, variant: key, last: last)
             if current === last { return }
+        } else if key == defaultVariant {
+            current = frame.full
+            if last === current { return }
+            if !(last === frame.stale && frame.staleChanged) && last == current {
+                conversations[c].setLastSent(current, at: slot)
+                return
+            }
         } else {
-            let (full, stale, staleChanged) = key == defaultVariant
-                ? (frames[index].full, frames[index].stale, frames[index].staleChanged)
-                : variantView(key, of: c, frame: &frames[index])
-            current = full
-            if last === full { return }
-            if !(last === stale && staleChanged) && last == full {
-                conversations[c].setLastSent(full, at: slot)
+            let index = variantView(key, of: c, frame: &frame)
+            current = frame.variants[index].view
+            if last === current { return }
+            if !(last === frame.variants[index].stale && frame.variants[index].changed) && last == current {
+                conversations[c].setLastSent(current, at: slot)
                 return
             }
         }
         conversations[c].setLastSent(current, at: slot)
+        emitIndicator(slot, member, of: c, view: current, sink: &sink)
+    }
+
+    /// Writes the `indicator` event that shows `view` to the member in `slot`.
+    @inline(__always)
+    mutating func emitIndicator<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: Int32,
+                                                          view: IndicatorView, sink: inout S) {
         let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[member.user].id
         let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
         emit(.indicator(Event.Indicator(at: now, conv: conversations[c].id, thread: thread, viewer: viewer,
-                                        screen: member.isList ? .list : .chat, view: current)),
+                                        screen: member.isList ? .list : .chat, view: view)),
              to: &sink)
     }
 
-    /// The table and style of variant `key`.
-    @inline(__always)
-    func phrasing(_ key: UInt32) -> (table: PhraseTable, style: EngineConfiguration.Style) {
-        (configuration.phrases[Int(key >> 1)], key & 1 == 1 ? configuration.listStyle : configuration.style)
-    }
-
-    /// The shared view of `frame` in variant `key`, built once per render: the
-    /// same entries, its own phrase. Keeps the location's previous one when its
-    /// content is the same, so that its holders need nothing.
-    mutating func variantView(_ key: UInt32, of c: Int32,
-                              frame: inout RenderFrame) -> (IndicatorView, IndicatorView?, Bool) {
-        if let built = frame.variants.first(where: { $0.key == key }) { return (built.view, built.stale, built.changed) }
+    /// The index in `frame.variants` of the shared view of `frame` in variant `key`,
+    /// built once per render: the same entries, its own phrase. Keeps the
+    /// location's previous one when its content is the same, so that its holders
+    /// need nothing.
+    mutating func variantView(_ key: UInt32, of c: Int32, frame: inout RenderFrame) -> Int {
+        for index in frame.variants.indices where frame.variants[index].key == key { return index }
         let state = conversations[c][location: frame.location]
         let previous = state.variants.first { $0.key == key }
         if let previous, previous.epoch == state.epoch {
             // Built since the typers last changed.
             frame.variants.append((key, previous.view, nil, false))
-            return (previous.view, nil, false)
+            return frame.variants.count - 1
         }
-        let (table, style) = phrasing(key)
         var text: [UInt8] = []
         text.reserveCapacity(64)
-        appendPhrase(frame: frame, excluding: -1, rank: .max, table: table, style: style, into: &text)
+        ensureHead(&frame)
+        appendPhrase(frame: frame, excluding: -1, rank: .max, variant: key, into: &text)
         let full = frame.full
         let view: IndicatorView
         if full.typerCount == 0 {
@@ -295,10 +413,10 @@ extension Engine {
         }
         if let old = previous?.view, old == view {
             frame.variants.append((key, old, nil, false))
-            return (old, nil, false)
+        } else {
+            frame.variants.append((key, view, previous?.view, true))
         }
-        frame.variants.append((key, view, previous?.view, true))
-        return (view, previous?.view, true)
+        return frame.variants.count - 1
     }
 
     /// The shared view of `location` of `c`: the first min(typers, max-listed)
@@ -309,12 +427,12 @@ extension Engine {
     /// `previous`'s.
     func fullView(of c: Int32, at location: Location, head: [Int32], groups: [GroupInfo]?,
                   previous: IndicatorView) -> (IndicatorView, changed: Bool) {
-        let total = conversations[c][location: location].typers.count(in: streaks)
+        let total = conversations[c].typers(at: location).count(in: streaks)
         if total == 0 { return (.empty, previous != .empty) }
         let listed = min(total, configuration.maxListed)
         let packedCount = min(total, configuration.maxListed + 1)
         var packed: [UInt8] = []
-        packed.reserveCapacity(24 * packedCount + 48)
+        packed.reserveCapacity(24 * packedCount + 96)
         var starts: [Int32] = []
         starts.reserveCapacity(packedCount + 1)
         var activities: [UInt8] = []
@@ -324,15 +442,21 @@ extension Engine {
         }
         if groups != nil {
             // Only where someone does something else than type: else no storage.
-            activities = head.prefix(packedCount).map { streaks[$0].activity.rawValue }
-            if !activities.contains(where: { $0 != Activity.typing.rawValue }) { activities = [] }
+            // A loop, not a closure: one capturing `self` would copy the engine.
+            var others = false
+            activities.reserveCapacity(packedCount)
+            for index in 0..<packedCount {
+                let activity = streaks[head[index]].activity
+                activities.append(activity.rawValue)
+                if activity != .typing { others = true }
+            }
+            if !others { activities = [] }
         }
         let textStart = packed.count
         starts.append(Int32(textStart))
         let frame = RenderFrame(conv: c, location: location, head: head, full: .empty, stale: nil,
                                 staleChanged: false, groups: groups)
-        let (table, style) = phrasing(defaultVariant)
-        appendPhrase(frame: frame, excluding: -1, rank: .max, table: table, style: style, into: &packed)
+        appendPhrase(frame: frame, excluding: -1, rank: .max, variant: defaultVariant, into: &packed)
         if previous.base == nil && previous.textStart == textStart && previous.listed == listed
             && previous.more == total - listed && previous.storage == packed && previous.entryActivities == activities {
             return (previous, false)
@@ -348,23 +472,29 @@ extension Engine {
 
     /// Appends the phrase for the typers of `frame`'s location, leaving out streak
     /// `excluded` (-1: none), at `rank` in the frame's head (`Int.max`: beyond it),
-    /// in `table` and `style`: one clause per activity, in the order of each
-    /// activity's first typer (v3 §A), joined by the table's separator and ended by
-    /// its end; nothing when nobody is left.
-    func appendPhrase(frame: RenderFrame, excluding excluded: Int32, rank: Int, table: PhraseTable,
-                      style: EngineConfiguration.Style, into bytes: inout [UInt8]) {
+    /// in variant `key` (its table and style): one clause per activity, in the order
+    /// of each activity's first typer (v3 §A), joined by the table's separator and
+    /// ended by its end; nothing when nobody is left. (The table is read in place,
+    /// not copied, and the names a clause shows are looked up before it is built:
+    /// no closure, which would capture the engine.)
+    func appendPhrase(frame: borrowing RenderFrame, excluding excluded: Int32, rank: Int, variant key: UInt32,
+                      into bytes: inout [UInt8]) {
+        let style = key & 1 == 1 ? configuration.listStyle : configuration.style
+        let table = Int(key >> 1)
         guard let groups = frame.groups else {
             // Everyone types: one clause, named from the head.
-            let typers = conversations[frame.conv][location: frame.location].typers
+            let typers = conversations[frame.conv].typers(at: frame.location)
             let count = typers.count(in: streaks) - (excluded >= 0 ? 1 : 0)
             guard count > 0 else { return }
             let named = typers.namedCount - (excluded >= 0 && streaks[excluded].isNamed ? 1 : 0)
             let shown = Engine.shownNames(count: count, named: named, style: style)
-            let head = frame.head
-            table.appendClause(count: count, shown: shown, activity: .typing, into: &bytes) { position in
-                users[streaks[head[position < rank ? position : position + 1]].user].displayName
+            var names = PhraseTable.Names()
+            for position in 0..<shown {
+                names[position] = users[streaks[frame.head[position < rank ? position : position + 1]].user].displayName
             }
-            table.appendEnd(into: &bytes)
+            configuration.phrases[table].appendClause(count: count, shown: shown, activity: .typing, names: names,
+                                                      into: &bytes)
+            configuration.phrases[table].appendEnd(into: &bytes)
             return
         }
         // The groups in the order of their first typer, the excluded typer's
@@ -381,7 +511,7 @@ extension Engine {
         }
         order.sort { $0.rank < $1.rank }
         for (position, entry) in order.enumerated() {
-            if position > 0 { table.appendSeparator(into: &bytes) }
+            if position > 0 { configuration.phrases[table].appendSeparator(into: &bytes) }
             let group = groups[entry.group]
             var firsts = group.firsts
             var count = group.count, named = group.named
@@ -391,11 +521,12 @@ extension Engine {
                 firsts.removeAll { $0 == excluded }
             }
             let shown = Engine.shownNames(count: count, named: named, style: style)
-            table.appendClause(count: count, shown: shown, activity: group.activity, into: &bytes) { position in
-                users[streaks[firsts[position]].user].displayName
-            }
+            var names = PhraseTable.Names()
+            for index in 0..<shown { names[index] = users[streaks[firsts[index]].user].displayName }
+            configuration.phrases[table].appendClause(count: count, shown: shown, activity: group.activity,
+                                                      names: names, into: &bytes)
         }
-        if !order.isEmpty { table.appendEnd(into: &bytes) }
+        if !order.isEmpty { configuration.phrases[table].appendEnd(into: &bytes) }
     }
 
     /// How many names a clause of `count` typers, `named` of them named, shows
@@ -420,7 +551,7 @@ extension Engine {
     /// saw before they started): it is kept while its content is right, so no view
     /// is built for a typer whose view did not change. Such a typer keeps at most
     /// one old view alive, of at most `--max-listed` + 1 ids.
-    func typerView(_ s: Int32, rank: Int, frame: RenderFrame, variant key: UInt32, last: IndicatorView) -> IndicatorView {
+    func typerView(_ s: Int32, rank: Int, frame: borrowing RenderFrame, variant key: UInt32, last: IndicatorView) -> IndicatorView {
         let full = frame.full
         let others = full.typerCount - 1
         if others <= 0 { return last === IndicatorView.empty || last == .empty ? last : .empty }
@@ -429,8 +560,7 @@ extension Engine {
         let omitted = rank < full.packedCount ? rank : -1
         var text: [UInt8] = []
         text.reserveCapacity(64)
-        let (table, style) = phrasing(key)
-        appendPhrase(frame: frame, excluding: s, rank: rank, table: table, style: style, into: &text)
+        appendPhrase(frame: frame, excluding: s, rank: rank, variant: key, into: &text)
         if last.listed == listed && last.more == more && text.withUnsafeBytes({ last.hasText($0) }) {
             if let base = last.base, base === full, last.omitted == omitted { return last }
             let same = IndicatorView.withSegments(of: full, omitting: omitted, listed: listed) { a1, a2 in
@@ -444,21 +574,22 @@ extension Engine {
 
 /// The frames of one render: at most three locations (the two whose typers
 /// changed, and one where an extra or stale member is), kept without allocating.
+/// A frame not yet made is a frame of location -1 that holds nothing to release.
 struct RenderFrames {
     /// The locations whose typers changed (-1: none).
     let changed: (Location, Location)
-    private var a = RenderFrames.unused
-    private var b = RenderFrames.unused
-    private var c = RenderFrames.unused
+    /// The frames, in the order they were made; read as stored properties in the
+    /// render's loop (a subscript is an accessor call, per viewer).
+    var a = RenderFrame.unused()
+    var b = RenderFrame.unused()
+    var c = RenderFrame.unused()
     private(set) var count = 0
-
-    private static let unused = RenderFrame(conv: -1, location: -1, head: [], full: .empty, stale: nil,
-                                            staleChanged: false, groups: nil)
 
     init(changed: (Location, Location)) {
         self.changed = changed
     }
 
+    @inline(__always)
     func index(of location: Location) -> Int? {
         if count > 0 && a.location == location { return 0 }
         if count > 1 && b.location == location { return 1 }
@@ -466,29 +597,13 @@ struct RenderFrames {
         return nil
     }
 
-    mutating func append(_ frame: RenderFrame) {
+    @inline(__always)
+    mutating func append(_ frame: consuming RenderFrame) {
         switch count {
         case 0: a = frame
         case 1: b = frame
         default: c = frame
         }
         count += 1
-    }
-
-    subscript(index: Int) -> RenderFrame {
-        get {
-            switch index {
-            case 0: return a
-            case 1: return b
-            default: return c
-            }
-        }
-        _modify {
-            switch index {
-            case 0: yield &a
-            case 1: yield &b
-            default: yield &c
-            }
-        }
     }
 }

@@ -4,37 +4,38 @@ extension Engine {
     /// Applies one request: checks its time, fires the timeouts due by then (by
     /// now, without a time), runs the command and ends with its `ok`, its reply or
     /// its `error`.
-    public mutating func apply<S: EventSink & ~Copyable>(_ request: Request, to sink: inout S) {
-        if let at = request.at {
-            guard (0...Engine.maxTime).contains(at) else {
-                reject(Event.Error(line: request.line, id: request.id, code: .badField,
-                                   message: "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(at)",
-                                   field: "at"), to: &sink)
-                return
-            }
-            guard at >= now else {
-                reject(Event.Error(line: request.line, id: request.id, code: .timeBackwards,
-                                   message: "at \(at) is earlier than the current time \(now); time never goes back",
-                                   field: "at"), to: &sink)
-                return
-            }
+    @inlinable
+    public mutating func apply<S: EventSink & ~Copyable>(_ request: consuming Request, to sink: inout S) {
+        // Handed on, not copied: a request is big, and copying one is slow.
+        var pending = Optional(request)
+        EventTarget.with(&sink) { target in
+            if let request = pending.take() { applyRequest(request, to: &target) }
+        }
+    }
+
+    /// ``apply(_:to:)`` for the engine's own target: not generic, so the engine's
+    /// code is compiled once, specialized, whatever sink its user has.
+    @usableFromInline
+    mutating func applyRequest(_ request: consuming Request, to sink: inout EventTarget) {
+        let line = request.line, id = request.id, at = request.at
+        if let at, !(0...Engine.maxTime).contains(at) || at < now {
+            rejectTime(at, line: line, id: id, to: &sink)
+            return
         }
         // Timeouts due by the command's time fire first. Without `at` that is the
         // current time: at the top of the range (2^53 − 1) a keystroke's deadline is
         // now itself, and the next command finds that streak ended, as one that
         // arrives exactly at a deadline does (§5, §F).
-        advance(to: request.at ?? now, sink: &sink)
-        if let cap = configuration.maxOutputPerLine {
-            let bound = outputBound(of: request.command)
-            guard bound <= cap else {
-                reject(Event.Error(line: request.line, id: request.id, code: .limit,
-                                   message: "this command could write up to \(bound) bytes of events, more than --max-output-per-line \(cap) allows; it was not applied",
-                                   field: nil), to: &sink)
-                return
-            }
+        advanceClock(to: at ?? now, sink: &sink)
+        if configuration.maxOutputPerLine != nil && refusesOutput(of: request.command, line: line, id: id, to: &sink) {
+            return
         }
         var failure: Failure?
-        switch request.command {
+        // The command is swapped out of the request (which this call owns) and
+        // consumed: its payload is moved into the bindings, not copied.
+        var command = Command.tick
+        swap(&command, &request.command)
+        switch consume command {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
             failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
                            receiveTyping: receiveTyping, sink: &sink)
@@ -60,31 +61,73 @@ extension Engine {
             break
         case let .query(conv, thread):
             commandsApplied += 1
-            emit(.state(state(of: conv, thread: thread, id: request.id)), to: &sink)
+            emit(.state(state(of: conv, thread: thread, id: id)), to: &sink)
             return
         case .stats:
             commandsApplied += 1
-            emit(.stats(stats(id: request.id, line: request.line)), to: &sink)
+            emit(.stats(stats(id: id, line: line)), to: &sink)
             return
         case .snapshot:
             commandsApplied += 1
-            snapshot(id: request.id, sink: &sink)
+            snapshot(id: id, sink: &sink)
             return
         }
         if let failure {
-            reject(Event.Error(line: request.line, id: request.id, code: failure.code,
-                               message: failure.message, field: failure.field), to: &sink)
+            reject(failure, line: line, id: id, to: &sink)
             return
         }
         commandsApplied += 1
-        if let id = request.id {
-            emit(.ok(Event.OK(line: request.line, id: id)), to: &sink)
+        if let id {
+            emit(.ok(Event.OK(line: line, id: id)), to: &sink)
         }
+    }
+
+    // The rare paths of applyRequest, out of line so that its common path stays small.
+
+    /// Rejects `request` for its `at`: out of range, or earlier than now.
+    @inline(never)
+    mutating func rejectTime(_ at: Int, line: Int, id: Request.ID?, to sink: inout EventTarget) {
+        if !(0...Engine.maxTime).contains(at) {
+            rejectLine(Event.Error(line: line, id: id, code: .badField,
+                                   message: "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(at)",
+                                   field: "at"), to: &sink)
+        } else {
+            rejectLine(Event.Error(line: line, id: id, code: .timeBackwards,
+                                   message: "at \(at) is earlier than the current time \(now); time never goes back",
+                                   field: "at"), to: &sink)
+        }
+    }
+
+    /// Under `--max-output-per-line`: rejects `request` and returns true when it could
+    /// write more than the cap allows.
+    @inline(never)
+    mutating func refusesOutput(of command: Command, line: Int, id: Request.ID?, to sink: inout EventTarget) -> Bool {
+        guard let cap = configuration.maxOutputPerLine else { return false }
+        let bound = outputBound(of: command)
+        guard bound > cap else { return false }
+        rejectLine(Event.Error(line: line, id: id, code: .limit,
+                               message: "this command could write up to \(bound) bytes of events, more than --max-output-per-line \(cap) allows; it was not applied",
+                               field: nil), to: &sink)
+        return true
+    }
+
+    /// Rejects `request` for `failure`.
+    @inline(never)
+    mutating func reject(_ failure: Failure, line: Int, id: Request.ID?, to sink: inout EventTarget) {
+        rejectLine(Event.Error(line: line, id: id, code: failure.code,
+                               message: failure.message, field: failure.field), to: &sink)
     }
 
     /// Writes an `error` event for a line that was not applied (the decoder's errors
     /// come here too, so that `stats` counts every error and event).
+    @inlinable
     public mutating func reject<S: EventSink & ~Copyable>(_ error: Event.Error, to sink: inout S) {
+        EventTarget.with(&sink) { target in rejectLine(error, to: &target) }
+    }
+
+    /// ``reject(_:to:)`` for the engine's own target.
+    @usableFromInline
+    mutating func rejectLine(_ error: Event.Error, to sink: inout EventTarget) {
         emit(.error(error), to: &sink)
     }
 

@@ -2,14 +2,22 @@ extension Engine {
     /// Moves the clock to `time`, first firing every timeout due at or before it,
     /// one step each, in (deadline, keystroke) order. A `time` in the past only
     /// fires what is due; the clock never goes back, nor past ``maxTime``.
+    @inlinable
     public mutating func advance<S: EventSink & ~Copyable>(to time: Int, sink: inout S) {
+        EventTarget.with(&sink) { target in advanceClock(to: time, sink: &target) }
+    }
+
+    /// ``advance(to:sink:)`` for the engine's own target.
+    @usableFromInline
+    mutating func advanceClock(to time: Int, sink: inout EventTarget) {
         fireTimeouts(through: time, sink: &sink)
         now = min(max(now, time), Engine.maxTime)
     }
 
     /// Fires every remaining timeout at its deadline, in order (end of input).
+    @inlinable
     public mutating func drain<S: EventSink & ~Copyable>(sink: inout S) {
-        fireTimeouts(through: Int.max, sink: &sink)
+        EventTarget.with(&sink) { target in fireTimeouts(through: Int.max, sink: &target) }
     }
 
     /// The earliest deadline of a live streak, if any: the time to wake up at.
@@ -52,7 +60,8 @@ extension Engine {
     }
 
     /// Fires the timeouts due at or before `time`; each is one step at its deadline.
-    mutating func fireTimeouts<S: EventSink & ~Copyable>(through time: Int, sink: inout S) {
+    @usableFromInline
+    mutating func fireTimeouts(through time: Int, sink: inout EventTarget) {
         while let top = timers.min, top.key.deadline <= time {
             timers.removeMin()
             switch classify(top) {

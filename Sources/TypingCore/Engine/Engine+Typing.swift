@@ -37,14 +37,9 @@ extension Engine {
                 return nil
             }
             // The streak is at another location: only a keystroke moves it.
-            if empty { return nil }
-            let from = streaks[streak].location, u = streaks[streak].user
-            guard let slot = conversations[c].slot(of: u) else { return nil }
-            stop(streak, reason: .moved, render: false, sink: &sink)
-            let to = thread.map { conversations[c].threads.locate($0) } ?? .main
-            startStreak(conv: c, user: u, slot: slot, at: to, activity: activity, deadline: deadline(after: timeout),
-                        pairHash: pair, render: false, sink: &sink)
-            render(c, scope: .locations(from, to), sink: &sink)
+            if !empty {
+                move(streak, to: thread, activity: activity, timeout: timeout, pairHash: pair, sink: &sink)
+            }
             return nil
         }
         guard let (c, u, slot) = membership(of: user, in: conv) else {
@@ -56,6 +51,21 @@ extension Engine {
         startStreak(conv: c, user: u, slot: slot, at: location, activity: activity, deadline: deadline(after: timeout),
                     pairHash: pair, render: true, sink: &sink)
         return nil
+    }
+
+    /// Moves streak `s` to the location of `thread` (nil: the main timeline) in its
+    /// conversation: it stops there and starts anew here, and both locations render.
+    @inline(never)
+    mutating func move<S: EventSink & ~Copyable>(_ streak: Int32, to thread: Identifier?, activity: Activity,
+                                                 timeout: Int, pairHash pair: UInt64, sink: inout S) {
+        let c = streaks[streak].conv
+        let from = streaks[streak].location, u = streaks[streak].user
+        guard let slot = conversations[c].slot(of: u) else { return }
+        stop(streak, reason: .moved, render: false, sink: &sink)
+        let to = thread.map { conversations[c].threads.locate($0) } ?? .main
+        startStreak(conv: c, user: u, slot: slot, at: to, activity: activity, deadline: deadline(after: timeout),
+                    pairHash: pair, render: false, sink: &sink)
+        render(c, scope: .locations(from, to), sink: &sink)
     }
 
     /// `send`: the streak, if any, stops at once when it is at the command's
@@ -192,18 +202,18 @@ extension Engine {
     /// ids and the names in phrases). O(log typers).
     mutating func promote(_ s: Int32) -> Bool {
         let c = streaks[s].conv, location = streaks[s].location
-        let front = streaks[s].isNamed ? 0 : conversations[c][location: location].typers.namedCount
-        guard conversations[c][location: location].typers.rank(of: s, in: streaks) != front else { return false }
+        let front = streaks[s].isNamed ? 0 : conversations[c].typers(at: location).namedCount
+        guard conversations[c].typers(at: location).rank(of: s, in: streaks) != front else { return false }
         removeTyper(s, from: c)
         insertTyper(s, in: c)
-        return front < max(configuration.maxListed + 1, 3) || conversations[c][location: location].groups != nil
+        return front < max(configuration.maxListed + 1, 3) || conversations[c].hasGroups(at: location)
     }
 
     /// Sets the activity of live streak `s`, moving it between its location's
     /// activity groups. O(log typers).
     mutating func setActivity(of s: Int32, to activity: Activity) {
         let c = streaks[s].conv, location = streaks[s].location
-        if conversations[c][location: location].groups == nil {
+        if !conversations[c].hasGroups(at: location) {
             streaks[s].activity = activity
             buildGroups(of: c, at: location)
             return
@@ -220,7 +230,7 @@ extension Engine {
         let location = streaks[s].location
         let named = users[streaks[s].user].isNamed
         streaks[s].isNamed = named
-        let point = conversations[c][location: location].typers.insertionPoint(for: s, in: streaks) { a, b in
+        let point = conversations[c].typers(at: location).insertionPoint(for: s, in: streaks) { a, b in
             streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b)
         }
         let priority = UInt32(truncatingIfNeeded: Mixer.mix(seed ^ streaks[s].started) >> 32)
@@ -228,7 +238,7 @@ extension Engine {
         if named { conversations[c][location: location].typers.namedCount += 1 }
         conversations[c][location: location].longestTyperName = max(
             conversations[c][location: location].longestTyperName, Int32(clamping: users[streaks[s].user].nameBound))
-        if conversations[c][location: location].groups != nil {
+        if conversations[c].hasGroups(at: location) {
             attachToGroup(s, in: c)
         } else if streaks[s].activity != .typing {
             buildGroups(of: c, at: location)
@@ -241,8 +251,8 @@ extension Engine {
         let location = streaks[s].location
         conversations[c][location: location].typers.remove(s, in: &streaks)
         if streaks[s].isNamed { conversations[c][location: location].typers.namedCount -= 1 }
-        if conversations[c][location: location].groups != nil { detachFromGroup(s, in: c) }
-        if conversations[c][location: location].typers.isEmpty {
+        if conversations[c].hasGroups(at: location) { detachFromGroup(s, in: c) }
+        if conversations[c].typers(at: location).isEmpty {
             conversations[c][location: location].longestTyperName = 0
             conversations[c][location: location].groups = nil
         }

@@ -28,6 +28,8 @@ public struct Engine {
 
     /// The key of the hash indexes, random per engine.
     let seed: UInt64
+    /// The variant shared views are built in (see ``defaultVariant``).
+    let defaultVariantKey: UInt32
 
     var users = Slab(vacant: UserRecord(id: Identifier("")))
     var userIndex = IndexTable()
@@ -67,6 +69,7 @@ public struct Engine {
     public init(configuration: EngineConfiguration = .defaults) {
         self.configuration = configuration.clamped
         self.seed = UInt64.random(in: .min ... .max)
+        self.defaultVariantKey = Engine.variant(table: UInt16(configuration.phrases.defaultTable), list: false)
     }
 
     /// Live conversations (those with at least one member).

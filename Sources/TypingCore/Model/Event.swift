@@ -8,23 +8,57 @@ public enum Event: Sendable, Equatable {
     /// A command with an id was applied.
     case ok(OK)
     /// A line was not applied.
-    case error(Error)
+    indirect case error(Error)
     /// The reply to `query`.
-    case state(State)
+    indirect case state(State)
     /// The reply to `stats`.
-    case stats(Stats)
+    indirect case stats(Stats)
     /// One membership, in the reply to `snapshot`.
-    case member(Member)
+    indirect case member(Member)
     /// One live streak, in the reply to `snapshot`.
-    case streak(Streak)
+    indirect case streak(Streak)
     /// The end of the reply to `snapshot`.
-    case snapshot(Snapshot)
+    indirect case snapshot(Snapshot)
 }
 
 /// Where the engine puts the events it produces, in order.
 public protocol EventSink: ~Copyable {
     /// Receives the next event.
     mutating func emit(_ event: Event)
+}
+
+/// Where the engine's own code writes events: the user's sink, reached through one
+/// function call per event. The engine's public entry points are inlined into their
+/// callers, which point one at their sink; the rest of the engine is compiled for
+/// this one type, so it is specialized whatever sink its users have (without it, a
+/// sink of another module would be reached through generic code on every event).
+/// Its function captures nothing once specialized, so making one allocates nothing.
+@usableFromInline
+struct EventTarget: EventSink {
+    @usableFromInline let sink: UnsafeMutableRawPointer
+    @usableFromInline let deliver: (UnsafeMutableRawPointer, Event) -> Void
+
+    @inlinable
+    init(sink: UnsafeMutableRawPointer, deliver: @escaping (UnsafeMutableRawPointer, Event) -> Void) {
+        self.sink = sink
+        self.deliver = deliver
+    }
+
+    @inlinable
+    mutating func emit(_ event: Event) {
+        deliver(sink, event)
+    }
+
+    /// Calls `body` with a target that writes to `sink`, for the duration of the call.
+    @inlinable
+    static func with<S: EventSink & ~Copyable>(_ sink: inout S, _ body: (inout EventTarget) -> Void) {
+        withUnsafeMutablePointer(to: &sink) { pointer in
+            var target = EventTarget(sink: UnsafeMutableRawPointer(pointer)) { raw, event in
+                raw.assumingMemoryBound(to: S.self).pointee.emit(event)
+            }
+            body(&target)
+        }
+    }
 }
 
 extension Array: EventSink where Element == Event {
@@ -42,7 +76,13 @@ extension Event {
         /// The conversation.
         public var conv: Identifier
         /// The thread the viewer's screen shows (nil: the main timeline).
-        public var thread: Identifier?
+        public var thread: Identifier? {
+            get { threadID.byteCount == 0 ? nil : threadID }
+            set { threadID = newValue ?? Identifier.none }
+        }
+        /// The thread, or an empty id for the main timeline (not an optional: events
+        /// are copied on every write, and an optional id would be copied generically).
+        @usableFromInline var threadID: Identifier
         /// The member this indicator is for.
         public var viewer: Identifier
         /// Whether the viewer sees it on the chat screen or in their chat list.
@@ -55,7 +95,7 @@ extension Event {
                     screen: Command.View = .chat, view: IndicatorView) {
             self.at = at
             self.conv = conv
-            self.thread = thread
+            self.threadID = thread ?? Identifier.none
             self.viewer = viewer
             self.screen = screen
             self.view = view
@@ -101,7 +141,12 @@ extension Event {
         /// The conversation.
         public var conv: Identifier
         /// The thread of the streak (nil: the main timeline).
-        public var thread: Identifier?
+        public var thread: Identifier? {
+            get { threadID.byteCount == 0 ? nil : threadID }
+            set { threadID = newValue ?? Identifier.none }
+        }
+        /// The thread, or an empty id for the main timeline.
+        @usableFromInline var threadID: Identifier
         /// The typer.
         public var user: Identifier
         /// Started, changed or stopped.
@@ -117,7 +162,7 @@ extension Event {
                     activity: Activity? = nil, reason: Reason? = nil) {
             self.at = at
             self.conv = conv
-            self.thread = thread
+            self.threadID = thread ?? Identifier.none
             self.user = user
             self.state = state
             self.activity = activity

@@ -157,8 +157,12 @@ public struct PhraseTable: Sendable, Equatable {
     /// True for a language tag as the protocol takes it: 1–35 bytes of ASCII
     /// letters, digits and `-`.
     public static func isLocaleTag(_ tag: String) -> Bool {
-        let bytes = tag.utf8
-        return (1...35).contains(bytes.count) && bytes.allSatisfy { byte in
+        isLocaleTag(tag.utf8)
+    }
+
+    /// ``isLocaleTag(_:)`` for a tag's UTF-8 bytes.
+    package static func isLocaleTag<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
+        (1...35).contains(bytes.count) && bytes.allSatisfy { byte in
             (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
                 || byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") || byte == UInt8(ascii: "-")
         }
@@ -203,11 +207,32 @@ public struct PhraseTable: Sendable, Equatable {
         }
     }
 
+    /// The names a clause shows (at most three), by position.
+    package struct Names {
+        var first = "", second = "", third = ""
+
+        package init() {}
+
+        /// The first three of `names`.
+        package init(_ names: some Sequence<String>) {
+            for (position, name) in names.prefix(3).enumerated() { self[position] = name }
+        }
+
+        package subscript(position: Int) -> String {
+            get { position == 0 ? first : position == 1 ? second : third }
+            set {
+                switch position {
+                case 0: first = newValue
+                case 1: second = newValue
+                default: third = newValue
+                }
+            }
+        }
+    }
+
     /// Appends one clause: `count` people doing `activity`, `shown` of them named
-    /// (`name(i)` for i < shown), the `count − shown` others counted.
-    @inline(__always)
-    package func appendClause(count: Int, shown: Int, activity: Activity, into bytes: inout [UInt8],
-                              name: (Int) -> String) {
+    /// (`names[i]` for i < shown), the `count − shown` others counted.
+    package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, into bytes: inout [UInt8]) {
         let rest = count - shown
         let subject = subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
         let verb = verbForms[Int(activity.rawValue)]
@@ -222,7 +247,7 @@ public struct PhraseTable: Sendable, Equatable {
                     case .literal(let text): bytes.append(contentsOf: text)
                     case .slot(Template.countSlot): PhraseTable.appendDecimal(rest, into: &bytes)
                     case .slot(let slot):
-                        var text = name(slot)
+                        var text = names[slot]
                         text.withUTF8 { bytes.append(contentsOf: $0) }
                     }
                 }

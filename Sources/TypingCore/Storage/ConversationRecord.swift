@@ -36,7 +36,34 @@ struct ConversationRecord {
         self.memberCount = 0
     }
 
-    /// The state of `location`.
+    /// The typers at `location` (read without copying the location's state).
+    @inline(__always)
+    func typers(at location: Location) -> TyperOrder {
+        location == .main ? main.typers : threads.records[Int(location) - 1].state.typers
+    }
+
+    /// True when `location` keeps activity groups.
+    @inline(__always)
+    func hasGroups(at location: Location) -> Bool {
+        location == .main ? main.groups != nil : threads.records[Int(location) - 1].state.groups != nil
+    }
+
+    /// The activity groups of `location`, if it keeps them.
+    @inline(__always)
+    func groups(at location: Location) -> ActivityGroups? {
+        location == .main ? main.groups : threads.records[Int(location) - 1].state.groups
+    }
+
+    /// The shared view of `location`, and whether it was left stale.
+    @inline(__always)
+    func fullView(at location: Location) -> (view: IndicatorView, isStale: Bool) {
+        location == .main ? (main.fullView, main.fullViewIsStale)
+            : (threads.records[Int(location) - 1].state.fullView, threads.records[Int(location) - 1].state.fullViewIsStale)
+    }
+
+    /// The state of `location` (inlined: an accessor called out of line allocates
+    /// its frame).
+    @inline(__always)
     subscript(location location: Location) -> LocationState {
         _read {
             if location == .main { yield main } else { yield threads[location].state }
@@ -44,6 +71,13 @@ struct ConversationRecord {
         _modify {
             if location == .main { yield &main } else { yield &threads[location].state }
         }
+    }
+
+    /// Changes the state of `location` through `body` (a closure, inlined: the
+    /// subscript's accessor, called out of line, allocates its frame).
+    @inline(__always)
+    mutating func updateLocation<R>(_ location: Location, _ body: (inout LocationState) -> R) -> R {
+        location == .main ? body(&main) : threads.updateState(location, body)
     }
 
     /// The slot of user `u`, if a member.
@@ -78,6 +112,32 @@ struct ConversationRecord {
     @inline(__always)
     mutating func setLastSent(_ view: IndicatorView, at slot: Int) {
         members[slot].lastSent = view
+    }
+
+    /// The plain fields of member slot `slot`, read without copying the slot (which
+    /// would retain its view).
+    @inline(__always)
+    func fields(of slot: Int) -> MemberSlot.Fields {
+        members.withUnsafeBufferPointer { buffer in
+            // Each field is loaded from the slot's address (the buffer's subscript
+            // is an addressor): no copy of the slot.
+            MemberSlot.Fields(fingerprint: buffer[slot].fingerprint, user: buffer[slot].user,
+                              streak: buffer[slot].streak, location: buffer[slot].location,
+                              table: buffer[slot].table, isList: buffer[slot].isList,
+                              receives: buffer[slot].receives)
+        }
+    }
+
+    /// The indicator last sent to the member in `slot` (read without copying the slot).
+    @inline(__always)
+    func lastSent(of slot: Int) -> IndicatorView {
+        members.withUnsafeBufferPointer { $0[slot].lastSent }
+    }
+
+    /// True when `slot` holds a member who receives typing.
+    @inline(__always)
+    func receives(_ slot: Int) -> Bool {
+        members.withUnsafeBufferPointer { $0[slot].user != MemberSlot.vacant && $0[slot].receives }
     }
 
     /// The member slot `slot`, to change what is not kept in step with other

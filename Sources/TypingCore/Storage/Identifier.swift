@@ -82,6 +82,13 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         self = string.withUTF8 { Identifier(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// The empty id: never a conversation, user or thread (they have 1 to 256
+    /// bytes); stands for "none" where an optional would cost more.
+    @inlinable package static var none: Identifier { Identifier() }
+
+    /// The empty id (see ``none``).
+    @inlinable init() {}
+
     /// The number of UTF-8 bytes.
     @inlinable public var byteCount: Int { Int(info & 0xFFFF_FFFF) }
 

@@ -109,9 +109,16 @@ struct ThreadTable {
     }
 
     /// The thread at `location` (1 or more).
+    @inline(__always)
     subscript(location: Location) -> ThreadRecord {
         _read { yield records[Int(location) - 1] }
         _modify { yield &records[Int(location) - 1] }
+    }
+
+    /// Changes the state of the thread at `location` (1 or more) through `body`.
+    @inline(__always)
+    mutating func updateState<R>(_ location: Location, _ body: (inout LocationState) -> R) -> R {
+        body(&records[Int(location) - 1].state)
     }
 
     /// Forgets the thread at `location` when it holds nothing; true when it did.

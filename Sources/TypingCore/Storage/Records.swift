@@ -130,6 +130,17 @@ struct MemberSlot {
     /// The `user` of a freed slot.
     static let vacant: Int32 = -1
 
+    /// What a render reads of a slot, but its view.
+    struct Fields {
+        var fingerprint: Identifier.Fingerprint
+        var user: Int32
+        var streak: Int32
+        var location: Location
+        var table: UInt16
+        var isList: Bool
+        var receives: Bool
+    }
+
     /// True when the slot holds a member.
     var isOccupied: Bool { user != MemberSlot.vacant }
 

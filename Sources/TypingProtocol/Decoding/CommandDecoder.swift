@@ -58,90 +58,70 @@ package struct CommandDecoder: Sendable {
     /// Checks the fields of a command object.
     func decodeObject(_ object: JSONObject, number: Int) throws(Event.Error) -> Request {
         let id = try decodeID(object, number: number)
-        var fields = FieldReader(object: object, line: number, id: id)
+        var fields = FieldReader(line: number, id: id)
 
-        guard let cmdValue = object.cmd else {
-            throw fields.failure(.missingField, field: "cmd",
-                                 "the command has no \"cmd\"; it needs one of \(Command.Name.list)")
-        }
-        guard cj_is_string(cmdValue) != 0 else {
-            throw fields.failure(.badField, field: "cmd",
-                                 "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONObject.describe(cmdValue))")
-        }
-        let cmdBytes = JSONObject.bytes(ofString: cmdValue)
-        guard let kind = Command.Name(bytes: cmdBytes) else {
-            let name = Quote.bytes(cmdBytes)
-            throw fields.failure(.unknownCmd, field: "cmd",
-                                 "unknown command \(name); the commands are \(Command.Name.list)")
-        }
-
-        let at = try decodeAt(&fields, kind: kind)
-        let command: Command
-        switch kind {
-        case .join:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            let user = try fields.identifier("user", object.user, for: kind)
-            let name = try fields.name()
-            let sendTyping = try fields.flag("send_typing", object.sendTyping)
-            let receiveTyping = try fields.flag("receive_typing", object.receiveTyping)
-            command = .join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: try fields.locale(),
-                            receiveTyping: receiveTyping)
-        case .type:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            let user = try fields.identifier("user", object.user, for: kind)
-            let thread = try fields.optionalIdentifier("thread", object.thread)
-            let empty = try fields.flag("empty", object.empty) ?? false
-            let activity = try fields.activity() ?? .typing
-            command = .type(conv: conv, user: user, empty: empty, timeout: try fields.timeout(), activity: activity,
-                            thread: thread)
-        case .send:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            let user = try fields.identifier("user", object.user, for: kind)
-            command = .send(conv: conv, user: user, thread: try fields.optionalIdentifier("thread", object.thread))
-        case .leave:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            command = .leave(conv: conv, user: try fields.identifier("user", object.user, for: kind))
-        case .remove:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            let user = try fields.identifier("user", object.user, for: kind)
-            command = .remove(conv: conv, user: user, by: try fields.optionalIdentifier("by", object.by))
-        case .offline:
-            command = .offline(user: try fields.identifier("user", object.user, for: kind))
-        case .open:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            let user = try fields.identifier("user", object.user, for: kind)
-            let thread = try fields.optionalIdentifier("thread", object.thread)
-            let view = try fields.view() ?? .chat
-            if view == .list && thread != nil {
+        let kind = try fields.command(object.cmd)
+        let at = try decodeAt(object.at, &fields, kind: kind)
+        // Every field the command reads, each checked in one place, in the
+        // protocol's order; then the command is assembled from them.
+        let reads = kind.reads
+        var convBytes = UnsafeRawBufferPointer(start: nil, count: 0), userBytes = convBytes
+        var threadBytes: UnsafeRawBufferPointer?, byBytes: UnsafeRawBufferPointer?
+        var nameBytes: UnsafeRawBufferPointer?, localeBytes: UnsafeRawBufferPointer?
+        var empty = false, activity = Activity.typing, timeout: Int?
+        var sendTyping: Bool?, receiveTyping: Bool?
+        var view = Command.View.chat
+        if reads.contains(.conv) { convBytes = try fields.identifier("conv", object.conv, for: kind) }
+        if reads.contains(.user) { userBytes = try fields.identifier("user", object.user, for: kind) }
+        if reads.contains(.thread) { threadBytes = try fields.optionalIdentifier("thread", object.thread) }
+        if reads.contains(.name) { nameBytes = try fields.name(object.name) }
+        if reads.contains(.empty) { empty = try fields.flag("empty", object.empty) ?? false }
+        if reads.contains(.activity) { activity = try fields.activity(object.activity) ?? .typing }
+        if reads.contains(.timeout) { timeout = try fields.timeout(object.timeoutMs) }
+        if reads.contains(.sendTyping) { sendTyping = try fields.flag("send_typing", object.sendTyping) }
+        if reads.contains(.receiveTyping) { receiveTyping = try fields.flag("receive_typing", object.receiveTyping) }
+        if reads.contains(.locale) { localeBytes = try fields.locale(object.locale) }
+        if reads.contains(.view) {
+            view = try fields.view(object.view) ?? .chat
+            if view == .list && threadBytes != nil {
                 throw fields.failure(.badField, field: "view",
                                      "a list view is always at the main timeline: open with \"view\":\"list\" takes no \"thread\"")
             }
-            command = .open(conv: conv, user: user, thread: thread, view: view)
-        case .close:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            command = .close(conv: conv, user: try fields.identifier("user", object.user, for: kind))
-        case .user:
-            let user = try fields.identifier("user", object.user, for: kind)
-            let name = try fields.name()
-            let sendTyping = try fields.flag("send_typing", object.sendTyping)
-            let receiveTyping = try fields.flag("receive_typing", object.receiveTyping)
-            command = .user(user: user, name: name, sendTyping: sendTyping, locale: try fields.locale(),
+        }
+        if reads.contains(.by) { byBytes = try fields.optionalIdentifier("by", object.by) }
+        // Every check passed: the values, made once.
+        let conv = reads.contains(.conv) ? Identifier(bytes: convBytes) : Identifier.none
+        let user = reads.contains(.user) ? Identifier(bytes: userBytes) : Identifier.none
+        let thread = threadBytes.map { Identifier(bytes: $0) }
+        let by = byBytes.map { Identifier(bytes: $0) }
+        let name = nameBytes.map { String(decoding: $0, as: UTF8.self) }
+        let locale = localeBytes.map { String(decoding: $0, as: UTF8.self) }
+        let command: Command
+        switch kind {
+        case .join:
+            command = .join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
                             receiveTyping: receiveTyping)
-        case .tick:
-            command = .tick
-        case .query:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            command = .query(conv: conv, thread: try fields.optionalIdentifier("thread", object.thread))
-        case .stats:
-            command = .stats
-        case .snapshot:
-            command = .snapshot
+        case .type:
+            command = .type(conv: conv, user: user, empty: empty, timeout: timeout, activity: activity, thread: thread)
+        case .send: command = .send(conv: conv, user: user, thread: thread)
+        case .leave: command = .leave(conv: conv, user: user)
+        case .remove: command = .remove(conv: conv, user: user, by: by)
+        case .offline: command = .offline(user: user)
+        case .open: command = .open(conv: conv, user: user, thread: thread, view: view)
+        case .close: command = .close(conv: conv, user: user)
+        case .user:
+            command = .user(user: user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping)
+        case .tick: command = .tick
+        case .query: command = .query(conv: conv, thread: thread)
+        case .stats: command = .stats
+        case .snapshot: command = .snapshot
         }
         return Request(command, id: id, at: at, line: number)
     }
 
     /// The `id`: a string of at most 256 bytes or an integer within ±(2^53 − 1).
     /// A bad id is reported without an id.
+    @inline(never)
     func decodeID(_ object: JSONObject, number: Int) throws(Event.Error) -> Request.ID? {
         guard let value = object.id else { return nil }
         if cj_is_string(value) != 0 {
@@ -168,8 +148,8 @@ package struct CommandDecoder: Sendable {
     }
 
     /// The `at`: allowed only with the manual clock, required by `tick`.
-    func decodeAt(_ fields: inout FieldReader, kind: Command.Name) throws(Event.Error) -> Int? {
-        let value = fields.object.at
+    @inline(never)
+    func decodeAt(_ value: JSONObject.Value?, _ fields: inout FieldReader, kind: Command.Name) throws(Event.Error) -> Int? {
         if clock == .real {
             if value != nil {
                 throw fields.failure(.clockMode, field: "at",
@@ -213,6 +193,42 @@ package struct CommandDecoder: Sendable {
         let place = column > 0 ? " at column \(column)" : ""
         return Event.Error(line: line, code: .badJSON, message: "invalid JSON\(place): \(text)",
                            column: column > 0 ? column : nil)
+    }
+}
+
+/// The fields a command reads, besides `id`, `cmd` and `at`.
+struct Reads: OptionSet {
+    let rawValue: UInt16
+    static let conv = Reads(rawValue: 1 << 0)
+    static let user = Reads(rawValue: 1 << 1)
+    static let thread = Reads(rawValue: 1 << 2)
+    static let name = Reads(rawValue: 1 << 3)
+    static let empty = Reads(rawValue: 1 << 4)
+    static let activity = Reads(rawValue: 1 << 5)
+    static let timeout = Reads(rawValue: 1 << 6)
+    static let sendTyping = Reads(rawValue: 1 << 7)
+    static let receiveTyping = Reads(rawValue: 1 << 8)
+    static let locale = Reads(rawValue: 1 << 9)
+    static let view = Reads(rawValue: 1 << 10)
+    static let by = Reads(rawValue: 1 << 11)
+}
+
+extension Command.Name {
+    /// The fields this command reads (`conv` and `user` are required where read;
+    /// the others optional): the protocol's table of commands (v3 §G).
+    var reads: Reads {
+        switch self {
+        case .join: return [.conv, .user, .name, .sendTyping, .receiveTyping, .locale]
+        case .type: return [.conv, .user, .thread, .empty, .activity, .timeout]
+        case .send: return [.conv, .user, .thread]
+        case .leave, .close: return [.conv, .user]
+        case .remove: return [.conv, .user, .by]
+        case .offline: return [.user]
+        case .open: return [.conv, .user, .thread, .view]
+        case .user: return [.user, .name, .sendTyping, .receiveTyping, .locale]
+        case .query: return [.conv, .thread]
+        case .tick, .stats, .snapshot: return []
+        }
     }
 }
 

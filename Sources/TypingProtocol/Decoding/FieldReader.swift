@@ -12,9 +12,13 @@ enum FieldLimits {
 
 /// Reads and checks the fields of one command object, building errors that carry
 /// the line number and the command's id.
+///
+/// It holds no copy of the object's fields (each check is given its value): it
+/// is passed to every check, and a copy of 15 pointers each time would cost more
+/// than the check.
+/// Each check is out of line: the decoder calls them from every command's case, and
+/// one copy of each (with its messages) keeps the decoder's common path small.
 struct FieldReader {
-    /// The command object.
-    let object: JSONObject
     /// The line number, for errors.
     let line: Int
     /// The command's id, for errors.
@@ -25,8 +29,32 @@ struct FieldReader {
         Event.Error(line: line, id: id, code: code, message: message, field: field)
     }
 
+    // The checks return the value's bytes, borrowed from jansson, not a Swift value:
+    // the decoder makes its ids and strings once every check has passed, so that no
+    // error on the way has anything to release.
+
+    /// The `cmd`: a string naming one of the commands.
+    @inline(never)
+    func command(_ value: JSONObject.Value?) throws(Event.Error) -> Command.Name {
+        guard let value else {
+            throw failure(.missingField, field: "cmd",
+                          "the command has no \"cmd\"; it needs one of \(Command.Name.list)")
+        }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "cmd",
+                          "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONObject.describe(value))")
+        }
+        let bytes = JSONObject.bytes(ofString: value)
+        guard let kind = Command.Name(bytes: bytes) else {
+            throw failure(.unknownCmd, field: "cmd",
+                          "unknown command \(Quote.bytes(bytes)); the commands are \(Command.Name.list)")
+        }
+        return kind
+    }
+
     /// A required id field (`conv`, `user`): a non-empty string of at most 256 bytes.
-    func identifier(_ key: StaticString, _ value: JSONObject.Value?, for command: Command.Name) throws(Event.Error) -> Identifier {
+    @inline(never)
+    func identifier(_ key: StaticString, _ value: JSONObject.Value?, for command: Command.Name) throws(Event.Error) -> UnsafeRawBufferPointer {
         guard let value else {
             throw failure(.missingField, field: "\(key)",
                           "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes")
@@ -35,13 +63,15 @@ struct FieldReader {
     }
 
     /// An optional id field (`by`).
-    func optionalIdentifier(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Identifier? {
+    @inline(never)
+    func optionalIdentifier(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         return try identifier(value, key: key)
     }
 
     /// Checks an id value.
-    func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(Event.Error) -> Identifier {
+    @inline(never)
+    func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(Event.Error) -> UnsafeRawBufferPointer {
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "\(key)",
                           "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONObject.describe(value))")
@@ -54,12 +84,13 @@ struct FieldReader {
             throw failure(.badField, field: "\(key)",
                           "\"\(key)\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxIdentifierBytes)")
         }
-        return Identifier(bytes: bytes)
+        return bytes
     }
 
     /// The optional `name` of a join: a string of at most 1024 bytes, maybe empty.
-    func name() throws(Event.Error) -> String? {
-        guard let value = object.name else { return nil }
+    @inline(never)
+    func name(_ value: JSONObject.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+        guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "name",
                           "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONObject.describe(value))")
@@ -69,13 +100,14 @@ struct FieldReader {
             throw failure(.badField, field: "name",
                           "\"name\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxNameBytes)")
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// The optional `timeout_ms` of a keystroke: an integer (as jansson reads it:
     /// `1000.0` and `1e3` are not) within the timeout range.
-    func timeout() throws(Event.Error) -> Int? {
-        guard let value = object.timeoutMs else { return nil }
+    @inline(never)
+    func timeout(_ value: JSONObject.Value?) throws(Event.Error) -> Int? {
+        guard let value else { return nil }
         let range = EngineConfiguration.timeoutRange
         guard cj_is_integer(value) != 0 else {
             throw failure(.badField, field: "timeout_ms",
@@ -90,8 +122,9 @@ struct FieldReader {
     }
 
     /// The optional `activity` of a keystroke: one of the activities' names.
-    func activity() throws(Event.Error) -> Activity? {
-        guard let value = object.activity else { return nil }
+    @inline(never)
+    func activity(_ value: JSONObject.Value?) throws(Event.Error) -> Activity? {
+        guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "activity",
                           "\"activity\" must be one of \(Activity.list), not \(JSONObject.describe(value))")
@@ -106,23 +139,26 @@ struct FieldReader {
 
     /// The optional `locale` of a join or user: a language tag, 1–35 bytes of ASCII
     /// letters, digits and `-`.
-    func locale() throws(Event.Error) -> String? {
-        guard let value = object.locale else { return nil }
+    @inline(never)
+    func locale(_ value: JSONObject.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+        guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "locale",
                           "\"locale\" must be a language tag such as \"de\" or \"pt-BR\", not \(JSONObject.describe(value))")
         }
-        let tag = String(decoding: JSONObject.bytes(ofString: value), as: UTF8.self)
-        guard PhraseTable.isLocaleTag(tag) else {
+        let bytes = JSONObject.bytes(ofString: value)
+        guard PhraseTable.isLocaleTag(bytes) else {
+            let tag = String(decoding: bytes, as: UTF8.self)
             throw failure(.badField, field: "locale",
                           "\"locale\" must be 1 to 35 ASCII letters, digits and \"-\" (such as \"de\" or \"pt-BR\"), not \(Quote.string(tag))")
         }
-        return tag
+        return bytes
     }
 
     /// The optional `view` of an open: `chat` or `list`.
-    func view() throws(Event.Error) -> Command.View? {
-        guard let value = object.view else { return nil }
+    @inline(never)
+    func view(_ value: JSONObject.Value?) throws(Event.Error) -> Command.View? {
+        guard let value else { return nil }
         let names = Command.View.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "view", "\"view\" must be \(names), not \(JSONObject.describe(value))")
@@ -135,6 +171,7 @@ struct FieldReader {
     }
 
     /// An optional boolean field (`empty`, `send_typing`, `receive_typing`).
+    @inline(never)
     func flag(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Bool? {
         guard let value else { return nil }
         guard cj_is_boolean(value) != 0 else {

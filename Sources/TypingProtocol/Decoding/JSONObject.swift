@@ -23,29 +23,32 @@ struct JSONObject {
 
     /// Collects the known fields of `object` (the caller checked it is one).
     ///
-    /// Looks up the four fields almost every command has, then the optional ones
-    /// only if the object has keys left unaccounted for (most lines have none).
+    /// Looks up the four fields almost every command has, then the optional ones,
+    /// the most used first, only while the object has keys left unaccounted for
+    /// (most lines have none, or one: a join's `name`).
     init(_ object: Value) {
         cmd = JSONObject.get(object, "cmd")
         conv = JSONObject.get(object, "conv")
         user = JSONObject.get(object, "user")
         at = JSONObject.get(object, "at")
-        var found = (cmd == nil ? 0 : 1) + (conv == nil ? 0 : 1) + (user == nil ? 0 : 1) + (at == nil ? 0 : 1)
-        let size = json_object_size(object)
-        guard found < size else { return }
-        id = JSONObject.get(object, "id")
-        if id != nil { found += 1 }
-        guard found < size else { return }
-        empty = JSONObject.get(object, "empty")
-        name = JSONObject.get(object, "name")
-        timeoutMs = JSONObject.get(object, "timeout_ms")
-        sendTyping = JSONObject.get(object, "send_typing")
-        by = JSONObject.get(object, "by")
-        thread = JSONObject.get(object, "thread")
-        activity = JSONObject.get(object, "activity")
-        receiveTyping = JSONObject.get(object, "receive_typing")
-        locale = JSONObject.get(object, "locale")
-        view = JSONObject.get(object, "view")
+        var left = json_object_size(object)
+            - (cmd == nil ? 0 : 1) - (conv == nil ? 0 : 1) - (user == nil ? 0 : 1) - (at == nil ? 0 : 1)
+        @inline(__always) func take(_ key: StaticString) -> Value? {
+            guard left > 0, let value = JSONObject.get(object, key) else { return nil }
+            left -= 1
+            return value
+        }
+        id = take("id")
+        name = take("name")
+        empty = take("empty")
+        thread = take("thread")
+        activity = take("activity")
+        timeoutMs = take("timeout_ms")
+        sendTyping = take("send_typing")
+        by = take("by")
+        receiveTyping = take("receive_typing")
+        locale = take("locale")
+        view = take("view")
     }
 
     /// The value of `key` in `object`, if present (borrowed).

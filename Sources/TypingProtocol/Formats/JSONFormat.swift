@@ -10,8 +10,10 @@ import TypingCore
 /// shared one: its id list is copied from the shared view's encoded ids, leaving
 /// one entry out.
 public struct JSONFormat: EventFormat, ~Copyable {
-    /// The shared views whose encoded tails are in `tails`, most recent first.
+    /// The shared views whose encoded tails are in `tails`.
     var cachedViews: [IndicatorView] = []
+    /// The entry to replace next when the cache is full (round robin).
+    var nextEviction = 0
     /// `,"typing":[…],"more":…,"activities":[…],"text":…}` and the LF, for each of
     /// `cachedViews`.
     var tails: [[UInt8]] = []
@@ -66,26 +68,23 @@ public struct JSONFormat: EventFormat, ~Copyable {
             encodeTail(of: view, into: &out)
             return
         }
-        if let index = cachedViews.firstIndex(where: { $0 === view }) {
+        for index in cachedViews.indices where cachedViews[index] === view {
             tails[index].withUnsafeBytes { out.append($0) }
-            if index > 0 {
-                cachedViews.swapAt(0, index)
-                tails.swapAt(0, index)
-            }
             return
         }
         let start = out.count
         encodeTail(of: view, into: &out)
         tailEncodings += 1
-        var bytes: [UInt8] = []
-        if cachedViews.count == JSONFormat.cachedTails {
-            cachedViews.removeLast()
-            bytes = tails.removeLast()
-            bytes.removeAll(keepingCapacity: true)
+        if cachedViews.count < JSONFormat.cachedTails {
+            cachedViews.append(view)
+            tails.append(out.withBytes { Array(UnsafeRawBufferPointer(rebasing: $0[start...])) })
+        } else {
+            let slot = nextEviction
+            nextEviction = (nextEviction + 1) % JSONFormat.cachedTails
+            cachedViews[slot] = view
+            tails[slot].removeAll(keepingCapacity: true)
+            out.withBytes { tails[slot].append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[start...])) }
         }
-        out.withBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        cachedViews.insert(view, at: 0)
-        tails.insert(bytes, at: 0)
     }
 
     /// Appends `,"typing":[…],"more":…,"activities":[…],"text":…}` and the LF for

@@ -69,8 +69,10 @@ struct Output<Format: EventFormat & ~Copyable, Sink: ByteSink>: EventSink, ~Copy
         if buffer.count >= policy.flushThreshold { flush() }
     }
 
-    /// Writes what the buffer holds.
-    @inlinable
+    /// Writes what the buffer holds. (Specialized, but out of line: it is rare on
+    /// the hot path, and inlined at each of its callers it crowds the instruction
+    /// cache.)
+    @inlinable @inline(never)
     mutating func flush() {
         guard failure == nil, buffer.count > 0 else { return }
         do {

@@ -40,21 +40,24 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
     }
 
     /// Applies one parsed line (`line` holds its bytes, for the recording) at the
-    /// engine's current time.
+    /// engine's current time. The line is consumed: its request goes to the engine
+    /// without a copy.
     @inlinable
-    mutating func process(_ parsed: ParsedLine, line: UnsafeRawBufferPointer) {
+    mutating func process(_ parsed: consuming ParsedLine, line: UnsafeRawBufferPointer) {
         let time = engine.now
-        switch parsed {
+        var tooLong = false
+        switch consume parsed {
         case .blank:
             break
         case .request(let request):
-            engine.apply(request, to: &output)
+            engine.apply(consume request, to: &output)
         case .refused(let error):
             engine.reject(error, to: &output)
         case let .tooLong(number, limit):
+            tooLong = true
             engine.reject(ParsedLine.tooLongError(number: number, limit: limit), to: &output)
         }
-        if recording != nil { record(parsed, line: line, at: time) }
+        if recording != nil { record(line, tooLong: tooLong, at: time) }
         if checksInvariants { checkEngine() }
     }
 
@@ -68,8 +71,8 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
 
     /// Records a line, and makes a failure of the record's sink the session's.
     @usableFromInline
-    mutating func record(_ parsed: ParsedLine, line: UnsafeRawBufferPointer, at time: Int) {
-        if case .tooLong = parsed {
+    mutating func record(_ line: UnsafeRawBufferPointer, tooLong: Bool, at time: Int) {
+        if tooLong {
             recording?.recordTooLong(at: time)
         } else {
             recording?.record(line, at: time)

@@ -154,10 +154,12 @@ extension Session where Format: ~Copyable {
     /// Returns how many were applied: all of them, unless the sink asked for a pause
     /// after one (see ``ByteSink/shouldPause``).
     @inlinable
-    mutating func apply(_ batch: borrowing LineBatch) throws(Sink.Failure) -> Int {
+    mutating func apply(_ batch: inout LineBatch) throws(Sink.Failure) -> Int {
         if let stamp = batch.stamp { try advance(to: stamp) }
         for index in batch.parsed.indices {
-            batch.withLine(index) { lines.process(batch.parsed[index], line: $0) }
+            // Each parsed line is taken out of the batch (left blank), not copied.
+            let parsed = batch.take(index)
+            batch.withLine(index) { lines.process(parsed, line: $0) }
             if lines.wantsPause {
                 try rethrow()
                 return index + 1

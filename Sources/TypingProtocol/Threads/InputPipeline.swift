@@ -106,6 +106,6 @@ public struct InputPipeline<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~C
     /// Applies one parsed batch; false after a pause.
     @inlinable
     mutating func apply(_ batch: inout LineBatch) throws(Sink.Failure) -> Bool {
-        try session.apply(batch) == batch.count
+        try session.apply(&batch) == batch.count
     }
 }

@@ -104,6 +104,14 @@ struct LineBatch: Sendable {
         }
     }
 
+    /// Takes parsed line `index` out of the batch, leaving a blank line in its place.
+    @inlinable
+    mutating func take(_ index: Int) -> ParsedLine {
+        var line = ParsedLine.blank
+        swap(&line, &parsed[index])
+        return line
+    }
+
     /// Calls `body` with the bytes of entry `index` (empty for a line too long).
     @inlinable
     func withLine<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
