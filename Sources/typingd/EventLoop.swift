@@ -82,7 +82,8 @@ struct EventLoop {
                 // Everything read is applied and written before waiting.
                 guard try pipeline.settle() else { break }
                 try pipeline.session.flush()
-                memory.check(footprint: pipeline.session.engine.membershipCount + pipeline.session.engine.typingCount)
+                memory.check(footprint: pipeline.session.engine.membershipCount + pipeline.session.engine.typingCount
+                                 + pipeline.session.engine.openViewCount)
             }
             let deadline = realClock ? pipeline.session.nextDeadline() : nil
             if !inputOpen && deadline == nil { break }

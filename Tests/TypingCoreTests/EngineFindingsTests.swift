@@ -80,7 +80,9 @@ struct EngineFindingsTests {
             h.run(.open(conv: ID("c\(index)"), user: ID("u\(index)")))
         }
         #expect(h.engine.openViews.byUser.count == 3000)
+        #expect(h.engine.openViewCount == 3000, "counted in the footprint that decides when typingd trims")
         for index in 0..<3000 { h.run(.close(conv: ID("c\(index)"), user: ID("u\(index)"))) }
+        #expect(h.engine.openViewCount == 0)
         #expect(h.engine.openViews.byUser.capacity < 512, "the table shrank: \(h.engine.openViews.byUser.capacity)")
         h.engine.conversations.forEachLive { _, record in
             #expect(record.openSlots.capacity == 0)

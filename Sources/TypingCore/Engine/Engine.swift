@@ -78,6 +78,8 @@ public struct Engine {
     public var membershipCount: Int { liveMemberships }
     /// Active typing streaks.
     public var typingCount: Int { streaks.count }
+    /// Open views (`open` commands not yet closed), of all users.
+    package var openViewCount: Int { openViews.count }
 
     /// Sends `event` to `sink`, keeping the counters `stats` reports.
     mutating func emit<S: EventSink & ~Copyable>(_ event: Event, to sink: inout S) {

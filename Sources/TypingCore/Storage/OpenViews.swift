@@ -5,19 +5,22 @@
 /// their last open view, and the table shrinks when most of it is unused.
 struct OpenViews {
     private(set) var byUser: [Int32: Set<Int32>] = [:]
+    /// Open views over all users (the sum of the sets' sizes).
+    private(set) var count = 0
     /// The most users held since the table was last rebuilt.
     private var highWater = 0
 
     /// Records the open view of user `u` in conversation `c`.
     mutating func insert(_ c: Int32, for u: Int32) {
-        byUser[u, default: []].insert(c)
+        if byUser[u, default: []].insert(c).inserted { count += 1 }
         highWater = max(highWater, byUser.count)
     }
 
     /// Forgets the view of `u` in `c`, if open.
     mutating func remove(_ c: Int32, for u: Int32) {
         guard let index = byUser.index(forKey: u) else { return }
-        byUser.values[index].remove(c)
+        guard byUser.values[index].remove(c) != nil else { return }
+        count -= 1
         if byUser.values[index].isEmpty {
             byUser.remove(at: index)
             shrinkIfSparse()
@@ -32,6 +35,7 @@ struct OpenViews {
     /// Forgets every open view of `u`, returning the conversations they were in.
     mutating func removeAll(for u: Int32) -> Set<Int32> {
         guard let views = byUser.removeValue(forKey: u) else { return [] }
+        count -= views.count
         shrinkIfSparse()
         return views
     }

@@ -5,7 +5,7 @@ import Glibc
 ///
 /// The engine frees everything of a conversation when its last member leaves, and
 /// a streak when it stops, but glibc keeps freed chunks in its arenas. When the
-/// footprint (memberships plus streaks) has fallen to half its high-water mark (and
+/// footprint (memberships, streaks and open views) has fallen to half its high-water mark (and
 /// by at least ``minimumDrop``), the loop calls `malloc_trim(0)` while idle, so
 /// resident memory follows what is live.
 struct MemoryReturn {
