@@ -187,6 +187,9 @@ extension Engine {
         }
         check(userIndex.count == users.count, "the user index has \(userIndex.count) entries for \(users.count) users")
         check(streaksSeen == streaks.count, "users' lists hold \(streaksSeen) streaks, the slab \(streaks.count)")
+        var staleSeen = 0
+        conversations.forEachLive { _, record in if !record.staleSlots.isEmpty { staleSeen += 1 } }
+        check(staleSeen == staleConversations, "\(staleSeen) conversations have stale members, staleConversations says \(staleConversations)")
         check(openViews.count == openViews.byUser.values.reduce(0) { $0 + $1.count },
               "openViews.count \(openViews.count) is not the number of open views")
         check(openViews.byUser.keys.allSatisfy { users.contains($0) } && openViews.byUser.values.allSatisfy { !$0.isEmpty },

@@ -139,7 +139,9 @@ extension Engine {
     /// the user without memberships, the conversation without members.
     mutating func removeMember(_ u: Int32, slot: Int, from c: Int32) {
         let link = conversations[c].members[slot].link
+        let wasStale = !conversations[c].staleSlots.isEmpty
         conversations[c].vacate(slot)
+        if wasStale && conversations[c].staleSlots.isEmpty { staleConversations -= 1 }
         liveMemberships -= 1
         let next = memberships[link].next
         if next == link {

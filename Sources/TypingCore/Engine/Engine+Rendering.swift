@@ -36,6 +36,14 @@ struct RenderFrame {
     /// Other variants built in this render: key, view, the view it replaced, and
     /// whether the content differs.
     var variants: [(key: UInt32, view: IndicatorView, stale: IndicatorView?, changed: Bool)] = []
+    /// Where each key is in ``variants`` and in the location's stored variants, once
+    /// there are more than ``RenderFrame/linearVariants`` (a room whose viewers read
+    /// many languages): a lookup per viewer stays O(1), not O(languages).
+    var variantIndex: [UInt32: Int]?
+    var storedIndex: [UInt32: Int]?
+
+    /// Up to this many variants, a linear search is the fastest lookup.
+    static let linearVariants = 16
 
     /// A frame of no location, for a slot of ``RenderFrames`` not in use.
     @inline(__always)
@@ -139,7 +147,10 @@ extension Engine {
                 if inAudience { visit(Int(next), of: c, frames: &frames, sink: &sink) }
             }
         }
-        conversations[c].clearStale()
+        if !conversations[c].staleSlots.isEmpty {
+            conversations[c].clearStale()
+            staleConversations -= 1
+        }
         finish(&frames, of: c)
     }
 
@@ -218,16 +229,33 @@ extension Engine {
         if frames.changed.1 > .main { conversations[c].threads.release(frames.changed.1) }
     }
 
+    /// Where each key is in a sequence of distinct keys.
+    static func keyIndex(_ keys: some Sequence<UInt32>) -> [UInt32: Int] {
+        var index: [UInt32: Int] = [:]
+        for (at, key) in keys.enumerated() { index[key] = at }
+        return index
+    }
+
     /// Stores the variants one frame built and gives its head buffer back.
     @inline(__always)
     mutating func finish(_ frame: inout RenderFrame, into index: Int, of c: Int32) {
         if !frame.variants.isEmpty {
             let epoch = conversations[c][location: frame.location].epoch
+            // Many languages: find each stored variant through an index, not a search.
+            var stored = conversations[c][location: frame.location].variants.count > RenderFrame.linearVariants
+                ? Engine.keyIndex(conversations[c][location: frame.location].variants.lazy.map(\.key)) : nil
             for variant in frame.variants {
                 let entry = VariantView(key: variant.key, view: variant.view, epoch: epoch)
-                if let at = conversations[c][location: frame.location].variants.firstIndex(where: { $0.key == variant.key }) {
+                let at: Int?
+                if let stored {
+                    at = stored[variant.key]
+                } else {
+                    at = conversations[c][location: frame.location].variants.firstIndex(where: { $0.key == variant.key })
+                }
+                if let at {
                     conversations[c][location: frame.location].variants[at] = entry
                 } else {
+                    stored?[variant.key] = conversations[c][location: frame.location].variants.count
                     conversations[c][location: frame.location].variants.append(entry)
                 }
             }
@@ -392,9 +420,26 @@ extension Engine {
     /// location's previous one when its content is the same, so that its holders
     /// need nothing.
     mutating func variantView(_ key: UInt32, of c: Int32, frame: inout RenderFrame) -> Int {
-        for index in frame.variants.indices where frame.variants[index].key == key { return index }
+        if let index = frame.variantIndex {
+            if let found = index[key] { return found }
+        } else {
+            for index in frame.variants.indices where frame.variants[index].key == key { return index }
+        }
         let state = conversations[c][location: frame.location]
-        let previous = state.variants.first { $0.key == key }
+        let previous: VariantView?
+        if state.variants.count > RenderFrame.linearVariants {
+            if frame.storedIndex == nil { frame.storedIndex = Engine.keyIndex(state.variants.lazy.map(\.key)) }
+            previous = frame.storedIndex?[key].map { state.variants[$0] }
+        } else {
+            previous = state.variants.first { $0.key == key }
+        }
+        defer {
+            if frame.variantIndex != nil {
+                frame.variantIndex?[key] = frame.variants.count - 1
+            } else if frame.variants.count > RenderFrame.linearVariants {
+                frame.variantIndex = Engine.keyIndex(frame.variants.lazy.map(\.key))
+            }
+        }
         if let previous, previous.epoch == state.epoch {
             // Built since the typers last changed.
             frame.variants.append((key, previous.view, nil, false))

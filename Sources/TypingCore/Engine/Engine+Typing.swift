@@ -29,7 +29,7 @@ extension Engine {
                 if configuration.order == .recent && promote(streak) { rerender = true }
                 if rerender {
                     render(c, scope: .location(here), sink: &sink)
-                } else if !conversations[c].staleSlots.isEmpty {
+                } else if staleConversations > 0 && !conversations[c].staleSlots.isEmpty {
                     // The keystroke changed the streak: a render of the conversation,
                     // which compares the members whose screen changed (v3 §C).
                     render(c, scope: .member(conversations[c].slot(of: streaks[streak].user) ?? -1), sink: &sink)

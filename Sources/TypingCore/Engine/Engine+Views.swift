@@ -69,7 +69,10 @@ extension Engine {
             conversations[c].setLastSent(.empty, at: slot)
         } else if screenChanged {
             conversations[c].setLastSent(.empty, at: slot)
-            if conversations[c][member: slot].receives { conversations[c].markStale(slot) }
+            if conversations[c][member: slot].receives {
+                if conversations[c].staleSlots.isEmpty { staleConversations += 1 }
+                conversations[c].markStale(slot)
+            }
         }
         openViews.remove(c, for: u)
         return from

@@ -37,6 +37,10 @@ public struct Engine {
     var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
     var conversationIndex = IndexTable()
     var liveMemberships = 0
+    /// Conversations with stale members (see ``ConversationRecord/staleSlots``): while
+    /// there are none, a keystroke of a typer who stays where they are does not read
+    /// their conversation's record at all.
+    var staleConversations = 0
     /// Every membership in its user's list, in join order (see ``MembershipLink``).
     var memberships = Slab(vacant: MembershipLink.vacant)
     /// The locale of each user who gave one (v3 §B), with the table it chose.
@@ -54,6 +58,13 @@ public struct Engine {
     var renderHeads: [[Int32]] = [[], [], []]
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
+
+    /// Whether this build has the invariant checker (debug builds and the fuzzer's).
+    #if TYPINGD_INTERNAL_CHECKS
+    package static let hasInvariantChecker = true
+    #else
+    package static let hasInvariantChecker = false
+    #endif
 
     #if TYPINGD_INTERNAL_CHECKS
     /// Viewers compared by renders so far: for tests of what a render costs.

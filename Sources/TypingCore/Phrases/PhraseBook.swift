@@ -36,10 +36,13 @@ public struct PhraseBook: Sendable, Equatable {
             throw Error(message: "\(Quote.string(defaultLocale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
         }
         var all = [PhraseTable.english]
+        var indexOfTag = [PhraseBook.lowercased(PhraseTable.english.locale): 0]
         for table in tables {
-            if let index = all.firstIndex(where: { PhraseBook.lowercased($0.locale) == PhraseBook.lowercased(table.locale) }) {
+            let tag = PhraseBook.lowercased(table.locale)
+            if let index = indexOfTag[tag] {
                 all[index] = table
             } else {
+                indexOfTag[tag] = all.count
                 all.append(table)
             }
         }
