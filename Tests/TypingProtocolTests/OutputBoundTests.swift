@@ -40,7 +40,10 @@ struct OutputBoundTests {
         var engine = Engine(configuration: configuration)
         let convs = ["g", "a\u{2028}\"long conversation id \(String(repeating: "x", count: 40))", "dm"]
         let users = (0..<12).map { index in index % 4 == 0 ? "user\u{1}\(index)\(String(repeating: "é", count: index * 9))" : "u\(index)" }
-        let names: [String?] = [nil, "Ann", "Bö \"the\" Long Name Here", "\u{2028}", "Zoë"]
+        // The last is one grapheme cluster of 601 bytes: a rename to it must be
+        // bounded by the new name, not the longest name typing there before.
+        let names: [String?] = [nil, "Ann", "Bö \"the\" Long Name Here", "\u{2028}", "Zoë",
+                                "x" + String(repeating: "\u{301}", count: 300)]
         for step in 0..<20_000 {
             let conv = Identifier(convs[Int(generator.next() % 3)])
             let user = Identifier(users[Int(generator.next() % UInt64(users.count))])
@@ -49,7 +52,7 @@ struct OutputBoundTests {
             let thread = threads[Int(generator.next() % 4)]
             let locales: [String?] = [nil, "de", "en", "de-AT"]
             switch generator.next() % 12 {
-            case 0, 1: command = .join(conv: conv, user: user, name: names[Int(generator.next() % 5)],
+            case 0, 1: command = .join(conv: conv, user: user, name: names[Int(generator.next() % UInt64(names.count))],
                                       sendTyping: generator.next() % 7 == 0 ? false : nil,
                                       locale: locales[Int(generator.next() % 4)],
                                       receiveTyping: generator.next() % 9 == 0 ? generator.next() % 2 == 0 : nil)
@@ -59,7 +62,7 @@ struct OutputBoundTests {
             case 5: command = .send(conv: conv, user: user, thread: thread)
             case 6: command = .open(conv: conv, user: user, thread: thread, view: generator.next() % 4 == 0 ? .list : .chat)
             case 7: command = generator.next() % 3 == 0 ? .offline(user: user) : .close(conv: conv, user: user)
-            case 8: command = .user(user: user, name: names[Int(generator.next() % 5)], sendTyping: generator.next() % 2 == 0,
+            case 8: command = .user(user: user, name: names[Int(generator.next() % UInt64(names.count))], sendTyping: generator.next() % 2 == 0,
                                     locale: locales[Int(generator.next() % 4)],
                                     receiveTyping: generator.next() % 3 == 0 ? generator.next() % 2 == 0 : nil)
             case 9: command = .open(conv: conv, user: user, thread: nil, view: .list)
@@ -71,6 +74,29 @@ struct OutputBoundTests {
             let written = Self.encodedSize(events.filter { if case .error = $0 { return false } else { return true } })
             #expect(written <= bound, "step \(step): \(command) wrote \(written) bytes, bound \(bound)")
             if written > bound { break }
+        }
+    }
+
+    @Test("a rename of someone typing is bounded by the new name: a long one over the cap is refused")
+    func renameBound() {
+        var engine = Engine(configuration: EngineConfiguration(maxOutputPerLine: 4000))
+        var events: [Event] = []
+        for viewer in "bcdefghijk" { engine.apply(Request(.join(conv: Identifier("g"), user: Identifier(String(viewer)))), to: &events) }
+        engine.apply(Request(.join(conv: Identifier("g"), user: Identifier("a"), name: "A")), to: &events)
+        engine.apply(Request(.type(conv: Identifier("g"), user: Identifier("a"))), to: &events)
+        let long = "x" + String(repeating: "\u{301}", count: 500)
+        for command in [Command.user(user: Identifier("a"), name: long), .join(conv: Identifier("g"), user: Identifier("a"), name: long)] {
+            let bound = engine.outputBound(of: command)
+            var written: [Event] = []
+            var copy = engine
+            copy.apply(Request(command, line: 1), to: &written)
+            #expect(Self.encodedSize(written) <= bound, "\(command): wrote \(Self.encodedSize(written)), bound \(bound)")
+            written = []
+            engine.apply(Request(command, line: 1), to: &written)
+            guard case .error(let error)? = written.first else {
+                Issue.record("\(command) was applied past the cap: \(Self.encodedSize(written)) bytes"); continue
+            }
+            #expect(error.code == .limit)
         }
     }
 

@@ -59,6 +59,11 @@ extension Engine {
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             let streak = conversations[c].members[slot].streak
             if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+            if case .close = command {
+                // Closing a thread or the list turns the closer's screen back to the
+                // main timeline: the render compares them there too.
+                total.add(viewerBound(c, at: .main))
+            }
         case let .offline(user):
             guard let u = findUser(user) else { return 0 }
             forEachStreak(of: u) { c, location in
@@ -85,9 +90,13 @@ extension Engine {
     /// seeing typing).
     func settingsBound(of u: Int32, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
                        into total: inout Bound) {
-        if settingsChange(of: u, name: name, sendTyping: sendTyping).0.touchesStreaks {
+        let (change, display) = settingsChange(of: u, name: name, sendTyping: sendTyping)
+        if change.touchesStreaks {
+            // A rename lists the new name wherever they type: it may be longer than
+            // any typer's name there now.
+            let renamed = change.renamed ? UserRecord.nameBound(of: display ?? DisplayName.unknown) : 0
             forEachStreak(of: u) { c, location in
-                total.add(renderBound(c, at: location, newTyperName: 0, newActivity: false))
+                total.add(renderBound(c, at: location, newTyperName: 0, newActivity: false, renamedTyperName: renamed))
             }
         }
         if viewSettingsChange(of: u, locale: locale, receiveTyping: receiveTyping) {
@@ -127,7 +136,7 @@ extension Engine {
     /// activity): two `typing` events, an indicator for every viewer the render
     /// compares there, and the stale members.
     func renderBound(_ c: Int32, at location: Location, newTyperName: Int, newActivity: Bool,
-                     thread: Identifier? = nil) -> Int {
+                     thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
         let record = conversations[c]
         let viewers: Int
         if location != .main {
@@ -140,7 +149,8 @@ extension Engine {
             bound.add(2, times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID)
                           + threadBytes(c, at: location, thread: thread))
         }
-        bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0, newTyperName: newTyperName,
+        bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0,
+                                              newTyperName: max(newTyperName, renamedTyperName),
                                               newActivity: newActivity, thread: thread))
         let stale = record.staleSlots.count
         if stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }

@@ -26,7 +26,10 @@ struct UserRecord {
     /// The most bytes the display name takes inside a JSON string: display names
     /// hold no control character, so an escape at most doubles a byte (`"`, `\`,
     /// U+2028, U+2029).
-    var nameBound: Int { displayName.utf8.count * 2 }
+    var nameBound: Int { UserRecord.nameBound(of: displayName) }
+
+    /// The most bytes `displayName` takes in JSON output (see ``nameBound``).
+    static func nameBound(of displayName: String) -> Int { displayName.utf8.count * 2 }
 
     /// A user with no name yet and no memberships.
     init(id: Identifier) {
