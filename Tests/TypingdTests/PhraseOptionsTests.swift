@@ -56,6 +56,20 @@ struct PhraseOptionsTests {
         }
     }
 
+    @Test("a table named and made of terminal controls: the message on stderr escapes them")
+    func controlsInMessages() throws {
+        let dir = try WorkflowTests.folder("evil-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let table = dir.appendingPathComponent("a\u{1B}[31mred\u{9B}.json")
+        try "{\"locale\":\"de\"\u{1B}[2J}".write(to: table, atomically: true, encoding: .utf8)
+        let input = dir.appendingPathComponent("in.jsonl")
+        try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        #expect(status == 64 && out.isEmpty, "\(status) \(out)")
+        #expect(err.contains("a\\u{1b}[31mred\\u{9b}.json"), "\(err)")
+        #expect(!err.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" }, "\(err)")
+    }
+
     @Test("a record holds its tables: it replays byte for byte after the table files are gone")
     func recordKeepsTables() throws {
         let dir = try WorkflowTests.folder("record-phrases")

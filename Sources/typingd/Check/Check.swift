@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import TypingCore
 import TypingProtocol
 
 /// `typingd check [PATH …]`: runs golden transcripts and compares their output.
@@ -48,6 +49,13 @@ struct Check: ParsableCommand {
                              visibility: .hidden))
     var invariants = false
 
+    func validate() throws {
+        if invariants && !Engine.hasInvariantChecker {
+            // A pass would say nothing about the invariants: refuse rather than pass.
+            throw ValidationError("--invariants: this build has no invariant checker; a debug build has it (swift build, then .build/debug/typingd check --invariants)")
+        }
+    }
+
     func run() throws {
         let signals: SignalWatcher
         do throws(IOFailure) {
@@ -60,7 +68,7 @@ struct Check: ParsableCommand {
         do {
             var check = TranscriptCheck(bless: bless, checksInvariants: invariants)
             check.stop = { signals.signal != nil }
-            summary = try check.run(paths) { line in print(Check.terminalSafe(line)) }
+            summary = try check.run(paths) { line in print(StandardOutput.terminalSafe(line)) }
             if let junit { try JUnitReport.write(summary, to: junit) }
         } catch {
             StandardOutput.diagnose("typingd check: \(error)")
@@ -215,24 +223,5 @@ enum JUnitReport {
             }
         }
         return out
-    }
-}
-
-extension Check {
-    /// `text` for a terminal: what a terminal would act on (C0 controls but the LF
-    /// that ends a report line, DEL, C1 controls, line separators, bidirectional
-    /// controls), from file names or the lines of an expected file, as `\u{…}`, as
-    /// `--format text` writes it.
-    static func terminalSafe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 != "\n" && TextFormat.isUnsafe($0) }) else { return text }
-        var safe = ""
-        for scalar in text.unicodeScalars {
-            if scalar != "\n" && TextFormat.isUnsafe(scalar) {
-                safe += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                safe.unicodeScalars.append(scalar)
-            }
-        }
-        return safe
     }
 }
