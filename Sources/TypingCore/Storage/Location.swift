@@ -96,11 +96,17 @@ struct ThreadTable {
     /// The location of thread `id`, taking a slot for it if it is not in use.
     mutating func locate(_ id: Identifier) -> Location {
         if let slot = index[id] { return slot + 1 }
-        let slot: Int32
-        if let reused = free.popLast() {
-            slot = reused
-            records[Int(slot)] = ThreadRecord(id: id)
-        } else {
+        // A free slot may be stale (past the end, or in use again): release does not
+        // search the list for them, each is dropped here, once.
+        var slot = Int32(-1)
+        while let reused = free.popLast() {
+            if Int(reused) < records.count && records[Int(reused)].id.byteCount == 0 {
+                slot = reused
+                records[Int(slot)] = ThreadRecord(id: id)
+                break
+            }
+        }
+        if slot < 0 {
             slot = Int32(records.count)
             records.append(ThreadRecord(id: id))
         }
@@ -131,7 +137,8 @@ struct ThreadTable {
         if slot == records.count - 1 {
             records.removeLast()
             while let last = records.last, last.id.byteCount == 0 { records.removeLast() }
-            free.removeAll { Int($0) >= records.count }
+            // The free slots past the new end stay listed until locate drops them:
+            // removing them here would cost O(free slots) per release.
         } else {
             free.append(Int32(slot))
         }
