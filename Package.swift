@@ -31,7 +31,7 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
-        /// Linux interfaces the Glibc module lacks (signalfd).
+        /// Linux interfaces the Glibc module lacks (eventfd, malloc_trim, SIGRTMIN/SIGRTMAX).
         .systemLibrary(name: "CLinux"),
         /// The pure engine: membership, streaks, timers, names, phrases. No I/O, no clock.
         .target(

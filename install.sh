@@ -5,7 +5,8 @@
 #   ./install.sh [--prefix DIR]        (default prefix: /usr/local)
 #
 #   DIR/bin/typingd
-#   DIR/share/man/man1/typingd.1, typingd.check.1, typingd.replay.1
+#   DIR/share/man/man1/typingd.1, typingd.check.1, typingd.replay.1, typingd.help.1
+#   DIR/share/doc/typingd/Protocol.md  (the full reference the pages point to)
 #   DIR/share/typingd/phrases/*.json   (the phrase tables: --phrases DIR/share/typingd/phrases)
 #   DIR/share/bash-completion/completions/typingd
 #   DIR/share/zsh/site-functions/_typingd
@@ -41,9 +42,16 @@ swift package --scratch-path .build-manual generate-manual --multi-page >/dev/nu
 manuals=.build-manual/plugins/GenerateManual/outputs/typingd
 
 install -d "$prefix/bin" "$prefix/share/man/man1" "$prefix/share/bash-completion/completions" \
-    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d" "$prefix/share/typingd/phrases"
+    "$prefix/share/zsh/site-functions" "$prefix/share/fish/vendor_completions.d" "$prefix/share/typingd/phrases" \
+    "$prefix/share/doc/typingd"
 install -m 755 "$binary" "$prefix/bin/typingd"
-install -m 644 "$manuals/typingd.1" "$manuals/typingd.check.1" "$manuals/typingd.replay.1" "$prefix/share/man/man1/"
+# The generated pages keep the help text's blank lines, which mdoc warns about
+# ("Empty input line"): each becomes a paragraph break.
+for page in "$manuals"/*.1; do
+    sed 's/^$/.Pp/' "$page" > "$prefix/share/man/man1/$(basename "$page")"
+    chmod 644 "$prefix/share/man/man1/$(basename "$page")"
+done
+install -m 644 Protocol.md "$prefix/share/doc/typingd/Protocol.md"
 install -m 644 phrases/*.json "$prefix/share/typingd/phrases/"
 "$binary" --generate-completion-script bash > "$prefix/share/bash-completion/completions/typingd"
 "$binary" --generate-completion-script zsh > "$prefix/share/zsh/site-functions/_typingd"
@@ -51,6 +59,7 @@ install -m 644 phrases/*.json "$prefix/share/typingd/phrases/"
 
 echo "installed $("$prefix/bin/typingd" --version) in $prefix:"
 echo "  $prefix/bin/typingd"
-echo "  $prefix/share/man/man1/typingd.1, typingd.check.1, typingd.replay.1 (man typingd)"
+echo "  $prefix/share/man/man1/typingd.1, typingd.check.1, typingd.replay.1, typingd.help.1 (man typingd)"
+echo "  $prefix/share/doc/typingd/Protocol.md (the full reference)"
 echo "  $prefix/share/typingd/phrases (--phrases $prefix/share/typingd/phrases)"
 echo "  completions for bash, zsh and fish under $prefix/share"

@@ -38,7 +38,7 @@ struct Typingd: ParsableCommand {
 
         Languages: each user reads their indicator in their "locale"'s table. English is \
         built in; --phrases PATH loads more (the project ships de, es, fr, pt, ru, ar, \
-        ja and zh under share/typingd/phrases), --default-locale names the table of \
+        ja and zh: phrases/ in the source, share/typingd/phrases installed), --default-locale names the table of \
         users who give none. A user with "receive_typing": false gets no indicators.
 
         Try it (manual clock: time is what each command's "at" says, in ms):
@@ -78,7 +78,7 @@ struct Typingd: ParsableCommand {
         writes its output again, byte for byte, with the options it was recorded with, \
         and `typingd check` takes the record as a transcript's input.
 
-        The full reference is Protocol.md.
+        The full reference is Protocol.md (in the source; installed as share/doc/typingd/Protocol.md).
         """,
         version: "typingd 3.0.0 (protocol v3)",
         subcommands: [Check.self, Replay.self]

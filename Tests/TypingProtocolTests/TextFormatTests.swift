@@ -45,4 +45,12 @@ struct TextFormatTests {
         let output = Self.text([#"{"cmd":"a\nb\u001b[31mX"}"#])
         #expect(output == #"error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot"# + "\n")
     }
+
+    @Test("the snapshot line counts in words: 1 member in 1 conversation, 2 members")
+    func snapshotCounts() {
+        let one = Self.text([#"{"cmd":"join","conv":"c","user":"a"}"#, #"{"cmd":"snapshot"}"#])
+        #expect(one.hasSuffix("snapshot: 1 member in 1 conversation, 0 typing\n"), "\(one)")
+        let two = Self.text([#"{"cmd":"join","conv":"c","user":"a"}"#, #"{"cmd":"join","conv":"d","user":"a"}"#, #"{"cmd":"snapshot"}"#])
+        #expect(two.hasSuffix("snapshot: 2 members in 2 conversations, 0 typing\n"), "\(two)")
+    }
 }

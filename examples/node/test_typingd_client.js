@@ -32,6 +32,12 @@ function indicator(at, conv, viewer, typing, text) {
   return { event: 'indicator', at, conv, viewer, typing, text };
 }
 
+// A relative TYPINGD_BINARY means relative to where the tests were started (the
+// README example runs from this folder); a bare name is looked up on PATH.
+if (process.env.TYPINGD_BINARY && process.env.TYPINGD_BINARY.includes('/')) {
+  process.env.TYPINGD_BINARY = path.resolve(process.env.TYPINGD_BINARY);
+}
+
 test('a one-to-one story: each viewer sees exactly the other one typing', async (t) => {
   const td = start(t);
   const seen = [];

@@ -18,6 +18,10 @@ from typingd_client import ACTIVITIES, Typingd, TypingdError
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BINARY = os.environ.get("TYPINGD_BINARY", os.path.join(ROOT, ".build", "debug", "typingd"))
+# A relative path means relative to where the tests were started (some tests run
+# from other folders, the README example from this one).
+if os.sep in BINARY:
+    BINARY = os.path.abspath(BINARY)
 GERMAN = os.path.join(HERE, "fixtures", "de.json")
 
 

@@ -147,9 +147,9 @@ public struct TextFormat: EventFormat {
             TextFormat.time(snapshot.at, into: &out)
             out.append("snapshot: ")
             out.appendDecimal(snapshot.members)
-            out.append(" members in ")
+            out.append(snapshot.members == 1 ? " member in " : " members in ")
             out.appendDecimal(snapshot.conversations)
-            out.append(" conversations, ")
+            out.append(snapshot.conversations == 1 ? " conversation, " : " conversations, ")
             out.appendDecimal(snapshot.typing)
             out.append(" typing")
             if let id = snapshot.id { TextFormat.requestID(id, into: &out) }
