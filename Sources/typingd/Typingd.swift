@@ -99,7 +99,20 @@ struct Typingd: ParsableCommand {
     /// is kept for the loop instead of killing typingd; then runs as usual.
     static func main() {
         SignalWatcher.install()
-        main(nil)
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            // What ArgumentParser's own main does, except that a message for stderr
+            // goes through diagnose: it is terminal-safe, whatever an argument held
+            // (`--bogus$'\e[31m'` is echoed as `\u{1b}`).
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if code == .success { print(message) } else { StandardOutput.diagnose(message) }
+            }
+            Glibc.exit(code.rawValue)
+        }
     }
 
     func validate() throws {

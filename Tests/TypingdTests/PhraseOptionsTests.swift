@@ -70,6 +70,20 @@ struct PhraseOptionsTests {
         #expect(!err.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" }, "\(err)")
     }
 
+    @Test("an unknown option or a bad value holding ESC: ArgumentParser's message on stderr escapes it too")
+    func controlsInArguments() throws {
+        let dir = try WorkflowTests.folder("evil-arguments")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.jsonl")
+        try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
+        for options in [["--bogus\u{1B}[31mRED"], ["--timeout-ms", "5\u{1B}[2J"], ["check", "--x\u{9B}1"]] {
+            let (out, err, status) = try WorkflowTests.typingd(options, input: input)
+            #expect(status == 64 && out.isEmpty, "\(options): \(status) \(out)")
+            #expect(err.contains("\\u{1b}") || err.contains("\\u{9b}"), "\(options): \(err)")
+            #expect(!err.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" }, "\(options): \(err)")
+        }
+    }
+
     @Test("a record holds its tables: it replays byte for byte after the table files are gone")
     func recordKeepsTables() throws {
         let dir = try WorkflowTests.folder("record-phrases")
