@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 
+from memory import rss_kib
 from offline import timed
 
 
@@ -36,14 +37,6 @@ def endings(n):
     return (("offline", ['{"cmd":"offline","user":"u"}\n']),
             ("close", ['{"cmd":"close","conv":"c%d","user":"u"}\n' % c for c in range(n)]),
             ("close rev", ['{"cmd":"close","conv":"c%d","user":"u"}\n' % c for c in reversed(range(n))]))
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 def settle(process, tag):

@@ -229,6 +229,19 @@ public struct TextFormat: EventFormat {
         string.withUTF8 { text(UnsafeRawBufferPointer($0), into: &out) }
     }
 
+    /// `text` for a terminal, its line breaks kept: each line as ``text(_:into:)``
+    /// writes it. For what typingd prints for people besides events (stderr, the
+    /// reports of `check`), from file names, expected files or arguments.
+    package static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 != "\n" && isUnsafe($0) }) else { return text }
+        var out = OutputBuffer()
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "\n")) }
+            self.text(String(line), into: &out)
+        }
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
     /// True when every byte is printable ASCII: nothing to escape (the common case).
     static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }

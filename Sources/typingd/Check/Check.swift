@@ -68,7 +68,7 @@ struct Check: ParsableCommand {
         do {
             var check = TranscriptCheck(bless: bless, checksInvariants: invariants)
             check.stop = { signals.signal != nil }
-            summary = try check.run(paths) { line in print(StandardOutput.terminalSafe(line)) }
+            summary = try check.run(paths) { line in print(TextFormat.terminalSafe(line)) }
             if let junit { try JUnitReport.write(summary, to: junit) }
         } catch {
             StandardOutput.diagnose("typingd check: \(error)")

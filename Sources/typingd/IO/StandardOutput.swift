@@ -92,29 +92,11 @@ struct StandardOutput: ByteSink {
         // tells which, and after a signal the next wait is a bounded one.
     }
 
-    /// `text` for a terminal: what a terminal would act on (C0 controls but the LF
-    /// that ends a line, DEL, C1 controls, line separators, bidirectional controls),
-    /// from file names, the lines of an expected file or a phrase table's bytes, as
-    /// `\u{…}`, as `--format text` writes it. Every message on stderr and every
-    /// line `check` prints goes through it.
-    static func terminalSafe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0 != "\n" && TextFormat.isUnsafe($0) }) else { return text }
-        var safe = ""
-        for scalar in text.unicodeScalars {
-            if scalar != "\n" && TextFormat.isUnsafe(scalar) {
-                safe += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                safe.unicodeScalars.append(scalar)
-            }
-        }
-        return safe
-    }
-
-    /// Writes a diagnostic line to stderr, ignoring failures (there is nowhere
-    /// else to report them). stderr may share stdout's pipe, non-blocking: a full
-    /// pipe is waited for, a second at most.
+    /// Writes a diagnostic line to stderr, terminal-safe (``TextFormat/terminalSafe(_:)``),
+    /// ignoring failures (there is nowhere else to report them). stderr may share
+    /// stdout's pipe, non-blocking: a full pipe is waited for, a second at most.
     static func diagnose(_ message: String) {
-        var line = terminalSafe(message) + "\n"
+        var line = TextFormat.terminalSafe(message) + "\n"
         line.withUTF8 { bytes in
             guard let base = bytes.baseAddress else { return }
             var offset = 0
