@@ -31,13 +31,19 @@ struct ExampleProgramTests {
                 process.terminationStatus)
     }
 
-    @Test("the Python wrapper's tests all run and pass against the built binary")
+    @Test("the Python client's tests all run and pass against the built binary, both clients")
     func pythonWrapper() throws {
-        let python = try Tools.require("python3", for: "the Python wrapper's tests")
-        let declared = try Tools.count(#"^\s*def test_"#, in: "examples/python/test_typingd_client.py")
-        let (_, stderr, status) = try Self.run(python, ["-m", "unittest", "discover", "-s", "examples/python", "-v"])
+        let python = try Tools.require("python3", for: "the Python client's tests")
+        // test_contract.py's scenarios run once per client (threaded, asyncio): at least
+        // one test per declared test function, none skipped.
+        let declared = try Tools.count(#"^\s*def test_"#, in: "clients/python/tests/test_threaded.py")
+            + Tools.count(#"^\s*def test_"#, in: "clients/python/tests/test_contract.py")
+        let (_, stderr, status) = try Self.run(python, ["-m", "unittest", "discover", "-s", "clients/python/tests",
+                                                        "-t", "clients/python", "-v"])
         #expect(status == 0, "\(stderr)")
-        #expect(declared > 0 && stderr.contains("Ran \(declared) tests"), "\(declared) tests declared:\n\(stderr)")
+        let ran = stderr.firstMatch(of: #/Ran (\d+) tests/#).flatMap { Int($0.1) } ?? 0
+        #expect(declared > 0 && ran >= declared && stderr.contains("\nOK\n") && !stderr.contains("skipped"),
+                "\(declared) tests declared, \(ran) ran:\n\(stderr)")
     }
 
     @Test("the Node.js wrapper's tests all run and pass against the built binary")

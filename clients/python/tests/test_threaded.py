@@ -1,6 +1,6 @@
-"""Tests of the Python wrapper against the real binary.
+"""Tests of the threaded client against the real binary.
 
-    TYPINGD_BINARY=.build/debug/typingd python3 -m unittest discover -s examples/python
+    TYPINGD_BINARY=.build/debug/typingd python3 -m unittest discover -s clients/python/tests -t clients/python
 
 (`swift test` runs these too.) Without TYPINGD_BINARY, .build/debug/typingd is used.
 fixtures/de.json is a tiny German phrase table of these tests' own.
@@ -13,10 +13,10 @@ import threading
 import time
 import unittest
 
-from typingd_client import ACTIVITIES, Typingd, TypingdError
+from typingd import ACTIVITIES, Typingd, TypingdError, TypingdExited
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 BINARY = os.environ.get("TYPINGD_BINARY", os.path.join(ROOT, ".build", "debug", "typingd"))
 # A relative path means relative to where the tests were started (some tests run
 # from other folders, the README example from this one).
@@ -502,10 +502,12 @@ class ProtocolV3Tests(unittest.TestCase):
             td.close()
 
     def test_the_readme_example_runs_as_written(self):
-        with open(os.path.join(HERE, "README.md"), encoding="utf-8") as readme:
+        package = os.path.dirname(HERE)
+        with open(os.path.join(package, "README.md"), encoding="utf-8") as readme:
             code = re.search(r"```python\n(.*?)```", readme.read(), re.S).group(1)
+        # As after `pip install ./clients/python`: the package importable, tables beside it.
         result = subprocess.run([sys.executable, "-c", code], cwd=HERE, capture_output=True, text=True,
-                                timeout=60, env={**os.environ, "TYPINGD_BINARY": BINARY})
+                                timeout=60, env={**os.environ, "TYPINGD_BINARY": BINARY, "PYTHONPATH": package})
         self.assertEqual(result.returncode, 0, result.stderr)
         # Each print's expected output is its line's comment, after "# -> ".
         expected = [line.split("# -> ", 1)[1].strip() for line in code.splitlines()

@@ -1,0 +1,237 @@
+"""The scenarios of clients/API.md, run against both Python clients (the Node.js
+package's tests run the same ones): start, replies by id, events by viewer, close()
+bounded whatever is pending, errors that carry the exit status and stderr."""
+import asyncio
+import os
+import signal
+import time
+import unittest
+
+from typingd import AsyncTypingd, Typingd, TypingdError, TypingdExited
+
+from .test_threaded import BINARY
+
+
+def gone(pid):
+    """True when no process has this pid any more (typingd was reaped by the client)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+class Threaded:
+    """The scenarios' view of the threaded client: every call returns its result."""
+    make = Typingd
+
+    def __init__(self, *args, **kwargs):
+        self.td = Typingd(BINARY, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.td, name)
+
+    def dispose(self):
+        self.td._reader.join(5)
+
+
+class Async:
+    """The asyncio client driven from a private loop, so the scenarios read the same."""
+
+    def __init__(self, *args, **kwargs):
+        self.loop = asyncio.new_event_loop()
+        self.td = self.loop.run_until_complete(AsyncTypingd(BINARY, *args, **kwargs).start())
+
+    def __getattr__(self, name):
+        attribute = getattr(self.td, name)
+        if not callable(attribute) or name in ("events", "shown", "on_indicator"):
+            return attribute
+
+        def call(*args, **kwargs):
+            result = attribute(*args, **kwargs)
+            return self.loop.run_until_complete(result) if asyncio.iscoroutine(result) else result
+        return call
+
+    def dispose(self):
+        if self.td.exit_status is None:
+            self.loop.run_until_complete(self.td.kill(signal.SIGKILL))
+        self.loop.close()
+
+
+class Scenarios:
+    """Mixed into one TestCase per client; ``self.client`` makes a started client."""
+    client = None
+
+    def start(self, *args, **kwargs):
+        client = self.client(*args, **kwargs)
+        self.addCleanup(client.dispose)
+        return client
+
+    def test_replies_are_matched_by_id(self):
+        td = self.start(clock="manual")
+        try:
+            self.assertEqual(td.join("dm", "alice", name="Alice")["event"], "ok")
+            self.assertEqual(td.join("dm", "bob", name="Bob")["id"], "py-2")
+            self.assertEqual(td.query("dm")["members"], ["alice", "bob"])
+            with self.assertRaises(TypingdError) as caught:
+                td.type("dm", "mallory", at=0)
+            self.assertEqual(caught.exception.code, "not_member")
+        finally:
+            td.close(5)
+
+    def test_events_by_viewer(self):
+        td = self.start(clock="manual")
+        try:
+            for user in ("ana", "ben", "cy"):
+                td.join("g", user, name=user.title())
+            td.type("g", "ana", at=0)
+            td.sync()
+            self.assertEqual(td.next_event(timeout=1, viewer="cy")["text"], "Ana is typing...")
+            self.assertEqual([e["viewer"] for e in td.events()], ["ben"])     # cy's was taken
+            td.type("g", "ben", at=10)
+            self.assertEqual([e["text"] for e in td.events("ana")], ["Ben is typing..."])
+            self.assertEqual([e["viewer"] for e in td.events()], ["cy"])
+            self.assertIsNone(td.next_event(timeout=0.05, viewer="ana"))
+            self.assertEqual(td.shown("cy", "g")["text"], "Ana and Ben are typing...")
+        finally:
+            td.close(5)
+
+    def test_on_indicator_until_unsubscribed(self):
+        td = self.start(clock="manual", queue=False)
+        try:
+            seen = []
+            unsubscribe = td.on_indicator("ben", seen.append)
+            td.join("g", "ana", name="Ana")
+            td.join("g", "ben", name="Ben")
+            td.type("g", "ana", at=0)
+            td.send("g", "ana", at=5)
+            unsubscribe()
+            td.type("g", "ana", at=10)
+            td.sync()
+            self.assertEqual([e["text"] for e in seen], ["Ana is typing...", ""])
+            self.assertEqual(td.events(), [])                                  # queue=False keeps none
+        finally:
+            td.close(5)
+
+    def test_close_ends_a_pending_45_second_streak_within_its_timeout(self):
+        td = self.start()                                                      # the real clock
+        td.join("g", "ana", name="Ana")
+        td.join("g", "ben", name="Ben")
+        td.type("g", "ana", timeout_ms=45000)
+        started = time.monotonic()
+        status = td.close(2)
+        took = time.monotonic() - started
+        self.assertEqual(status, 0)                                            # SIGTERM: typingd exits 0
+        self.assertGreaterEqual(took, 0.9)                                     # it drained for half the time
+        self.assertLess(took, 2.5)
+        self.assertTrue(gone(td.pid))
+        self.assertEqual(td.exit_status, 0)
+
+    def test_close_without_drain_is_prompt(self):
+        td = self.start()
+        td.join("g", "ana", name="Ana")
+        td.join("g", "ben", name="Ben")
+        td.type("g", "ana", timeout_ms=45000)
+        started = time.monotonic()
+        self.assertEqual(td.close(30, drain=False), 0)
+        self.assertLess(time.monotonic() - started, 1.5)
+        self.assertTrue(gone(td.pid))
+        self.assertEqual([e["text"] for e in td.events("ben")], ["Ana is typing..."])
+
+    def test_close_kills_what_ignores_sigterm(self):
+        # A stand-in that neither reads its input nor ends on SIGTERM: close() must still
+        # return within its timeout with the process gone (status 128 + 9).
+        td = self.start()
+        td.join("g", "ana")
+        os.kill(td.pid, signal.SIGSTOP)                                        # stopped: deaf to SIGTERM
+        started = time.monotonic()
+        self.assertEqual(td.close(1), 128 + signal.SIGKILL)
+        self.assertLess(time.monotonic() - started, 2.2)
+        self.assertTrue(gone(td.pid))
+
+    def test_a_bad_option_raises_with_the_exit_status_and_stderr(self):
+        td = self.start("--no-such-option")
+        with self.assertRaises(TypingdExited) as caught:
+            td.join("g", "ana")
+        self.assertEqual((caught.exception.code, caught.exception.status), ("gone", 64))
+        self.assertIn("--no-such-option", caught.exception.stderr)
+        self.assertIn("exit status 64", str(caught.exception))
+        self.assertIn("--no-such-option", td.stderr)
+
+    def test_format_text_is_refused(self):
+        for options in (("--format", "text"), ("--format=text",)):
+            with self.assertRaises(ValueError):
+                self.start(*options)
+
+    def test_lines_without_id_have_an_outcome(self):
+        td = self.start(clock="manual")
+        try:
+            applied = td.write("join", conv="g", user="ana")
+            refused = td.write_raw('{"cmd":"join","conv":"g"}')
+            td.sync()
+            self.assertIsNone(td.outcome(applied))
+            with self.assertRaises(TypingdError) as caught:
+                td.outcome(refused)
+            self.assertEqual(caught.exception.code, "missing_field")
+        finally:
+            td.close(5)
+
+    def test_requests_after_typingd_exited_raise_with_its_status(self):
+        td = self.start()
+        td.join("g", "ana")
+        self.assertEqual(td.kill(signal.SIGTERM), 0)
+        with self.assertRaises(TypingdExited) as caught:
+            td.join("g", "ben")
+        self.assertEqual(caught.exception.status, 0)
+
+
+class ThreadedScenarios(Scenarios, unittest.TestCase):
+    client = Threaded
+
+    def test_a_missing_binary_raises_at_start(self):
+        with self.assertRaises(TypingdExited) as caught:
+            Typingd("/nonexistent/typingd")
+        self.assertIsNone(caught.exception.status)
+
+    def test_leaving_a_with_block_does_not_wait_for_streaks(self):
+        started = time.monotonic()
+        with Typingd(BINARY) as td:
+            td.join("g", "ana")
+            td.join("g", "ben")
+            td.type("g", "ana", timeout_ms=45000)
+        self.assertLess(time.monotonic() - started, 1.5)
+        self.assertTrue(gone(td.pid))
+
+
+class AsyncScenarios(Scenarios, unittest.TestCase):
+    client = Async
+
+    def test_a_missing_binary_raises_at_start(self):
+        with self.assertRaises(TypingdExited) as caught:
+            asyncio.run(AsyncTypingd("/nonexistent/typingd").start())
+        self.assertIsNone(caught.exception.status)
+
+    def test_async_with_and_coroutine_listeners(self):
+        async def scenario():
+            seen = []
+
+            async def listener(event):
+                seen.append(event["text"])
+            async with AsyncTypingd(BINARY, clock="manual") as td:
+                td.on_indicator("bob", listener)
+                await td.join("dm", "alice", name="Alice")
+                await td.join("dm", "bob", name="Bob")
+                await td.type("dm", "alice", at=0)
+                await td.sync()
+                await asyncio.sleep(0)
+                snapshot, members, streaks = await td.snapshot()
+                return list(seen), snapshot["event"], [m["user"] for m in members], [s["user"] for s in streaks], td.pid
+        seen, snapshot, members, streaks, pid = asyncio.run(scenario())
+        self.assertEqual((seen, snapshot, members, streaks), (["Alice is typing..."], "snapshot",
+                                                               ["alice", "bob"], ["alice"]))
+        self.assertTrue(gone(pid))
+
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,317 @@
+"""What the threaded and the asyncio client share: options, errors, the matching of
+replies to requests, and what each viewer sees. No I/O here."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+#: The values of ``type``'s ``activity`` (protocol v3); ``typing`` is the default.
+ACTIVITIES = ("typing", "recording_audio", "recording_video", "sending_photo",
+              "sending_video", "sending_file", "sharing_location")
+
+#: Bytes the stdout reader asks for per read, and the size of the stdin buffer.
+PIPE_BUFFER = 64 * 1024
+
+#: How much of typingd's stderr a client keeps (the last bytes of it).
+STDERR_LIMIT = 64 * 1024
+
+#: The events that answer a request, and those written before the ``snapshot`` they belong to.
+REPLIES = ("ok", "error", "state", "stats", "snapshot")
+LISTED = ("member", "streak")
+
+#: How many error events of lines without id are remembered for ``outcome``.
+RECENT_ERRORS = 1024
+
+Event = Dict[str, Any]
+PathLike = Union[str, bytes, "os.PathLike[str]"]
+
+
+class TypingdError(Exception):
+    """typingd answered a command with an ``error`` event (kept in ``.event``), or
+    (code ``timeout``) did not answer in time."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__(f"{event.get('code')}: {event.get('message')}")
+        self.event = event
+        self.code = event.get("code")
+
+
+class TypingdExited(TypingdError):
+    """typingd is not running: it could not be started, it exited (a bad option, say),
+    or it was ended. ``.status`` is its exit status (128 + n for signal n; None if it
+    never started) and ``.stderr`` the last 64 KiB it wrote on stderr."""
+
+    def __init__(self, message: str, status: Optional[int], stderr: str) -> None:
+        detail = message
+        if status is not None:
+            detail += f" (exit status {status})"
+        if stderr.strip():
+            detail += f"; stderr: {stderr.strip()}"
+        super().__init__({"code": "gone", "message": detail})
+        self.status = status
+        self.stderr = stderr
+
+
+def exit_status(returncode: int) -> int:
+    """A Popen return code as a shell shows it: 128 + n for a process ended by signal n."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def option_value(arguments: Sequence[str], flag: str) -> Optional[str]:
+    """The last value given for ``flag`` (``--flag value`` or ``--flag=value``)."""
+    value = None
+    for index, argument in enumerate(arguments):
+        if argument == flag and index + 1 < len(arguments):
+            value = arguments[index + 1]
+        elif isinstance(argument, str) and argument.startswith(flag + "="):
+            value = argument[len(flag) + 1:]
+    return value
+
+
+def command_line(binary: Optional[PathLike], options: Iterable[Any], *, audience: Optional[str] = None,
+                 order: Optional[str] = None, max_listed: Optional[int] = None,
+                 phrases: Union[None, PathLike, Sequence[PathLike]] = None,
+                 default_locale: Optional[str] = None, list_style: Optional[str] = None,
+                 clock: Optional[str] = None, timeout_ms: Optional[int] = None) -> List[str]:
+    """typingd's argv: the binary (default $TYPINGD_BINARY, else ``typingd`` on PATH),
+    the options as given, then one flag per named option that is not None."""
+    if binary is None:
+        binary = os.environ.get("TYPINGD_BINARY") or "typingd"
+    arguments = [os.fsdecode(binary), *(os.fsdecode(o) if isinstance(o, (bytes, os.PathLike)) else str(o)
+                                        for o in options)]
+    for flag, value in (("--audience", audience), ("--order", order), ("--max-listed", max_listed),
+                        ("--default-locale", default_locale), ("--list-style", list_style),
+                        ("--clock", clock), ("--timeout-ms", timeout_ms)):
+        if value is not None:
+            arguments += [flag, str(value)]
+    if phrases is not None:
+        for path in [phrases] if isinstance(phrases, (str, bytes, os.PathLike)) else phrases:
+            arguments += ["--phrases", os.fsdecode(path)]
+    if option_value(arguments[1:], "--format") == "text":
+        raise ValueError("--format text is for people at a terminal: the client reads typingd's JSON lines")
+    return arguments
+
+
+def encode(cmd: str, request_id: Optional[str], fields: Dict[str, Any]) -> bytes:
+    """One command line: ``cmd``, then ``id`` when given, then the fields that are not None."""
+    body: Dict[str, Any] = {"cmd": cmd}
+    if request_id is not None:
+        body["id"] = request_id
+    body.update((key, value) for key, value in fields.items() if value is not None)
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def given(at: Optional[float] = None, **fields: Any) -> Dict[str, Any]:
+    """The fields that are not None, then ``at`` when given."""
+    present = {key: value for key, value in fields.items() if value is not None}
+    if at is not None:
+        present["at"] = at
+    return present
+
+
+def count_lines(data: bytes) -> int:
+    """Lines a raw write adds: its LFs, plus the one the client appends."""
+    return data.count(b"\n") + 1
+
+
+Screen = Tuple[Optional[str], str]
+
+
+def screen(thread: Optional[str] = None, view: Optional[str] = None) -> Screen:
+    """A viewer's screen in one conversation: (thread or None, "chat" or "list")."""
+    return (thread, "list" if view == "list" else "chat")
+
+
+MAIN_CHAT = screen()
+
+# A request's effect on its user's screens, once applied: a list of (conv or None for
+# every conversation, user, the screen kept or None).
+ScreenChanges = Optional[List[Tuple[Optional[str], str, Optional[Screen]]]]
+
+
+class Slot:
+    """A request waiting for its reply; ``done`` is the client's own waiting object."""
+    __slots__ = ("request_id", "line", "screens", "reply", "listed", "done")
+
+    def __init__(self, request_id: str, line: int, screens: ScreenChanges, done: Any) -> None:
+        self.request_id = request_id
+        self.line = line
+        self.screens = screens
+        self.reply: Optional[Event] = None
+        self.listed: List[Event] = []
+        self.done = done
+
+
+class Dispatcher:
+    """Matches typingd's events to requests and keeps what each viewer sees. Pure state:
+    the clients call it under their own lock (threads) or on their loop (asyncio).
+
+    ``feed(event)`` returns (the slot it answers, or None; the events for the queue).
+    """
+
+    def __init__(self, audience_open: bool) -> None:
+        self.audience_open = audience_open
+        self.lines = 0                       # lines written: typingd numbers the next one lines + 1
+        self.processed_through = 0           # every line up to this one was applied or refused
+        self.waiting: Dict[str, Slot] = {}   # id -> slot
+        self.by_line: Dict[int, str] = {}    # line -> id of a request still waiting
+        self.errors: Dict[int, Event] = {}   # line -> error event (the last RECENT_ERRORS)
+        self.shown: Dict[str, Dict[str, Event]] = {}   # viewer -> conv -> non-empty indicator
+        self.listeners: Dict[str, List[Callable[[Event], Any]]] = {}
+        self._listed: List[Event] = []
+
+    # Requests ---------------------------------------------------------------
+
+    def add(self, request_id: str, cmd: str, fields: Dict[str, Any], done: Any) -> Slot:
+        self.lines += 1
+        slot = Slot(request_id, self.lines, self.screen_change(cmd, fields), done)
+        self.waiting[request_id] = slot
+        self.by_line[slot.line] = request_id
+        return slot
+
+    def drop(self, slot: Slot) -> None:
+        """A request given up (timed out, or its write failed)."""
+        self.waiting.pop(slot.request_id, None)
+        self.by_line.pop(slot.line, None)
+
+    def wrote(self, lines: int) -> int:
+        """Lines written without id; returns the number of the first."""
+        first = self.lines + 1
+        self.lines += lines
+        return first
+
+    # Events -------------------------------------------------------------------
+
+    def feed(self, event: Event) -> Tuple[Optional[Slot], List[Event]]:
+        kind = event.get("event")
+        if kind in LISTED:
+            self._listed.append(event)
+            return None, []
+        if kind == "indicator":
+            self.show(event)
+        slot = None
+        if kind in REPLIES:
+            line = event.get("line")
+            if isinstance(line, int):
+                self.processed_through = max(self.processed_through, line)
+                if kind == "error":
+                    self.errors[line] = event
+                    if len(self.errors) > RECENT_ERRORS:
+                        del self.errors[next(iter(self.errors))]
+            request_id = event.get("id")
+            if request_id is None and kind == "error":
+                request_id = self.by_line.get(line) if isinstance(line, int) else None
+            if isinstance(request_id, str):
+                slot = self.waiting.pop(request_id, None)
+            if slot is not None:
+                self.by_line.pop(slot.line, None)
+                self.processed_through = max(self.processed_through, slot.line)
+                if slot.screens and kind != "error":
+                    self.forget(slot.screens)
+        listed, self._listed = self._listed, []
+        if slot is not None:
+            slot.reply = event
+            slot.listed = listed
+            return slot, []
+        return None, listed + [event]
+
+    def leftovers(self) -> List[Event]:
+        """At end of output: member/streak events no snapshot event came for."""
+        listed, self._listed = self._listed, []
+        return listed
+
+    def listeners_of(self, event: Event) -> List[Callable[[Event], Any]]:
+        if event.get("event") != "indicator":
+            return []
+        return list(self.listeners.get(event.get("viewer"), ()))
+
+    def listen(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        self.listeners.setdefault(viewer, []).append(callback)
+
+        def unsubscribe() -> None:
+            callbacks = self.listeners.get(viewer)
+            if callbacks and callback in callbacks:
+                callbacks.remove(callback)
+                if not callbacks:
+                    del self.listeners[viewer]
+        return unsubscribe
+
+    # What viewers see -----------------------------------------------------------
+
+    def screen_change(self, cmd: str, fields: Dict[str, Any]) -> ScreenChanges:
+        """What a command does, once applied, to its user's screens."""
+        user = fields.get("user")
+        if not isinstance(user, str):
+            return None
+        conv = fields.get("conv")
+        # After `close`, a viewer still sees the main timeline under --audience members;
+        # under open they see nothing.
+        closed = None if self.audience_open else MAIN_CHAT
+        if cmd == "open":
+            return [(conv, user, screen(fields.get("thread"), fields.get("view")))]
+        if cmd == "close":
+            return [(conv, user, closed)]
+        if cmd == "offline":
+            return [(None, user, closed)]
+        if cmd in ("leave", "remove"):
+            return [(conv, user, None)]
+        if cmd in ("join", "user") and fields.get("receive_typing") is False:
+            return [(None, user, None)]
+        return None
+
+    def forget(self, changes: List[Tuple[Optional[str], str, Optional[Screen]]]) -> None:
+        for conv, user, kept in changes:
+            shown = self.shown.get(user, {})
+            for key in [conv] if conv is not None else list(shown):
+                event = shown.get(key) if key is not None else None
+                if event is not None and (kept is None or screen(event.get("thread"), event.get("view")) != kept):
+                    del shown[key]
+            if not shown:
+                self.shown.pop(user, None)
+
+    def show(self, event: Event) -> None:
+        viewer, conv = event.get("viewer"), event.get("conv")
+        if not isinstance(viewer, str) or not isinstance(conv, str):
+            return
+        if event.get("typing") or event.get("more"):
+            self.shown.setdefault(viewer, {})[conv] = event
+        elif conv in self.shown.get(viewer, ()):
+            del self.shown[viewer][conv]
+            if not self.shown[viewer]:
+                del self.shown[viewer]
+
+    def shown_at(self, viewer: str, conv: str, thread: Optional[str], view: Optional[str]) -> Optional[Event]:
+        event = self.shown.get(viewer, {}).get(conv)
+        if event is None or screen(event.get("thread"), event.get("view")) != screen(thread, view):
+            return None
+        return event
+
+
+def take(events: "List[Event]", viewer: Optional[str]) -> Optional[Event]:
+    """Removes and returns the first event (for ``viewer``, when given), or None."""
+    for index, event in enumerate(events):
+        if viewer is None or event.get("viewer") == viewer:
+            del events[index]
+            return event
+    return None
+
+
+def take_all(events: "List[Event]", viewer: Optional[str]) -> List[Event]:
+    """Removes and returns every event (for ``viewer``, when given)."""
+    if viewer is None:
+        taken = list(events)
+        events.clear()
+        return taken
+    taken = [event for event in events if event.get("viewer") == viewer]
+    events[:] = [event for event in events if event.get("viewer") != viewer]
+    return taken
+
+
+#: The steps of ``close``: until this share of the timeout typingd may drain; then
+#: SIGTERM until the next share; then SIGKILL.
+DRAIN_SHARE, TERM_SHARE = 0.5, 0.9
+#: How long ``close`` waits for a process it sent SIGKILL (it cannot refuse).
+KILL_WAIT = 1.0
+
+
