@@ -1,27 +1,30 @@
 'use strict';
 /*
- * Tests of the Node wrapper against the real binary. From the repository root:
+ * Tests of the client against the real binary: the protocol, the events, the lines
+ * without id. In clients/node:
  *
- *     TYPINGD_BINARY=.build/debug/typingd node --test examples/node/
+ *     TYPINGD_BINARY=../../.build/release/typingd npm test
  *
- * Without TYPINGD_BINARY, `typingd` is looked up on PATH. Most tests use --clock
- * manual, so the events are exact. fixtures/de.json is a tiny German phrase table of
- * these tests' own.
+ * Without TYPINGD_BINARY, `typingd` is looked up on PATH; a relative one is taken from
+ * the current directory. Most tests use --clock manual, so the events are exact.
+ * fixtures/de.json is a tiny German phrase table of these tests' own. The scenarios of
+ * ../../API.md (close, errors, nextEvent by viewer, ...) are in contract.test.js.
  */
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const fs = require('node:fs');
 const { execFileSync } = require('node:child_process');
-const { TypingdClient, TypingdError, LineSplitter, ACTIVITIES } = require('./typingd_client');
+const { Typingd, TypingdError, TypingdExited, LineSplitter, ACTIVITIES } = require('..');
 
+const PACKAGE = path.join(__dirname, '..');
 const GERMAN = path.join(__dirname, 'fixtures', 'de.json');
 
 const MANUAL = ['--clock', 'manual'];
 
 /** A client that the test closes (or kills) in any case. */
 function start(t, options = MANUAL, config = {}) {
-  const td = new TypingdClient({ options, ...config });
+  const td = new Typingd({ options, ...config });
   t.after(async () => {
     if (td.exitStatus === null) await td.kill('SIGKILL');
   });
@@ -32,8 +35,9 @@ function indicator(at, conv, viewer, typing, text) {
   return { event: 'indicator', at, conv, viewer, typing, text };
 }
 
-// A relative TYPINGD_BINARY means relative to where the tests were started (the
-// README example runs from this folder); a bare name is looked up on PATH.
+// A relative TYPINGD_BINARY means relative to where the tests were started, also for
+// the README example, which runs from the package's folder; a bare name is looked up
+// on PATH.
 if (process.env.TYPINGD_BINARY && process.env.TYPINGD_BINARY.includes('/')) {
   process.env.TYPINGD_BINARY = path.resolve(process.env.TYPINGD_BINARY);
 }
@@ -253,10 +257,13 @@ test('pending requests are rejected when typingd is killed', async (t) => {
   process.kill(td.pid, 'SIGKILL');
   for (const request of pending) {
     await assert.rejects(request, (err) => {
+      assert.ok(err instanceof TypingdExited);
       assert.ok(err instanceof TypingdError);
       assert.equal(err.code, 'gone');
       assert.equal(err.signal, 'SIGKILL');
-      assert.match(err.message, /^gone: no reply to (query|stats) \(line [23]\): typingd was ended by SIGKILL$/);
+      assert.equal(err.status, 128 + 9);
+      assert.match(err.message,
+        /^gone: no reply to (query|stats) \(line [23]\): typingd was ended by SIGKILL \(exit status 137\)$/);
       return true;
     });
   }
@@ -515,11 +522,12 @@ test('kill() with SIGTERM resolves with 0: typingd writes what it has and exits 
 });
 
 test('the README example runs as written, as an ES module (Node 20: top-level await)', () => {
-  const readme = fs.readFileSync(path.join(__dirname, 'README.md'), 'utf8');
-  const code = /```js\n([\s\S]*?)```/.exec(readme)[1];
-  // Run as `node example.mjs` from this folder would run it.
+  const readme = fs.readFileSync(path.join(PACKAGE, 'README.md'), 'utf8');
+  const code = /\n## Example\n[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)[1];
+  // As `node example.mjs` in the package's folder would run it ('typingd' is the
+  // package itself there, as in a project that installed it).
   const stdout = execFileSync(process.execPath, ['--input-type=module', '--eval', code],
-    { cwd: __dirname, encoding: 'utf8', timeout: 60000 });
+    { cwd: PACKAGE, encoding: 'utf8', timeout: 60000 });
   // What each line prints is its comment, after "// -> ".
   const expected = code.split('\n').filter((line) => line.includes('// -> '))
     .map((line) => line.split('// -> ')[1].trim());

@@ -1,12 +1,13 @@
 'use strict';
 /**
- * A small Node.js wrapper around a typingd subprocess (protocol v3; standard library
- * only, Node 18+). See README.md beside this file.
+ * typingd for Node.js: runs a typingd process (protocol v3) and speaks its protocol
+ * over its pipes. Standard library only, Node 18+. The API is the one of
+ * ../API.md, shared with the Python client; README.md beside this file shows it.
  *
- *     const { TypingdClient } = require('./typingd_client');
+ *     const { Typingd } = require('typingd');
  *
  *     async function main() {
- *       const td = new TypingdClient({ options: ['--timeout-ms', '3000'] });
+ *       const td = new Typingd({ timeoutMs: 3000 });
  *       td.onIndicator('bob', (ev) => console.log('bob sees:', ev.text));
  *       await td.join('dm', 'alice', { name: 'Alice' });
  *       await td.join('dm', 'bob', { name: 'Bob' });
@@ -20,35 +21,42 @@
  * Promise for the reply that carries it: `ok`, `state`, `stats` or `snapshot` (resolved)
  * or `error` (rejected with a TypingdError holding the event's code, message, line and
  * field). Lines written without an id (`write`, `writeRaw`) are numbered like typingd
- * numbers them, so `outcome(line)` can tell whether a given line failed.
+ * numbers them, so `outcome(line)` can tell whether a given line failed. When typingd
+ * is gone (it could not start, a bad option stopped it, it was killed) every request
+ * rejects with a TypingdExited (code 'gone', `.status`, `.stderr`).
  *
  * Every other event (indicator, typing, and errors or replies no request waits for) is
  * emitted ('event', plus 'indicator' / 'typing' / 'member' / 'reply' / 'lineError'),
  * delivered to per-viewer callbacks registered with `onIndicator(viewer, cb)`, and
- * queued for `nextEvent()` (unless `queue: false`). stdout is read all the time, so
- * typingd never blocks on a full pipe however many events it writes.
+ * queued for `nextEvent({ timeout, viewer })` and `drainEvents({ viewer })` (unless
+ * `queue: false`). stdout is read all the time, so typingd never blocks on a full pipe
+ * however many events it writes.
  *
  * Protocol v3: the command methods pass every field given in their options object
  * and leave out those that are undefined: `activity` and `thread` on `type`, `thread`
  * on `send`, `openView` and `query`, `view` ('chat' or 'list') on `openView`, `locale`
- * and `receive_typing` (or `receiveTyping`) on `join` and `user`. The config takes the
- * options `phrases` (a path or an array of paths), `defaultLocale` and `listStyle`, as
- * well as `audience`, `order` and `maxListed`. Events are delivered as typingd wrote
- * them (an indicator keeps its `thread`, `view`, `activities` and `more`), and
- * `shown(viewer, conv, { thread, view })` tells what a viewer sees at one location.
+ * and `receive_typing` (or `receiveTyping`) on `join` and `user`. Events are delivered
+ * as typingd wrote them (an indicator keeps its `thread`, `view`, `activities` and
+ * `more`), and `shown(viewer, conv, { thread, view })` tells what a viewer sees at one
+ * location.
  *
- * The binary is `binary` when given, else $TYPINGD_BINARY, else `typingd` on PATH.
+ * `close({ timeout, drain })` is bounded: typingd drains and exits by itself until half
+ * the timeout, then gets SIGTERM, then at nine tenths SIGKILL.
+ *
+ * The binary is `binary` when given, else $TYPINGD_BINARY, else `typingd` on PATH; a
+ * path with a slash is taken relative to the current directory.
  */
 const { spawn } = require('node:child_process');
 const { EventEmitter } = require('node:events');
 const { StringDecoder } = require('node:string_decoder');
 const os = require('node:os');
+const path = require('node:path');
 
 /** Events that answer a command: they carry the command's id when it had one. */
 const REPLIES = new Set(['ok', 'error', 'state', 'stats', 'snapshot']);
 /** Where a matched snapshot reply keeps the member events that came before it. */
 const MEMBERS = Symbol('members');
-/** How much of typingd's stderr is kept for error messages. */
+/** How much of typingd's stderr is kept (its last 64 KiB) for error messages. */
 const STDERR_LIMIT = 64 * 1024;
 /** How many recent error events are remembered for late `outcome()` calls. */
 const RECENT_ERRORS = 1024;
@@ -59,19 +67,47 @@ const ACTIVITIES = Object.freeze(['typing', 'recording_audio', 'recording_video'
 const CONFIG_OPTIONS = [
   ['audience', '--audience'], ['order', '--order'], ['maxListed', '--max-listed'],
   ['defaultLocale', '--default-locale'], ['listStyle', '--list-style'],
+  ['clock', '--clock'], ['timeoutMs', '--timeout-ms'],
 ];
 
-/** typingd answered with an `error` event, or typingd is gone (code 'gone' / 'closed'). */
+/**
+ * typingd answered with an `error` event (`code` is typingd's: `not_member`,
+ * `bad_field`, ...), a reply did not come in time (code `timeout`), or the client was
+ * closed (code `closed`). `new TypingdError(code, message, event)`, or
+ * `new TypingdError(event)` for an `error` event.
+ */
 class TypingdError extends Error {
-  constructor(event, extra = {}) {
-    super(`${event.code}: ${event.message}`);
+  constructor(codeOrEvent, message, event) {
+    const fromEvent = typeof codeOrEvent !== 'string';
+    if (fromEvent) event = codeOrEvent;
+    const code = fromEvent ? event.code : codeOrEvent;
+    super(`${code}: ${fromEvent ? event.message : message}`);
     this.name = 'TypingdError';
-    this.event = event;
-    this.code = event.code;
-    if (event.line !== undefined) this.line = event.line;
-    if (event.id !== undefined) this.id = event.id;
-    if (event.field !== undefined) this.field = event.field;
-    Object.assign(this, extra);
+    this.code = code;
+    this.event = event === undefined ? null : event;
+    if (event) {
+      if (event.line !== undefined) this.line = event.line;
+      if (event.id !== undefined) this.id = event.id;
+      if (event.field !== undefined) this.field = event.field;
+    }
+  }
+}
+
+/**
+ * typingd is not running: it could not be started, it exited (a bad option stops it
+ * at once with status 64), or it was ended. Code `gone`; `status` is its exit status
+ * (128 + n for signal n), or null when it never started; `stderr` is the last 64 KiB
+ * it wrote on stderr. The message says both.
+ */
+class TypingdExited extends TypingdError {
+  constructor(message, { status = null, stderr = '', exitCode = null, signal = null } = {}) {
+    super('gone', message);
+    this.name = 'TypingdExited';
+    this.status = status;
+    this.stderr = stderr;
+    // How it ended, as child_process tells it: an exit code, or a signal's name.
+    this.exitCode = exitCode;
+    this.signal = signal;
   }
 }
 
@@ -152,10 +188,14 @@ function countNewlines(data) {
   return n;
 }
 
-class TypingdClient extends EventEmitter {
+class Typingd extends EventEmitter {
   /**
+   * Starts typingd. A binary that cannot be started, or that exits at once (a bad
+   * option), fails the first request with a TypingdExited.
+   *
    * @param {object} [config]
-   * @param {string[]} [config.options]  command-line options, e.g. ['--clock', 'manual']
+   * @param {string[]} [config.options]  command-line options, e.g. ['--clock', 'manual'];
+   *   `--format text` is refused (TypeError): this client reads JSON lines
    * @param {string|string[]} [config.phrases]  phrase tables (a JSON file or a folder of
    *   them): one `--phrases` each, in order
    * @param {string} [config.defaultLocale]  `--default-locale`: the table of users with no locale
@@ -163,7 +203,10 @@ class TypingdClient extends EventEmitter {
    * @param {string} [config.audience]   `--audience members|open`
    * @param {string} [config.order]      `--order start|recent|name`
    * @param {number} [config.maxListed]  `--max-listed N`
-   * @param {string} [config.binary]     default: $TYPINGD_BINARY, else 'typingd' on PATH
+   * @param {string} [config.clock]      `--clock real|manual`
+   * @param {number} [config.timeoutMs]  `--timeout-ms N`: the default typing timeout
+   * @param {string} [config.binary]     default: $TYPINGD_BINARY, else 'typingd' on PATH;
+   *   a path with a slash is relative to the current directory
    * @param {number} [config.requestTimeout=5000]  ms to wait for a reply; 0: no limit
    * @param {boolean} [config.queue=true]  keep unmatched events for nextEvent(); a
    *   long-running gateway that uses listeners only should pass false
@@ -173,13 +216,20 @@ class TypingdClient extends EventEmitter {
   constructor(config = {}) {
     super();
     if (Array.isArray(config)) config = { options: config };
-    this.binary = config.binary || process.env.TYPINGD_BINARY || 'typingd';
-    this.options = [...(config.options || [])];
+    let binary = String(config.binary || process.env.TYPINGD_BINARY || 'typingd');
+    // A relative path names a file from here, even when spawnOptions.cwd is elsewhere;
+    // a bare name is looked up on PATH.
+    if (binary.includes('/')) binary = path.resolve(binary);
+    this.binary = binary;
+    this.options = [...(config.options || [])].map(String);
     for (const [key, flag] of CONFIG_OPTIONS) {
       if (config[key] !== undefined) this.options.push(flag, String(config[key]));
     }
     if (config.phrases !== undefined) {
-      for (const path of [].concat(config.phrases)) this.options.push('--phrases', String(path));
+      for (const table of [].concat(config.phrases)) this.options.push('--phrases', String(table));
+    }
+    if (optionValue(this.options, '--format') === 'text') {
+      throw new TypeError('--format text is for people at a terminal: this client reads typingd\'s JSON lines');
     }
     // The audience decides what `close` does to what a viewer sees (see shown()).
     this._audienceOpen = optionValue(this.options, '--audience') === 'open';
@@ -202,9 +252,10 @@ class TypingdClient extends EventEmitter {
     this._stdinEnded = false;
     this._signalled = false;
     this._finished = false;
+    this._closing = null;       // the promise of the first close()
     this.exitCode = null;
     this.signalCode = null;
-    this.exitStatus = null;
+    this._exitStatus = null;
 
     this._exited = new Promise((resolve) => { this._resolveExited = resolve; });
 
@@ -218,11 +269,12 @@ class TypingdClient extends EventEmitter {
     this._child.stdout.on('data', (chunk) => splitter.push(chunk));
     this._child.stdout.on('end', () => splitter.end());
     const stderrDecoder = new StringDecoder('utf8');
-    this._child.stderr.on('data', (chunk) => {
-      if (this._stderr.length < STDERR_LIMIT) {
-        this._stderr += stderrDecoder.write(chunk).slice(0, STDERR_LIMIT - this._stderr.length);
-      }
-    });
+    const keepStderr = (text) => {
+      this._stderr += text;
+      if (this._stderr.length > STDERR_LIMIT) this._stderr = this._stderr.slice(-STDERR_LIMIT);
+    };
+    this._child.stderr.on('data', (chunk) => keepStderr(stderrDecoder.write(chunk)));
+    this._child.stderr.on('end', () => keepStderr(stderrDecoder.end()));
     // EPIPE and such when typingd is gone: the 'close' handler reports it.
     this._child.stdin.on('error', () => {});
     this._child.on('error', (err) => this._finish(null, null, err));
@@ -233,8 +285,9 @@ class TypingdClient extends EventEmitter {
 
   /**
    * Sends one command with a fresh id; resolves with its reply event (`ok`, `state`,
-   * `stats`, `snapshot`), rejects with a TypingdError for an `error` event or when
-   * typingd exits first.
+   * `stats`, `snapshot`), rejects with a TypingdError for an `error` event (or code
+   * `timeout` when no reply comes within `timeout` ms, default `requestTimeout`), with
+   * a TypingdExited when typingd is gone or exits first.
    */
   request(cmd, fields = {}, { timeout = this.requestTimeout } = {}) {
     const id = `${this._idPrefix}${this._nextId++}`;
@@ -248,9 +301,7 @@ class TypingdClient extends EventEmitter {
       if (timeout > 0 && Number.isFinite(timeout)) {
         slot.timer = setTimeout(() => {
           this._pending.delete(id);
-          const err = new Error(`no reply to ${cmd} (id ${id}, line ${line}) within ${timeout} ms`);
-          err.code = 'ETIMEDOUT';
-          reject(err);
+          reject(new TypingdError('timeout', `no reply to ${cmd} (id ${id}, line ${line}) within ${timeout} ms`));
         }, timeout);
         slot.timer.unref();
       }
@@ -386,30 +437,44 @@ class TypingdClient extends EventEmitter {
   }
 
   /**
-   * The next event no request waited for (indicator, typing, ...), in order; null if
-   * none comes within `timeout` ms (default: wait until typingd exits).
+   * The next event no request waited for (indicator, typing, ...), in typingd's order;
+   * with `viewer`, the next one whose viewer that is (the others stay queued). Resolves
+   * with null if none comes within `timeout` ms (default: wait until typingd exits).
    */
-  nextEvent({ timeout } = {}) {
-    if (this._queue.length > 0) return Promise.resolve(this._queue.shift());
+  nextEvent({ timeout, viewer } = {}) {
+    if (viewer === null) viewer = undefined;
+    const i = viewer === undefined ? (this._queue.length > 0 ? 0 : -1)
+      : this._queue.findIndex((event) => event.viewer === viewer);
+    if (i !== -1) return Promise.resolve(this._queue.splice(i, 1)[0]);
     if (this._finished) return Promise.resolve(null);
     return new Promise((resolve) => {
-      const waiter = { resolve, timer: null };
-      if (timeout !== undefined) {
+      const waiter = { resolve, viewer, timer: null };
+      if (timeout !== undefined && timeout !== null && timeout !== Infinity) {
         waiter.timer = setTimeout(() => {
-          const i = this._queueWaiters.indexOf(waiter);
-          if (i !== -1) this._queueWaiters.splice(i, 1);
+          const at = this._queueWaiters.indexOf(waiter);
+          if (at !== -1) this._queueWaiters.splice(at, 1);
           resolve(null);
-        }, timeout);
+        }, Math.max(0, timeout));
       }
       this._queueWaiters.push(waiter);
     });
   }
 
-  /** Takes every queued event at once. */
-  drainEvents() {
-    const events = this._queue;
-    this._queue = [];
-    return events;
+  /**
+   * Takes every queued event at once, without waiting; with `viewer`, only those whose
+   * viewer that is (the others stay queued).
+   */
+  drainEvents({ viewer } = {}) {
+    if (viewer === undefined || viewer === null) {
+      const events = this._queue;
+      this._queue = [];
+      return events;
+    }
+    const taken = [];
+    const kept = [];
+    for (const event of this._queue) (event.viewer === viewer ? taken : kept).push(event);
+    this._queue = kept;
+    return taken;
   }
 
   /** What typingd wrote on stderr so far (its first 64 KiB). */
@@ -418,26 +483,63 @@ class TypingdClient extends EventEmitter {
   // Life cycle -----------------------------------------------------------------
 
   /**
-   * Ends typingd's input; typingd drains (unless --no-drain) and exits. Resolves with
-   * the exit status (128 + the signal number if a signal ended it) once all of stdout
-   * was read, so every event has been delivered. Rejects if typingd has not exited
-   * within `timeout` ms (it is left running: see kill()).
+   * Ends typingd's input and resolves with its exit status (128 + n if signal n ended
+   * it) once it has exited and all of its stdout was read, so every event has been
+   * delivered. Bounded in three steps, whatever is pending: with `drain` (the default)
+   * typingd drains (due streaks time out, their events are written) and exits by
+   * itself until half of `timeout` (ms) has passed; then it gets SIGTERM (it writes
+   * what it has and exits 0) until nine tenths have passed; then SIGKILL. Without
+   * `drain`, SIGTERM is sent at once, and the input ends when typingd has exited (so it
+   * never starts to drain). `timeout: Infinity` waits for as long as typingd drains.
+   * Calling close() again returns the same promise.
    */
-  close({ timeout = 30000 } = {}) {
-    if (!this._stdinEnded) {
-      this._stdinEnded = true;
-      this._child.stdin.end();
+  close({ timeout = 30000, drain = true } = {}) {
+    if (timeout === null) timeout = Infinity;
+    if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+      throw new TypeError(`close(): timeout must be a number of ms >= 0, not ${timeout}`);
     }
-    return this._waitExit(timeout);
+    if (this._closing) return this._closing;
+    const signal = (name) => {
+      if (this._finished) return;
+      this._signalled = true;
+      try {
+        this._child.kill(name);
+      } catch {
+        // Gone in between: its 'close' comes.
+      }
+    };
+    if (!this._stdinEnded) {
+      this._stdinEnded = true; // nothing more is written
+      if (drain || this._finished) {
+        this._child.stdin.end();
+      } else {
+        // SIGTERM first; the pipe is closed once typingd has exited. Had the input ended
+        // first, typingd could read the end of input before the signal and start to
+        // drain: under the manual clock a drain takes no time, and did happen.
+        signal('SIGTERM');
+      }
+    }
+    if (this._finished) return (this._closing = this._exited);
+    const timers = [];
+    if (Number.isFinite(timeout)) {
+      timers.push(setTimeout(() => signal('SIGTERM'), timeout / 2));
+      timers.push(setTimeout(() => signal('SIGKILL'), timeout * 0.9));
+    }
+    this._closing = this._exited.then((status) => {
+      for (const timer of timers) clearTimeout(timer);
+      return status;
+    });
+    return this._closing;
   }
 
   /**
-   * Sends a signal (default SIGTERM); resolves with the exit status. typingd catches
-   * SIGTERM, SIGINT, SIGHUP and the other signals that would end it: it writes what it
-   * has produced and exits 0, so those resolve with 0. Only a signal it cannot catch
-   * (SIGKILL) gives 128 + the signal number.
+   * Sends a signal (default SIGTERM); resolves with the exit status once typingd has
+   * exited and its output was read. typingd catches SIGTERM, SIGINT, SIGHUP and the
+   * other signals that would end it: it writes what it has produced and exits 0, so
+   * those resolve with 0. Only a signal it cannot catch (SIGKILL) gives 128 + the
+   * signal number. With `timeout` (ms), rejects if typingd has not exited by then.
    */
-  kill(signal = 'SIGTERM', { timeout = 30000 } = {}) {
+  kill(signal = 'SIGTERM', { timeout = Infinity } = {}) {
     if (!this._finished) {
       this._signalled = true;
       this._child.kill(signal);
@@ -448,11 +550,14 @@ class TypingdClient extends EventEmitter {
   /** Resolves with the exit status once typingd has exited and its output was read. */
   get exited() { return this._exited; }
 
+  /** The exit status once typingd has exited (128 + n for signal n), else null. */
+  get exitStatus() { return this._exitStatus; }
+
   _waitExit(timeout) {
     if (!(timeout > 0 && Number.isFinite(timeout))) return this._exited;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new Error(`typingd (pid ${this.pid}) has not exited within ${timeout} ms`));
+        reject(new TypingdError('timeout', `typingd (pid ${this.pid}) has not exited within ${timeout} ms`));
       }, timeout);
       this._exited.then((status) => { clearTimeout(timer); resolve(status); });
     });
@@ -515,23 +620,27 @@ class TypingdClient extends EventEmitter {
     }
   }
 
-  /** An error to fail with when nothing more can be written, else null. */
+  /**
+   * An error to fail with when nothing more can be written (a TypingdExited once
+   * typingd is gone; code `closed` after close() while it still drains), else null.
+   */
   _goneError(what) {
     if (this._finished) {
-      return new TypingdError(
-        { code: 'gone', message: `${what}: ${this._describeExit()}` },
-        { exitCode: this.exitCode, signal: this.signalCode, stderr: this._stderr });
+      return new TypingdExited(`${what}: ${this._describeExit()}`, {
+        status: this._exitStatus, stderr: this._stderr, exitCode: this.exitCode, signal: this.signalCode,
+      });
     }
     if (this._stdinEnded) {
-      return new TypingdError({ code: 'closed', message: `${what}: the client was closed` });
+      return new TypingdError('closed', `${what}: the client was closed`);
     }
     return null;
   }
 
+  /** How typingd ended, with its exit status and its stderr. */
   _describeExit() {
     let text;
     if (this._spawnError) text = `typingd could not be started (${this.binary}): ${this._spawnError.message}`;
-    else if (this.signalCode) text = `typingd was ended by ${this.signalCode}`;
+    else if (this.signalCode) text = `typingd was ended by ${this.signalCode} (exit status ${this._exitStatus})`;
     else text = `typingd exited with status ${this.exitCode}`;
     const stderr = this._stderr.trim();
     return stderr ? `${text}; stderr: ${stderr}` : text;
@@ -615,8 +724,10 @@ class TypingdClient extends EventEmitter {
   _deliver(event) {
     const kind = event.event;
     if (this._queueEvents) {
-      const waiter = this._queueWaiters.shift();
-      if (waiter) {
+      // The first waiter that takes this event (any event, or its viewer's), else the queue.
+      const i = this._queueWaiters.findIndex((w) => w.viewer === undefined || w.viewer === event.viewer);
+      if (i !== -1) {
+        const [waiter] = this._queueWaiters.splice(i, 1);
         if (waiter.timer) clearTimeout(waiter.timer);
         waiter.resolve(event);
       } else {
@@ -654,9 +765,10 @@ class TypingdClient extends EventEmitter {
       this._spawnError = spawnError;
     }
     this._finished = true;
+    if (!this._child.stdin.destroyed) this._child.stdin.destroy(); // close({ drain: false }) left it open
     this.exitCode = code;
     this.signalCode = signal;
-    this.exitStatus = signal ? 128 + (os.constants.signals[signal] || 0) : code;
+    this._exitStatus = signal ? 128 + (os.constants.signals[signal] || 0) : code;
 
     // Member events with no snapshot event after them (typingd died mid-reply).
     for (const member of this._members.splice(0)) this._deliver(member);
@@ -683,9 +795,27 @@ class TypingdClient extends EventEmitter {
       if (waiter.timer) clearTimeout(waiter.timer);
       waiter.resolve(null);
     }
-    this.emit('exit', this.exitStatus, signal);
-    this._resolveExited(this.exitStatus);
+    this.emit('exit', this._exitStatus, signal);
+    this._resolveExited(this._exitStatus);
   }
 }
 
-module.exports = { TypingdClient, TypingdError, LineSplitter, ACTIVITIES };
+// `await using td = new Typingd(...)` (where the runtime has explicit resource
+// management) closes without drain, like leaving Python's `with` block.
+if (typeof Symbol.asyncDispose === 'symbol') {
+  Object.defineProperty(Typingd.prototype, Symbol.asyncDispose, {
+    value() { return this.close({ drain: false }); },
+    writable: true,
+    configurable: true,
+  });
+}
+
+/** The name the wrapper had before the package (examples/node): the same class. */
+const TypingdClient = Typingd;
+
+/** The protocol version this client speaks. */
+const PROTOCOL_VERSION = 3;
+
+module.exports = {
+  Typingd, TypingdClient, TypingdError, TypingdExited, LineSplitter, ACTIVITIES, PROTOCOL_VERSION,
+};
