@@ -8,16 +8,24 @@ import TypingCore
 @Suite("Text format")
 struct TextFormatTests {
     /// `lines` through a text session.
-    static func text(_ lines: [String]) -> String {
-        var session = Session(configuration: SessionConfiguration(engine: EngineConfiguration(typingEvents: true)), format: TextFormat(), sink: [UInt8]())
+    static func text(_ lines: [String], engine: EngineConfiguration = EngineConfiguration(typingEvents: true),
+                     maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes) -> String {
+        var session = Session(configuration: SessionConfiguration(engine: engine, maxLineBytes: maxLineBytes),
+                              format: TextFormat(), sink: [UInt8]())
         _ = Array((lines.joined(separator: "\n") + "\n").utf8).withUnsafeBytes { session.feed($0) }
         session.finish()
         session.flush()
         return String(decoding: session.sink, as: UTF8.self)
     }
 
+    /// The bidirectional controls: a display name holding U+202E reverses the rest
+    /// of its line on a terminal.
+    static let bidirectional: [Unicode.Scalar] = ["\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}",
+                                                  "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
+                                                  "\u{200E}", "\u{200F}", "\u{61C}"]
+
     static let hostile = ["\u{1B}[31m", "\n", "\r", "\u{7}", "\u{7F}", "\u{85}", "\u{9B}2J", "\u{2028}", "\u{2029}",
-                          "\u{202E}", "\u{2066}", "\u{200F}", "\u{61C}", "\u{0}"]
+                          "\u{0}"] + bidirectional.map { String($0) }
 
     @Test("hostile bytes in error messages, names, ids and conversations are escaped", arguments: hostile)
     func escapes(_ evil: String) throws {
@@ -43,7 +51,7 @@ struct TextFormatTests {
     @Test("the reported line: an unknown command with a newline and a colour escape prints one line, escaped")
     func reported() {
         let output = Self.text([#"{"cmd":"a\nb\u001b[31mX"}"#])
-        #expect(output == #"error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot"# + "\n")
+        #expect(output == #"0.000  error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot"# + "\n")
     }
 
     @Test("the snapshot line counts in words: 1 member in 1 conversation, 2 members")
@@ -52,5 +60,59 @@ struct TextFormatTests {
         #expect(one.hasSuffix("snapshot: 1 member in 1 conversation, 0 typing\n"), "\(one)")
         let two = Self.text([#"{"cmd":"join","conv":"c","user":"a"}"#, #"{"cmd":"join","conv":"d","user":"a"}"#, #"{"cmd":"snapshot"}"#])
         #expect(two.hasSuffix("snapshot: 2 members in 2 conversations, 0 typing\n"), "\(two)")
+    }
+
+    @Test("a bidirectional control is written as \\u{…} in events and in what terminalSafe returns (stderr, check's reports)",
+          arguments: bidirectional)
+    func bidirectionalControls(_ scalar: Unicode.Scalar) {
+        let hex = String(scalar.value, radix: 16)
+        let output = Self.text([#"{"cmd":"join","conv":"c","user":"u","name":"Eve\#(scalar)gnp.exe"}"#,
+                                #"{"cmd":"join","conv":"c","user":"v"}"#,
+                                #"{"cmd":"type","conv":"c","user":"u","at":5}"#])
+        #expect(output.contains("v sees: Eve\\u{\(hex)}gnp.exe is typing..."), "\(output)")
+        #expect(!output.unicodeScalars.contains(scalar), "\(output)")
+        let safe = TextFormat.terminalSafe("file \(scalar)name\nline 2")
+        #expect(safe == "file \\u{\(hex)}name\nline 2")
+    }
+
+    @Test("every line starts with its time, ok and error lines too: the time the line was applied or refused at")
+    func timeOnEveryLine() throws {
+        let output = Self.text([
+            #"{"cmd":"join","conv":"team","user":"alice","name":"Alice","id":1}"#,
+            #"{"cmd":"join","conv":"team","user":"bob","name":"Bob"}"#,
+            #"{"cmd":"type","conv":"team","user":"alice","at":12345,"id":"k"}"#,
+            "not json",
+            #"{"cmd":"type","conv":"team","user":"bob","at":100}"#,
+            #"{"cmd":"query","conv":"team"}"#,
+            #"{"cmd":"stats"}"#,
+            #"{"cmd":"snapshot"}"#,
+        ])
+        let lines = output.split(separator: "\n")
+        #expect(lines.count >= 12, "\(output)")
+        let stamp = try Regex(#"^[0-9]+\.[0-9]{3}  \S"#)
+        for line in lines {
+            #expect(line.firstMatch(of: stamp) != nil, "no time column: \(line)")
+        }
+        #expect(lines.first == "0.000  ok line 1 (id 1)", "\(output)")
+        #expect(lines.contains("12.345  ok line 3 (id \"k\")"), "\(output)")
+        #expect(lines.contains("12.345  error line 4 bad_json: invalid JSON at column 3: invalid token near 'not'"), "\(output)")
+        #expect(lines.contains("12.345  error line 5 time_backwards: at 100 is earlier than the current time 12345; time never goes back"),
+                "\(output)")
+    }
+
+    @Test("an indicator that lists fewer typers than it counts says how many more: singular and plural")
+    func more() {
+        let joins = ["v", "a", "b", "c", "d"].map { #"{"cmd":"join","conv":"g","user":"\#($0)","name":"\#($0.uppercased())"}"# }
+        let types = ["a", "b", "c", "d"].enumerated().map { #"{"cmd":"type","conv":"g","user":"\#($1)","at":\#($0 + 1)}"# }
+        let output = Self.text(joins + types, engine: EngineConfiguration(maxListed: 2))
+        #expect(output.contains("0.003  g  v sees: A, B, and C are typing... (1 more typer not listed)\n"), "\(output)")
+        #expect(output.contains("0.004  g  v sees: A, B, and 2 others are typing... (2 more typers not listed)\n"), "\(output)")
+        #expect(output.contains("0.002  g  v sees: A and B are typing...\n"), "\(output)")
+    }
+
+    @Test("a line over a --max-line-bytes of 1 is longer than 1 byte, not 1 bytes")
+    func oneByte() {
+        #expect(Self.text(["ab"], maxLineBytes: 1) == "0.000  error line 1 line_too_long: line 1 is longer than 1 byte (--max-line-bytes); it was skipped\n")
+        #expect(Self.text(["abc"], maxLineBytes: 2).contains("longer than 2 bytes"))
     }
 }

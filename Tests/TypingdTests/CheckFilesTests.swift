@@ -118,19 +118,24 @@ struct CheckFilesTests {
         try String(repeating: line, count: 2_000_000).write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
         let expected = dir.appendingPathComponent("big.out.jsonl")
         try "the golden before\n".write(to: expected, atomically: true, encoding: .utf8)
+        // One transcript that passes at once, before the big one ("a" < "big").
+        try Self.transcript.write(to: dir.appendingPathComponent("a.in.jsonl"), atomically: true, encoding: .utf8)
+        try "".write(to: dir.appendingPathComponent("a.out.jsonl"), atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = Daemon.binary
         process.arguments = ["check", dir.path] + (bless ? ["--bless"] : [])
-        let out = Pipe()
+        let out = Pipe(), err = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = err
         try process.run()
         usleep(400_000)
         kill(process.processIdentifier, signal)
         let start = Date()
         let report = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 128 + signal, "\(report)")
+        #expect(message == "typingd check: stopped by signal \(signal) after 1 transcript\n", "\(message)")
         #expect(Date().timeIntervalSince(start) < 5)
         #expect(!report.contains("passed"), "\(report)")
         #expect(!report.contains("FAIL") && !report.contains("blessed"), "the cut run was judged: \(report)")

@@ -220,9 +220,9 @@ struct WorkflowTests {
         let (out, _, status) = try Self.typingd(["--clock", "manual", "--format", "text"], input: input)
         #expect(status == 0)
         #expect(out == """
-        ok line 2 (id 7)
+        0.000  ok line 2 (id 7)
         12.345  team  bob sees: Alice is typing...
-        error line 4 bad_json: invalid JSON at column 3: invalid token near 'not'
+        12.345  error line 4 bad_json: invalid JSON at column 3: invalid token near 'not'
         15.345  team  bob sees: (nobody is typing)
 
         """, "\(out)")

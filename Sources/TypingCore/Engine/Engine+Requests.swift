@@ -78,7 +78,7 @@ extension Engine {
         }
         commandsApplied += 1
         if let id {
-            emit(.ok(Event.OK(line: line, id: id)), to: &sink)
+            emit(.ok(Event.OK(at: now, line: line, id: id)), to: &sink)
         }
     }
 
@@ -125,9 +125,12 @@ extension Engine {
         EventTarget.with(&sink) { target in rejectLine(error, to: &target) }
     }
 
-    /// ``reject(_:to:)`` for the engine's own target.
+    /// ``reject(_:to:)`` for the engine's own target: the error is stamped with the
+    /// current time.
     @usableFromInline
     mutating func rejectLine(_ error: Event.Error, to sink: inout EventTarget) {
+        var error = error
+        error.at = now
         emit(.error(error), to: &sink)
     }
 

@@ -172,13 +172,17 @@ extension Event {
 
     /// An `ok` event: the command on `line` that carried `id` was applied.
     public struct OK: Sendable, Equatable {
+        /// The time the command was applied at, in milliseconds. Not part of the
+        /// JSON event (the protocol's `ok` has no `at`); `--format text` shows it.
+        public var at: Int
         /// The command's line number.
         public var line: Int
         /// The command's id.
         public var id: Request.ID
 
         /// Creates an acknowledgement.
-        public init(line: Int, id: Request.ID) {
+        public init(at: Int = 0, line: Int, id: Request.ID) {
+            self.at = at
             self.line = line
             self.id = id
         }
@@ -211,6 +215,10 @@ extension Event {
             case limit = "limit"
         }
 
+        /// The time the line was refused at, in milliseconds: the engine's time when
+        /// it wrote the event (it sets this; a decoder's error leaves 0). Not part of
+        /// the JSON event (the protocol's `error` has no `at`); `--format text` shows it.
+        public var at: Int
         /// The line number.
         public var line: Int
         /// The command's id, when the id itself was valid.
@@ -225,8 +233,9 @@ extension Event {
         public var column: Int?
 
         /// Creates an error event.
-        public init(line: Int, id: Request.ID? = nil, code: Code, message: String,
+        public init(at: Int = 0, line: Int, id: Request.ID? = nil, code: Code, message: String,
                     field: String? = nil, column: Int? = nil) {
+            self.at = at
             self.line = line
             self.id = id
             self.code = code

@@ -6,11 +6,15 @@ import TypingCore
 /// 12.345  team  bob sees: Alice is typing...
 /// 12.345  team  alice started typing
 /// 12.345  team (thread t1)  bob sees in the chat list: Alice is recording audio...
-/// ok line 3 (id 7)
-/// error line 4 bad_json: invalid JSON at column 3: ...
+/// 12.345  g  v sees: Ana, Ben, and Cleo are typing... (1 more typer not listed)
+/// 12.345  ok line 3 (id 7)
+/// 12.345  error line 4 bad_json: invalid JSON at column 3: ...
 /// ```
 ///
-/// Times are seconds since the clock's zero, with milliseconds. Every string from
+/// Every line starts with its time: seconds since the clock's zero, with
+/// milliseconds (for `ok` and `error`, which have no `at` in JSON, the time the line
+/// was applied or refused at). An indicator whose `typing` stops at `--max-listed`
+/// says how many typers it does not list (its `more`). Every string from
 /// input (ids, names, phrases, error messages, which quote what a line held) is
 /// written as it is, but for the characters a terminal would act on, a line
 /// splitter would break at, or that would reorder the rest of a line (see
@@ -34,6 +38,11 @@ public struct TextFormat: EventFormat {
             } else {
                 indicator.view.withTextBytes { TextFormat.text($0, into: &out) }
             }
+            if indicator.view.more > 0 {
+                out.append(" (")
+                TextFormat.count(indicator.view.more, "more typer", "more typers", into: &out)
+                out.append(" not listed)")
+            }
         case .typing(let change):
             TextFormat.time(change.at, into: &out)
             TextFormat.place(change.conv, change.thread, into: &out)
@@ -56,10 +65,12 @@ public struct TextFormat: EventFormat {
                 out.append(")")
             }
         case .ok(let ok):
+            TextFormat.time(ok.at, into: &out)
             out.append("ok line ")
             out.appendDecimal(ok.line)
             TextFormat.requestID(ok.id, into: &out)
         case .error(let error):
+            TextFormat.time(error.at, into: &out)
             out.append("error line ")
             out.appendDecimal(error.line)
             if let id = error.id { TextFormat.requestID(id, into: &out) }
@@ -146,15 +157,22 @@ public struct TextFormat: EventFormat {
         case .snapshot(let snapshot):
             TextFormat.time(snapshot.at, into: &out)
             out.append("snapshot: ")
-            out.appendDecimal(snapshot.members)
-            out.append(snapshot.members == 1 ? " member in " : " members in ")
-            out.appendDecimal(snapshot.conversations)
-            out.append(snapshot.conversations == 1 ? " conversation, " : " conversations, ")
+            TextFormat.count(snapshot.members, "member", "members", into: &out)
+            out.append(" in ")
+            TextFormat.count(snapshot.conversations, "conversation", "conversations", into: &out)
+            out.append(", ")
             out.appendDecimal(snapshot.typing)
             out.append(" typing")
             if let id = snapshot.id { TextFormat.requestID(id, into: &out) }
         }
         out.append(UInt8(ascii: "\n"))
+    }
+
+    /// `1 member`, `2 members`: every count written in words goes through here.
+    static func count(_ value: Int, _ one: String, _ other: String, into out: inout OutputBuffer) {
+        out.appendDecimal(value)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: value == 1 ? one : other)
     }
 
     /// `team`, or `team (thread t1)`.

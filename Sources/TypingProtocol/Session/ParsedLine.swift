@@ -38,6 +38,6 @@ enum ParsedLine: Sendable {
     @usableFromInline
     static func tooLongError(number: Int, limit: Int) -> Event.Error {
         Event.Error(line: number, code: .lineTooLong,
-                    message: "line \(number) is longer than \(limit) bytes (--max-line-bytes); it was skipped")
+                    message: "line \(number) is longer than \(limit) \(limit == 1 ? "byte" : "bytes") (--max-line-bytes); it was skipped")
     }
 }

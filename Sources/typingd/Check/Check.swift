@@ -75,7 +75,7 @@ struct Check: ParsableCommand {
             throw ExitCode(64)
         }
         if let signal = signals.signal {
-            StandardOutput.diagnose("typingd check: stopped by signal \(signal) after \(summary.results.count) transcripts")
+            StandardOutput.diagnose("typingd check: stopped by signal \(signal) after \(OutputDiff.count(summary.results.count, "transcript"))")
             throw ExitCode(128 + signal)
         }
         if summary.failed > 0 { throw ExitCode(1) }
