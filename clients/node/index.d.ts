@@ -541,12 +541,14 @@ export interface StatsEvent {
 
 /**
  * Keys event, at, conv, user, name?, locale?, send_typing, receive_typing?, open, thread?,
- * view?, forgotten?. Part of the reply to snapshot (typingd's own, not in the spec): one
- * membership. name: the display name, absent when unnamed (a display name keeps at most the
- * 1024 bytes of a name, plus '...'); locale: the user's, as given, when set;
+ * view?, forgotten?, joined?. Part of the reply to snapshot (typingd's own, not in the
+ * spec): one membership. name: the display name, absent when unnamed (a display name keeps
+ * at most the 1024 bytes of a name, plus '...'); locale: the user's, as given, when set;
  * receive_typing: only when false; thread and view ("list"): where the open view is, when
  * not a chat at the main timeline; forgotten: only when true, the member's last indicator
- * was forgotten without an event (their next render compares from empty).
+ * was forgotten without an event (their next render compares from empty); joined: only when
+ * the listing is not in an order the memberships could have been joined in, this
+ * membership's place (from 1) in such an order.
  */
 export interface MemberEvent {
   event: 'member';
@@ -572,13 +574,15 @@ export interface MemberEvent {
   thread?: string;
   view?: 'list';
   forgotten?: true;
+  joined?: number;
 }
 
 /**
- * Keys event, at, conv, thread?, user, activity?, deadline, keystroke. Part of the reply to
- * snapshot (typingd's own, not in the spec): one live streak; thread: its location when a
- * thread; activity: only when not typing; deadline: when it times out; keystroke: its rank
- * (from 1) by time of last keystroke.
+ * Keys event, at, conv, thread?, user, activity?, deadline, keystroke, started?. Part of
+ * the reply to snapshot (typingd's own, not in the spec): one live streak; thread: its
+ * location when a thread; activity: only when not typing; deadline: when it times out;
+ * keystroke: its rank (from 1) by time of last keystroke; started: only when the listing is
+ * not in the order the streaks began, its rank (from 1) by when it began.
  */
 export interface StreakEvent {
   event: 'streak';
@@ -601,6 +605,7 @@ export interface StreakEvent {
   /** A time in ms, 0 … 2^53−1 (deadlines are capped at 2^53−1, v2 §F). */
   deadline: number;
   keystroke: number;
+  started?: number;
 }
 
 /**

@@ -4,6 +4,7 @@ bounded whatever is pending, errors that carry the exit status and stderr."""
 import asyncio
 import os
 import signal
+import threading
 import time
 import unittest
 
@@ -39,8 +40,9 @@ class Async:
     """The asyncio client driven from a private loop, so the scenarios read the same."""
 
     def __init__(self, *args, **kwargs):
+        client = AsyncTypingd(BINARY, *args, **kwargs)   # ValueError before a loop exists
         self.loop = asyncio.new_event_loop()
-        self.td = self.loop.run_until_complete(AsyncTypingd(BINARY, *args, **kwargs).start())
+        self.td = self.loop.run_until_complete(client.start())
 
     def __getattr__(self, name):
         attribute = getattr(self.td, name)
@@ -203,8 +205,54 @@ class ThreadedScenarios(Scenarios, unittest.TestCase):
         self.assertTrue(gone(td.pid))
 
 
+    def test_close_is_bounded_while_a_write_is_blocked(self):
+        # typingd stopped with its input pipe full: a writer blocks holding the write
+        # lock, and close() must still end typingd within its timeout.
+        td = Typingd(BINARY)
+        td.join("g", "ana")
+        os.kill(td.pid, signal.SIGSTOP)
+        failures = []
+
+        def flood():
+            try:
+                td.write_raw(b'{"cmd":"stats"}\n' * 200_000)
+            except TypingdError as error:
+                failures.append(error)
+        writer = threading.Thread(target=flood, daemon=True)
+        writer.start()
+        time.sleep(0.3)
+        self.assertTrue(writer.is_alive(), "the write should be blocked on the full pipe")
+        started = time.monotonic()
+        self.assertEqual(td.close(1), 128 + signal.SIGKILL)
+        self.assertLess(time.monotonic() - started, 2.2)
+        writer.join(2)
+        self.assertFalse(writer.is_alive())
+        self.assertTrue(gone(td.pid))
+
+
 class AsyncScenarios(Scenarios, unittest.TestCase):
     client = Async
+
+    def test_close_is_bounded_while_a_write_is_blocked(self):
+        async def scenario():
+            td = await AsyncTypingd(BINARY).start()
+            await td.join("g", "ana")
+            os.kill(td.pid, signal.SIGSTOP)
+            writer = asyncio.ensure_future(td.write_raw(b'{"cmd":"stats"}\n' * 200_000))
+            await asyncio.sleep(0.3)
+            self.assertFalse(writer.done(), "the write should wait on the full pipe")
+            started = time.monotonic()
+            status = await td.close(1)
+            took = time.monotonic() - started
+            try:
+                await asyncio.wait_for(writer, 2)
+            except TypingdError:
+                pass
+            return status, took, td.pid
+        status, took, pid = asyncio.run(scenario())
+        self.assertEqual(status, 128 + signal.SIGKILL)
+        self.assertLess(took, 2.2)
+        self.assertTrue(gone(pid))
 
     def test_a_missing_binary_raises_at_start(self):
         with self.assertRaises(TypingdExited) as caught:

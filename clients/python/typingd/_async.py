@@ -250,10 +250,13 @@ class AsyncTypingd:
         tenths, then SIGKILL; returns the exit status."""
         process = self._running("cannot close")
         started = time.monotonic()
-        async with self._write_lock:
-            self._stdin_closed = True
-            if process.stdin is not None and not process.stdin.is_closing():
-                process.stdin.close()
+        if not drain:
+            self._signal(signal.SIGTERM)  # before the end of input: see Typingd.close
+        # A write waiting on a full pipe holds the write lock: the end of input need not
+        # wait for it (the transport closes once what is buffered is written).
+        self._stdin_closed = True
+        if process.stdin is not None and not process.stdin.is_closing():
+            process.stdin.close()
         for share, next_signal in ((DRAIN_SHARE if drain else 0.0, signal.SIGTERM), (TERM_SHARE, signal.SIGKILL)):
             if await self._wait_exit(started + share * timeout - time.monotonic()):
                 break

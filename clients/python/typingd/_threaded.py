@@ -297,14 +297,24 @@ class Typingd:
         writes what it has and exits 0) until nine tenths; then SIGKILL. Without
         ``drain``, SIGTERM at once. Events stay readable with ``next_event``."""
         started = time.monotonic()
-        with self._write_lock:
-            stdin = self._process.stdin
-            if stdin is not None and not stdin.closed:
-                try:
-                    stdin.close()
-                except OSError:  # typingd is gone; what was left to write too
-                    pass
-            self._stdin_closed = True
+        if not drain:
+            # SIGTERM before the end of input: typingd must not read the end first and
+            # drain (under --clock manual that fires every pending timeout at once).
+            self._signal(signal.SIGTERM)
+        # A write blocked on a full pipe holds the write lock: wait for it only while
+        # typingd may drain; the signals below end typingd, which frees the writer, and
+        # the reader closes stdin at the end.
+        self._stdin_closed = True
+        if self._write_lock.acquire(timeout=max(0.0, (DRAIN_SHARE if drain else 0.0) * timeout)):
+            try:
+                stdin = self._process.stdin
+                if stdin is not None and not stdin.closed:
+                    try:
+                        stdin.close()
+                    except OSError:  # typingd is gone; what was left to write too
+                        pass
+            finally:
+                self._write_lock.release()
         steps = [(DRAIN_SHARE if drain else 0.0, signal.SIGTERM), (TERM_SHARE, signal.SIGKILL)]
         for share, next_signal in steps:
             if self._wait_exit(started + share * timeout - time.monotonic()):
