@@ -100,10 +100,13 @@ struct SessionOptions: ParsableArguments {
         valueName: "n"))
     var maxConversations: Int = EngineConfiguration.defaults.maxConversations
 
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The most bytes of events one command may cause; a command that could cause more (by the bound in Protocol.md, \"Bounded output\") gets a limit error and changes nothing (\(OptionRange.describe(EngineConfiguration.maxOutputPerLineRange)); default: no cap).",
+    @Option(name: .customLong("max-output-per-line"), parsing: .unconditional, help: ArgumentHelp(
+        "The most bytes of events one command may cause; a command that could cause more (by the bound in Protocol.md, \"Bounded output\") gets a limit error and changes nothing (\(OptionRange.describe(EngineConfiguration.maxOutputPerLineRange))).",
         valueName: "bytes"))
-    var maxOutputPerLine: Int?
+    var outputCap = OutputCap(bytes: EngineConfiguration.defaults.maxOutputPerLine)
+
+    /// `--max-output-per-line`, nil for no cap.
+    var maxOutputPerLine: Int? { outputCap.bytes }
 
     func validate() throws {
         try OptionRange.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
@@ -184,18 +187,18 @@ struct SessionOptions: ParsableArguments {
 /// The options of how input is read: how many threads parse it. They change only
 /// the speed, never the output.
 struct ThreadOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); unless given, the number of cores; 1: parse and apply on one thread). Only the speed changes.",
+    @Option(name: .customLong("threads"), parsing: .unconditional, help: ArgumentHelp(
+        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); 1: parse and apply on one thread). Only the speed changes.",
         valueName: "n"))
-    var threads: Int = ThreadOptions.cores
+    var threadCount = ThreadCount.cores
+
+    /// `--threads`: the number given, or the cores.
+    var threads: Int { threadCount.value }
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
         valueName: "bytes", visibility: .hidden))
     var readBuffer = InputReader.defaultCapacity
-
-    /// The processors online, within ``threadRange``.
-    static var cores: Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))).clamped(to: threadRange) }
 
     /// The values `--threads` may have.
     static let threadRange = 1...64
@@ -207,6 +210,52 @@ struct ThreadOptions: ParsableArguments {
         try OptionRange.check("--threads", threads, in: ThreadOptions.threadRange)
         try OptionRange.check("--read-buffer", readBuffer, in: ThreadOptions.readBufferRange)
     }
+}
+
+/// `--max-output-per-line`'s value: a number of bytes, or no cap. Its default is
+/// `EngineConfiguration.defaults.maxOutputPerLine`, which `--help` and the manual
+/// show as `(default: no cap)`: an optional option would show no default at all.
+struct OutputCap: ExpressibleByArgument {
+    /// The cap, nil for none.
+    var bytes: Int?
+
+    init(bytes: Int?) {
+        self.bytes = bytes
+    }
+
+    init?(argument: String) {
+        guard let bytes = Int(argument: argument) else { return nil }
+        self.bytes = bytes
+    }
+
+    var defaultValueDescription: String { bytes.map(String.init) ?? "no cap" }
+}
+
+/// `--threads`' value. Its default, the processors online, is shown as
+/// `(default: the number of cores)`: the count of the machine that built the manual
+/// pages would be wrong on any other.
+struct ThreadCount: ExpressibleByArgument {
+    /// The number of threads.
+    var value: Int
+    /// True for the default, the number of cores.
+    var isCores = false
+
+    init?(argument: String) {
+        guard let value = Int(argument: argument) else { return nil }
+        self.value = value
+    }
+
+    private init(cores: Int) {
+        value = cores
+        isCores = true
+    }
+
+    /// The processors online, within ``ThreadOptions/threadRange``.
+    static var cores: ThreadCount {
+        ThreadCount(cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))).clamped(to: ThreadOptions.threadRange))
+    }
+
+    var defaultValueDescription: String { isCores ? "the number of cores" : String(value) }
 }
 
 /// Ranges of option values, in messages and help.
