@@ -95,6 +95,10 @@ struct Typingd: ParsableCommand {
     @OptionGroup(title: "Threads")
     var threading: ThreadOptions
 
+    /// For install.sh: write the manual pages into this folder, and nothing else.
+    @Option(name: .customLong("generate-manual"), help: ArgumentHelp(valueName: "folder", visibility: .private))
+    var manualFolder: String?
+
     /// Blocks the signals first, so that one arriving while the options are parsed
     /// is kept for the loop instead of killing typingd; then runs as usual.
     static func main() {
@@ -122,6 +126,15 @@ struct Typingd: ParsableCommand {
     }
 
     func run() throws {
+        if let manualFolder {
+            do {
+                try ManualPages.write(to: manualFolder)
+            } catch {
+                StandardOutput.diagnose("typingd --generate-manual: \(error)")
+                throw ExitCode(74)
+            }
+            return
+        }
         let configuration: SessionConfiguration
         do {
             configuration = try options.configuration()
