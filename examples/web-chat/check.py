@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import secrets
+import signal
 import sys
 import time
 import traceback
@@ -232,6 +233,8 @@ def main() -> int:
         results.append(True)
         print(f"PASS {name} ({time.monotonic() - started:.1f} s)", flush=True)
 
+    # A SIGTERM (check.sh's `timeout`) still quits Chromium and its driver, in `finally`.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"check.py: starting Chromium ({args.chromium}, {args.chromedriver})", flush=True)
     chat = Chat(url, room, args.chromedriver, args.chromium)
     typists: List[Callable[[], None]] = []   # keep-alives for whoever types in a phase
