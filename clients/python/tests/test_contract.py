@@ -3,7 +3,10 @@ package's tests run the same ones): start, replies by id, events by viewer, clos
 bounded whatever is pending, errors that carry the exit status and stderr."""
 import asyncio
 import os
+import shutil
 import signal
+import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -14,12 +17,13 @@ from .test_threaded import BINARY
 
 
 def gone(pid):
-    """True when no process has this pid any more (typingd was reaped by the client)."""
+    """True when the process has ended: no process has this pid any more, or it is a
+    zombie (an orphan's exit status waits for init, which this container may not run)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
         return True
-    return False
 
 
 class Threaded:
@@ -228,6 +232,67 @@ class ThreadedScenarios(Scenarios, unittest.TestCase):
         writer.join(2)
         self.assertFalse(writer.is_alive())
         self.assertTrue(gone(td.pid))
+
+
+    def test_a_request_from_a_callback_is_refused_not_deadlocked(self):
+        td = Typingd(BINARY, clock="manual", request_timeout=30)
+        self.addCleanup(td.close, 5)
+        refused = []
+
+        def callback(event):
+            try:
+                td.query("g")
+            except RuntimeError as error:
+                refused.append(str(error))
+        td.on_indicator("ben", callback)
+        td.join("g", "ana", name="Ana")
+        td.join("g", "ben", name="Ben")
+        started = time.monotonic()
+        td.type("g", "ana", at=0)
+        td.sync()
+        self.assertLess(time.monotonic() - started, 2)
+        self.assertEqual(len(refused), 1)
+        self.assertIn("on_indicator callback", refused[0])
+
+    def test_close_ends_typingd_run_by_a_wrapper_script(self):
+        # A script that runs typingd without exec: the signals reach typingd too.
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        script = os.path.join(folder, "wrapper.sh")
+        with open(script, "w") as file:
+            file.write(f'#!/bin/sh\n"{BINARY}" "$@"\necho "wrapper: typingd exited $?" >&2\n')
+        os.chmod(script, 0o755)
+        td = Typingd(script)
+        td.join("g", "ana")
+        td.join("g", "ben")
+        td.type("g", "ana", timeout_ms=45000)
+        children = subprocess.run(["pgrep", "-P", str(td.pid)], capture_output=True, text=True).stdout.split()
+        self.assertEqual(len(children), 1, "the wrapper runs typingd as its child")
+        started = time.monotonic()
+        td.close(2)
+        self.assertLess(time.monotonic() - started, 3.2)
+        self.assertTrue(gone(td.pid))
+        time.sleep(0.1)
+        self.assertTrue(gone(int(children[0])), "typingd outlived its wrapper")
+
+    def test_events_taken_in_order_and_by_viewer_are_each_taken_once(self):
+        from typingd._common import EventQueue
+        queue = EventQueue()
+        queue.extend([{"viewer": "a", "n": 1}, {"viewer": "b", "n": 2}, {"event": "typing", "n": 3},
+                      {"viewer": "a", "n": 4}, {"viewer": "b", "n": 5}])
+        self.assertEqual(queue.take("b")["n"], 2)
+        self.assertEqual(queue.take()["n"], 1)
+        self.assertEqual(queue.take()["n"], 3)
+        self.assertEqual([e["n"] for e in queue.take_all("a")], [4])
+        self.assertEqual(len(queue), 1)
+        self.assertEqual([e["n"] for e in queue.take_all()], [5])
+        self.assertIsNone(queue.take("b"))
+        self.assertEqual((len(queue._all), queue._by_viewer), (0, {}))     # nothing taken is kept
+
+    def test_kill_takes_a_signal_name(self):
+        td = Typingd(BINARY)
+        td.join("g", "ana")
+        self.assertEqual(td.kill("SIGKILL"), 128 + signal.SIGKILL)
 
 
 class AsyncScenarios(Scenarios, unittest.TestCase):

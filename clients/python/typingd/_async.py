@@ -5,14 +5,15 @@ import asyncio
 import inspect
 import itertools
 import json
-import signal
+import os
+import signal as signals
 import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      given, option_value, take, take_all)
+                      EventQueue, given, option_value, signal_number)
 
 #: The longest line the reader accepts from typingd (a snapshot's lines are short; an
 #: indicator lists at most --max-listed typers).
@@ -44,7 +45,7 @@ class AsyncTypingd:
         self._queue_events = queue
         self._state = Dispatcher(option_value(self._arguments[1:], "--audience") == "open")
         self._ids = itertools.count(1)
-        self._events: List[Event] = []
+        self._events = EventQueue()
         self._stderr = bytearray()
         self._finished = False
         self._stdin_closed = False
@@ -60,7 +61,7 @@ class AsyncTypingd:
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self._arguments, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT)
+                stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT, start_new_session=True)
         except OSError as error:
             raise TypingdExited(f"typingd could not be started ({self._arguments[0]}): {error.strerror or error}",
                                 None, "") from None
@@ -112,40 +113,40 @@ class AsyncTypingd:
             raise TypingdError(reply)
         return reply, slot.listed
 
-    async def join(self, conv: str, user: str, name: Optional[str] = None, send_typing: Optional[bool] = None,
-                   at: Optional[float] = None, *, locale: Optional[str] = None,
+    async def join(self, conv: str, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
+                   at: Optional[float] = None, locale: Optional[str] = None,
                    receive_typing: Optional[bool] = None) -> Event:
         return await self.request("join", **given(conv=conv, user=user, name=name, send_typing=send_typing,
                                                   locale=locale, receive_typing=receive_typing, at=at))
 
-    async def type(self, conv: str, user: str, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   at: Optional[float] = None, *, activity: Optional[str] = None,
+    async def type(self, conv: str, user: str, *, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
+                   at: Optional[float] = None, activity: Optional[str] = None,
                    thread: Optional[str] = None) -> Event:
         return await self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
                                                   activity=activity, timeout_ms=timeout_ms, at=at))
 
-    async def send(self, conv: str, user: str, at: Optional[float] = None, *,
+    async def send(self, conv: str, user: str, *, at: Optional[float] = None,
                    thread: Optional[str] = None) -> Event:
         return await self.request("send", **given(conv=conv, user=user, thread=thread, at=at))
 
-    async def leave(self, conv: str, user: str, at: Optional[float] = None) -> Event:
+    async def leave(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("leave", **given(conv=conv, user=user, at=at))
 
-    async def remove(self, conv: str, user: str, by: Optional[str] = None, at: Optional[float] = None) -> Event:
+    async def remove(self, conv: str, user: str, *, by: Optional[str] = None, at: Optional[float] = None) -> Event:
         return await self.request("remove", **given(conv=conv, user=user, by=by, at=at))
 
-    async def offline(self, user: str, at: Optional[float] = None) -> Event:
+    async def offline(self, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("offline", **given(user=user, at=at))
 
-    async def open_view(self, conv: str, user: str, at: Optional[float] = None, *, thread: Optional[str] = None,
+    async def open_view(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None,
                         view: Optional[str] = None) -> Event:
         return await self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
 
-    async def close_view(self, conv: str, user: str, at: Optional[float] = None) -> Event:
+    async def close_view(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("close", **given(conv=conv, user=user, at=at))
 
-    async def user(self, user: str, name: Optional[str] = None, send_typing: Optional[bool] = None,
-                   at: Optional[float] = None, *, locale: Optional[str] = None,
+    async def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
+                   at: Optional[float] = None, locale: Optional[str] = None,
                    receive_typing: Optional[bool] = None) -> Event:
         return await self.request("user", **given(user=user, name=name, send_typing=send_typing,
                                                   locale=locale, receive_typing=receive_typing, at=at))
@@ -153,13 +154,13 @@ class AsyncTypingd:
     async def tick(self, at: float) -> Event:
         return await self.request("tick", at=at)
 
-    async def query(self, conv: str, at: Optional[float] = None, *, thread: Optional[str] = None) -> Event:
+    async def query(self, conv: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
         return await self.request("query", **given(conv=conv, thread=thread, at=at))
 
-    async def stats(self, at: Optional[float] = None) -> Event:
+    async def stats(self, *, at: Optional[float] = None) -> Event:
         return await self.request("stats", **given(at=at))
 
-    async def snapshot(self, at: Optional[float] = None) -> Tuple[Event, List[Event], List[Event]]:
+    async def snapshot(self, *, at: Optional[float] = None) -> Tuple[Event, List[Event], List[Event]]:
         reply, listed = await self._exchange("snapshot", None, given(at=at))
         return (reply, [event for event in listed if event.get("event") == "member"],
                 [event for event in listed if event.get("event") == "streak"])
@@ -209,10 +210,11 @@ class AsyncTypingd:
     # Events --------------------------------------------------------------------------
 
     async def next_event(self, timeout: Optional[float] = None, viewer: Optional[str] = None) -> Optional[Event]:
+        self._running("next_event")
         found: List[Event] = []
 
         def ready() -> bool:
-            event = take(self._events, viewer)
+            event = self._events.take(viewer)
             if event is not None:
                 found.append(event)
             return event is not None or self._finished
@@ -225,7 +227,7 @@ class AsyncTypingd:
         return found[0] if found else None
 
     def events(self, viewer: Optional[str] = None) -> List[Event]:
-        return take_all(self._events, viewer)
+        return self._events.take_all(viewer)
 
     def on_indicator(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
         return self._state.listen(viewer, callback)
@@ -251,13 +253,14 @@ class AsyncTypingd:
         process = self._running("cannot close")
         started = time.monotonic()
         if not drain:
-            self._signal(signal.SIGTERM)  # before the end of input: see Typingd.close
+            self._signal(signals.SIGTERM)  # before the end of input: see Typingd.close
         # A write waiting on a full pipe holds the write lock: the end of input need not
         # wait for it (the transport closes once what is buffered is written).
         self._stdin_closed = True
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
-        for share, next_signal in ((DRAIN_SHARE if drain else 0.0, signal.SIGTERM), (TERM_SHARE, signal.SIGKILL)):
+        steps = [(DRAIN_SHARE, signals.SIGTERM)] if drain else []   # without drain SIGTERM was sent
+        for share, next_signal in steps + [(TERM_SHARE, signals.SIGKILL)]:
             if await self._wait_exit(started + share * timeout - time.monotonic()):
                 break
             self._signal(next_signal)
@@ -272,9 +275,9 @@ class AsyncTypingd:
             raise TypingdError({"code": "timeout", "message": f"typingd (pid {self.pid}) did not exit"})
         return exit_status(process.returncode)
 
-    async def kill(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+    async def kill(self, signal: Union[int, str] = "SIGTERM", timeout: float = 30.0) -> int:
         process = self._running("cannot kill")
-        self._signal(sig)
+        self._signal(signal)
         if not await self._wait_exit(timeout):
             raise TypingdError({"code": "timeout", "message": f"typingd (pid {self.pid}) has not exited"})
         await asyncio.wait_for(asyncio.shield(self._reader_task), timeout)
@@ -286,10 +289,12 @@ class AsyncTypingd:
             raise RuntimeError(f"{what}: typingd is not started (use `async with` or `await start()`)")
         return self._process
 
-    def _signal(self, sig: int) -> None:
+    def _signal(self, sig: Union[int, str]) -> None:
+        # os.kill, not Process.send_signal: on Python 3.11 that polls the child first and
+        # can reap it before asyncio's watcher does, which then reports status 255.
         if self._process is not None and self._process.returncode is None:
             try:
-                self._process.send_signal(sig)
+                os.killpg(self._process.pid, signal_number(sig))  # its group: see Typingd._signal
             except ProcessLookupError:
                 pass
 
@@ -362,7 +367,10 @@ class AsyncTypingd:
                 async with self._arrived:
                     self._arrived.notify_all()
         await self._process.wait()
-        await self._stderr_task
+        try:
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)  # a grandchild may hold stderr
+        except asyncio.TimeoutError:
+            pass
         if self._queue_events:
             self._events.extend(self._state.leftovers())
         self._finished = True

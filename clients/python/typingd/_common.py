@@ -2,9 +2,11 @@
 replies to requests, and what each viewer sees. No I/O here."""
 from __future__ import annotations
 
+import collections
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+import signal
+from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 #: The values of ``type``'s ``activity`` (protocol v3); ``typing`` is the default.
 ACTIVITIES = ("typing", "recording_audio", "recording_video", "sending_photo",
@@ -56,6 +58,17 @@ class TypingdExited(TypingdError):
 def exit_status(returncode: int) -> int:
     """A Popen return code as a shell shows it: 128 + n for a process ended by signal n."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def signal_number(sig: Union[int, str]) -> int:
+    """A signal given as a number or a name (``"SIGTERM"``, ``"TERM"``)."""
+    if isinstance(sig, str):
+        name = sig.upper() if sig.upper().startswith("SIG") else "SIG" + sig.upper()
+        try:
+            return int(signal.Signals[name])
+        except KeyError:
+            raise ValueError(f"unknown signal {sig!r}") from None
+    return int(sig)
 
 
 def option_value(arguments: Sequence[str], flag: str) -> Optional[str]:
@@ -288,24 +301,63 @@ class Dispatcher:
         return event
 
 
-def take(events: "List[Event]", viewer: Optional[str]) -> Optional[Event]:
-    """Removes and returns the first event (for ``viewer``, when given), or None."""
-    for index, event in enumerate(events):
-        if viewer is None or event.get("viewer") == viewer:
-            del events[index]
-            return event
-    return None
+class EventQueue:
+    """The events no request waited for, in typingd's order, takeable in that order or
+    by viewer, each in O(1): every entry is in the queue of all events and, when it has
+    a viewer, in that viewer's queue; an entry taken from one is marked and skipped
+    (and dropped) when the other reaches it."""
 
+    def __init__(self) -> None:
+        self._all: Deque[List[Any]] = collections.deque()           # [event, taken]
+        self._by_viewer: Dict[str, Deque[List[Any]]] = {}
+        self._count = 0
 
-def take_all(events: "List[Event]", viewer: Optional[str]) -> List[Event]:
-    """Removes and returns every event (for ``viewer``, when given)."""
-    if viewer is None:
-        taken = list(events)
-        events.clear()
-        return taken
-    taken = [event for event in events if event.get("viewer") == viewer]
-    events[:] = [event for event in events if event.get("viewer") != viewer]
-    return taken
+    def __len__(self) -> int:
+        return self._count
+
+    def extend(self, events: Iterable[Event]) -> None:
+        for event in events:
+            entry = [event, False]
+            self._all.append(entry)
+            viewer = event.get("viewer")
+            if isinstance(viewer, str):
+                self._by_viewer.setdefault(viewer, collections.deque()).append(entry)
+            self._count += 1
+
+    def take(self, viewer: Optional[str] = None) -> Optional[Event]:
+        """Removes and returns the first event (``viewer``'s, when given), or None."""
+        queue = self._all if viewer is None else self._by_viewer.get(viewer)
+        while queue:
+            entry = queue.popleft()
+            if not entry[1]:
+                entry[1] = True
+                self._count -= 1
+                self._trim(entry[0].get("viewer"))
+                return entry[0]  # type: ignore[no-any-return]
+        if viewer is not None:
+            self._by_viewer.pop(viewer, None)
+        return None
+
+    def take_all(self, viewer: Optional[str] = None) -> List[Event]:
+        """Removes and returns every event (``viewer``'s, when given)."""
+        taken = []
+        while True:
+            event = self.take(viewer)
+            if event is None:
+                return taken
+            taken.append(event)
+
+    def _trim(self, viewer: Any) -> None:
+        """Drops taken entries at the fronts (of all, and of ``viewer``'s), so memory
+        follows the events left."""
+        while self._all and self._all[0][1]:
+            self._all.popleft()
+        queue = self._by_viewer.get(viewer) if isinstance(viewer, str) else None
+        if queue is not None:
+            while queue and queue[0][1]:
+                queue.popleft()
+            if not queue:
+                del self._by_viewer[viewer]
 
 
 #: The steps of ``close``: until this share of the timeout typingd may drain; then

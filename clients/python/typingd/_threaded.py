@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import signal
+import signal as signals
 import subprocess
 import threading
 import time
@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      given, option_value, take, take_all)
+                      EventQueue, given, option_value, signal_number)
 
 
 class Typingd:
@@ -56,13 +56,13 @@ class Typingd:
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)   # an event queued, a line settled, or the end
-        self._events: List[Event] = []
+        self._events = EventQueue()
         self._stderr = bytearray()
         self._finished = False
         self._stdin_closed = False
         try:
             self._process = subprocess.Popen(arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=subprocess.PIPE, bufsize=PIPE_BUFFER)
+                                             stderr=subprocess.PIPE, bufsize=PIPE_BUFFER, start_new_session=True)
         except OSError as error:
             raise TypingdExited(f"typingd could not be started ({arguments[0]}): {error.strerror or error}",
                                 None, "") from None
@@ -80,6 +80,7 @@ class Typingd:
         return self._exchange(cmd, timeout, fields)[0]
 
     def _exchange(self, cmd: str, timeout: Optional[float], fields: Dict[str, Any]) -> Tuple[Event, List[Event]]:
+        self._not_on_reader(cmd)
         request_id = f"py-{next(self._ids)}"
         data = encode(cmd, request_id, fields)
         done = threading.Event()
@@ -112,8 +113,8 @@ class Typingd:
             raise TypingdError(reply)
         return reply, slot.listed
 
-    def join(self, conv: str, user: str, name: Optional[str] = None, send_typing: Optional[bool] = None,
-             at: Optional[float] = None, *, locale: Optional[str] = None,
+    def join(self, conv: str, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
+             at: Optional[float] = None, locale: Optional[str] = None,
              receive_typing: Optional[bool] = None) -> Event:
         """``user`` becomes a member of ``conv``. ``name``, ``send_typing`` (False:
         nobody sees this user type), ``locale`` (the phrase table their indicators use)
@@ -122,39 +123,39 @@ class Typingd:
         return self.request("join", **given(conv=conv, user=user, name=name, send_typing=send_typing,
                                             locale=locale, receive_typing=receive_typing, at=at))
 
-    def type(self, conv: str, user: str, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
-             at: Optional[float] = None, *, activity: Optional[str] = None, thread: Optional[str] = None) -> Event:
+    def type(self, conv: str, user: str, *, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
+             at: Optional[float] = None, activity: Optional[str] = None, thread: Optional[str] = None) -> Event:
         """A keystroke (``empty=True``: the input box is now empty). ``timeout_ms``
         replaces --timeout-ms for this keystroke; ``activity`` is one of ACTIVITIES;
         ``thread`` types in a thread of ``conv`` (default: the main timeline)."""
         return self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
                                             activity=activity, timeout_ms=timeout_ms, at=at))
 
-    def send(self, conv: str, user: str, at: Optional[float] = None, *, thread: Optional[str] = None) -> Event:
+    def send(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
         """A message sent: stops the user's streak at ``thread`` (default: the main timeline)."""
         return self.request("send", **given(conv=conv, user=user, thread=thread, at=at))
 
-    def leave(self, conv: str, user: str, at: Optional[float] = None) -> Event:
+    def leave(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
         return self.request("leave", **given(conv=conv, user=user, at=at))
 
-    def remove(self, conv: str, user: str, by: Optional[str] = None, at: Optional[float] = None) -> Event:
+    def remove(self, conv: str, user: str, *, by: Optional[str] = None, at: Optional[float] = None) -> Event:
         return self.request("remove", **given(conv=conv, user=user, by=by, at=at))
 
-    def offline(self, user: str, at: Optional[float] = None) -> Event:
+    def offline(self, user: str, *, at: Optional[float] = None) -> Event:
         return self.request("offline", **given(user=user, at=at))
 
-    def open_view(self, conv: str, user: str, at: Optional[float] = None, *, thread: Optional[str] = None,
+    def open_view(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None,
                   view: Optional[str] = None) -> Event:
         """The ``open`` command: ``user`` has ``conv`` on screen, at ``thread``, as a
         chat or (``view="list"``) as a row of their chat list."""
         return self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
 
-    def close_view(self, conv: str, user: str, at: Optional[float] = None) -> Event:
+    def close_view(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
         """The ``close`` command: ``user``'s view of ``conv`` closes; their typing there stops."""
         return self.request("close", **given(conv=conv, user=user, at=at))
 
-    def user(self, user: str, name: Optional[str] = None, send_typing: Optional[bool] = None,
-             at: Optional[float] = None, *, locale: Optional[str] = None,
+    def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
+             at: Optional[float] = None, locale: Optional[str] = None,
              receive_typing: Optional[bool] = None) -> Event:
         """Sets ``user``'s settings in every conversation they are in (only those given)."""
         return self.request("user", **given(user=user, name=name, send_typing=send_typing,
@@ -164,14 +165,14 @@ class Typingd:
         """Moves the manual clock to ``at``, firing the timeouts due by then."""
         return self.request("tick", at=at)
 
-    def query(self, conv: str, at: Optional[float] = None, *, thread: Optional[str] = None) -> Event:
+    def query(self, conv: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
         """The ``state`` of ``conv`` (its typers at ``thread`` when given)."""
         return self.request("query", **given(conv=conv, thread=thread, at=at))
 
-    def stats(self, at: Optional[float] = None) -> Event:
+    def stats(self, *, at: Optional[float] = None) -> Event:
         return self.request("stats", **given(at=at))
 
-    def snapshot(self, at: Optional[float] = None) -> Tuple[Event, List[Event], List[Event]]:
+    def snapshot(self, *, at: Optional[float] = None) -> Tuple[Event, List[Event], List[Event]]:
         """(the ``snapshot`` event, its ``member`` events, its ``streak`` events), as written."""
         reply, listed = self._exchange("snapshot", None, given(at=at))
         return (reply, [event for event in listed if event.get("event") == "member"],
@@ -242,7 +243,7 @@ class Typingd:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._arrived:
             while True:
-                event = take(self._events, viewer)
+                event = self._events.take(viewer)
                 if event is not None or self._finished:
                     return event
                 left = None if deadline is None else deadline - time.monotonic()
@@ -253,7 +254,7 @@ class Typingd:
     def events(self, viewer: Optional[str] = None) -> List[Event]:
         """Every such event already read (``viewer``'s when given), without waiting."""
         with self._lock:
-            return take_all(self._events, viewer)
+            return self._events.take_all(viewer)
 
     def on_indicator(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` with each indicator for ``viewer`` as it is read (on
@@ -296,11 +297,12 @@ class Typingd:
         their events are written) until half of ``timeout``; then it gets SIGTERM (it
         writes what it has and exits 0) until nine tenths; then SIGKILL. Without
         ``drain``, SIGTERM at once. Events stay readable with ``next_event``."""
+        self._not_on_reader("close()")
         started = time.monotonic()
         if not drain:
             # SIGTERM before the end of input: typingd must not read the end first and
             # drain (under --clock manual that fires every pending timeout at once).
-            self._signal(signal.SIGTERM)
+            self._signal(signals.SIGTERM)
         # A write blocked on a full pipe holds the write lock: wait for it only while
         # typingd may drain; the signals below end typingd, which frees the writer, and
         # the reader closes stdin at the end.
@@ -315,8 +317,8 @@ class Typingd:
                         pass
             finally:
                 self._write_lock.release()
-        steps = [(DRAIN_SHARE if drain else 0.0, signal.SIGTERM), (TERM_SHARE, signal.SIGKILL)]
-        for share, next_signal in steps:
+        steps = [(DRAIN_SHARE, signals.SIGTERM)] if drain else []   # without drain SIGTERM was sent
+        for share, next_signal in steps + [(TERM_SHARE, signals.SIGKILL)]:
             if self._wait_exit(started + share * timeout - time.monotonic()):
                 break
             self._signal(next_signal)
@@ -329,10 +331,11 @@ class Typingd:
             raise TypingdError({"code": "timeout", "message": f"typingd (pid {self.pid}) did not exit"})
         return exit_status(code)
 
-    def kill(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
-        """Sends ``sig``; returns the exit status once typingd has exited. typingd catches
+    def kill(self, signal: Union[int, str] = "SIGTERM", timeout: float = 30.0) -> int:
+        """Sends ``signal`` (a number or a name: ``"SIGKILL"``); returns the exit status once typingd has exited. typingd catches
         SIGTERM, SIGINT and SIGHUP: it writes what it has and exits 0."""
-        self._signal(sig)
+        self._not_on_reader("kill()")
+        self._signal(signal)
         if not self._wait_exit(timeout):
             raise TypingdError({"code": "timeout", "message": f"typingd (pid {self.pid}) has not exited"})
         self._reader.join(timeout)
@@ -340,10 +343,19 @@ class Typingd:
         assert code is not None
         return exit_status(code)
 
-    def _signal(self, sig: int) -> None:
+    def _not_on_reader(self, what: str) -> None:
+        """A reply is read by the reader thread: a request made on it (from an
+        ``on_indicator`` callback) would wait for itself."""
+        if threading.current_thread() is self._reader:
+            raise RuntimeError(f"{what} from an on_indicator callback: callbacks run on the reader thread, "
+                               "which reads the reply; hand the work to another thread")
+
+    def _signal(self, sig: Union[int, str]) -> None:
+        # To typingd's process group (it leads its own session): a wrapper script that
+        # runs typingd without exec is ended with it.
         if self._process.poll() is None:
             try:
-                self._process.send_signal(sig)
+                os.killpg(self._process.pid, signal_number(sig))
             except ProcessLookupError:
                 pass
 
@@ -418,7 +430,7 @@ class Typingd:
                 slot.done.set()
         # typingd's output ended: wait for its exit, so that whoever wakes knows the status.
         self._process.wait()
-        self._stderr_reader.join()
+        self._stderr_reader.join(1.0)  # a grandchild may hold stderr open
         with self._lock:
             if self._queue_events:
                 self._events.extend(self._state.leftovers())
