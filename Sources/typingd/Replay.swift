@@ -5,14 +5,14 @@ import TypingProtocol
 /// `typingd replay RECORD`: writes the output of a recorded session again.
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a recorded session's output again, byte for byte.",
+        abstract: "Write a recorded session's output again.",
         discussion: """
         Plays a record made by `typingd --record FILE`: with the options named in its \
         first line, each input line at the time it was applied (the timeouts due by \
         then fire first, as they did), up to the time the session ended (at the end \
         of input, after the drain, or on a signal). The output on stdout is the \
-        session's, byte for byte. A record whose process was killed before it ended \
-        plays up to its last line, with a note on stderr.
+        session's, byte for byte; of a session that was killed (as by SIGKILL), whose \
+        record has no end line, only up to its last recorded line, with a note on stderr.
 
         `typingd check` plays records too: a NAME.in.jsonl that is a record is a \
         transcript, with its expected output in NAME.out.jsonl.

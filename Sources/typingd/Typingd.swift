@@ -75,7 +75,8 @@ struct Typingd: ParsableCommand {
         Golden transcripts: `typingd check [PATH ...]` runs NAME.in.jsonl files and \
         compares their output with NAME.out.jsonl (see `typingd check --help`). To turn \
         a live session into one, run it with --record FILE: `typingd replay FILE` \
-        writes its output again, byte for byte, with the options it was recorded with, \
+        writes its output again, byte for byte (of a session that was killed, as by \
+        SIGKILL, only up to its last recorded line), with the options it was recorded with, \
         and `typingd check` takes the record as a transcript's input.
 
         The full reference is Protocol.md (in the source; installed as share/doc/typingd/Protocol.md).
@@ -88,7 +89,7 @@ struct Typingd: ParsableCommand {
     var options: SessionOptions
 
     @Option(help: ArgumentHelp(
-        "With the real clock: also write a record of the input to this file: every line with the time it was applied at, and how the session ended, so that `typingd replay FILE` writes the same output again, byte for byte.",
+        "With the real clock: also write a record of the input to this file: every line with the time it was applied at, and how the session ended, so that `typingd replay FILE` writes the same output again, byte for byte (of a session that was killed, as by SIGKILL, only up to its last recorded line).",
         valueName: "file"))
     var record: String?
 

@@ -29,9 +29,12 @@ struct Check: ParsableCommand {
         diff before committing it.
 
         Exit status: 0 when every transcript passed (or was blessed); 1 when one \
-        failed; 64 when there is nothing to check (a path that does not exist, no \
-        transcript under it) or the --junit file cannot be written; 128 + N when \
-        stopped by signal N (SIGINT, SIGTERM, ...), after the transcript it was running.
+        failed or could not run (a bad NAME.args, a malformed record); 64 when there \
+        is nothing to check (a path that does not exist, is neither a folder nor a \
+        NAME.in.jsonl, or is a folder that cannot be read or holds no transcript), for \
+        a bad option, and when the --junit file cannot be written; 74 when typingd \
+        cannot watch for signals; 128 + N when stopped by signal N (SIGINT, SIGTERM, \
+        ...), after the transcript it was running.
         """
     )
 
