@@ -62,61 +62,87 @@ package struct CommandDecoder: Sendable {
 
         let kind = try fields.command(object.cmd)
         let at = try decodeAt(object.at, &fields, kind: kind)
-        // Every field the command reads, each checked in one place, in the
-        // protocol's order; then the command is assembled from them.
-        let reads = kind.reads
-        var convBytes = UnsafeRawBufferPointer(start: nil, count: 0), userBytes = convBytes
-        var threadBytes: UnsafeRawBufferPointer?, byBytes: UnsafeRawBufferPointer?
-        var nameBytes: UnsafeRawBufferPointer?, localeBytes: UnsafeRawBufferPointer?
-        var empty = false, activity = Activity.typing, timeout: Int?
-        var sendTyping: Bool?, receiveTyping: Bool?
-        var view = Command.View.chat
-        if reads.contains(.conv) { convBytes = try fields.identifier("conv", object.conv, for: kind) }
-        if reads.contains(.user) { userBytes = try fields.identifier("user", object.user, for: kind) }
-        if reads.contains(.thread) { threadBytes = try fields.optionalIdentifier("thread", object.thread) }
-        if reads.contains(.name) { nameBytes = try fields.name(object.name) }
-        if reads.contains(.empty) { empty = try fields.flag("empty", object.empty) ?? false }
-        if reads.contains(.activity) { activity = try fields.activity(object.activity) ?? .typing }
-        if reads.contains(.timeout) { timeout = try fields.timeout(object.timeoutMs) }
-        if reads.contains(.sendTyping) { sendTyping = try fields.flag("send_typing", object.sendTyping) }
-        if reads.contains(.receiveTyping) { receiveTyping = try fields.flag("receive_typing", object.receiveTyping) }
-        if reads.contains(.locale) { localeBytes = try fields.locale(object.locale) }
-        if reads.contains(.view) {
-            view = try fields.view(object.view) ?? .chat
-            if view == .list && threadBytes != nil {
+        // Each command reads only its own fields (the protocol's table of commands,
+        // v3 §G), in the protocol's order (see above), and makes its values once
+        // every check has passed. Straight-line code per command: checking a set
+        // of fields for every command cost W1 about 1 % of its instructions.
+        switch kind {
+        case .join:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            let name = try fields.name(object.name)
+            let sendTyping = try fields.flag("send_typing", object.sendTyping)
+            let receiveTyping = try fields.flag("receive_typing", object.receiveTyping)
+            let locale = try fields.locale(object.locale)
+            return Request(.join(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
+                            name: name.map { String(decoding: $0, as: UTF8.self) }, sendTyping: sendTyping,
+                            locale: locale.map { String(decoding: $0, as: UTF8.self) }, receiveTyping: receiveTyping),
+                           id: id, at: at, line: number)
+        case .type:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            let thread = try fields.optionalIdentifier("thread", object.thread)
+            let empty = try fields.flag("empty", object.empty) ?? false
+            let activity = try fields.activity(object.activity) ?? .typing
+            let timeout = try fields.timeout(object.timeoutMs)
+            return Request(.type(conv: Identifier(bytes: conv), user: Identifier(bytes: user), empty: empty,
+                            timeout: timeout, activity: activity, thread: thread.map { Identifier(bytes: $0) }),
+                           id: id, at: at, line: number)
+        case .send:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            let thread = try fields.optionalIdentifier("thread", object.thread)
+            return Request(.send(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
+                            thread: thread.map { Identifier(bytes: $0) }),
+                           id: id, at: at, line: number)
+        case .leave, .close:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            return Request(kind == .leave ? .leave(conv: Identifier(bytes: conv), user: Identifier(bytes: user))
+                                     : .close(conv: Identifier(bytes: conv), user: Identifier(bytes: user)),
+                           id: id, at: at, line: number)
+        case .remove:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            let by = try fields.optionalIdentifier("by", object.by)
+            return Request(.remove(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
+                              by: by.map { Identifier(bytes: $0) }),
+                           id: id, at: at, line: number)
+        case .offline:
+            let user = try fields.identifier("user", object.user, for: kind)
+            return Request(.offline(user: Identifier(bytes: user)),
+                           id: id, at: at, line: number)
+        case .open:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            let thread = try fields.optionalIdentifier("thread", object.thread)
+            let view = try fields.view(object.view) ?? .chat
+            if view == .list && thread != nil {
                 throw fields.failure(.badField, field: "view",
                                      "a list view is always at the main timeline: open with \"view\":\"list\" takes no \"thread\"")
             }
-        }
-        if reads.contains(.by) { byBytes = try fields.optionalIdentifier("by", object.by) }
-        // Every check passed: the values, made once.
-        let conv = reads.contains(.conv) ? Identifier(bytes: convBytes) : Identifier.none
-        let user = reads.contains(.user) ? Identifier(bytes: userBytes) : Identifier.none
-        let thread = threadBytes.map { Identifier(bytes: $0) }
-        let by = byBytes.map { Identifier(bytes: $0) }
-        let name = nameBytes.map { String(decoding: $0, as: UTF8.self) }
-        let locale = localeBytes.map { String(decoding: $0, as: UTF8.self) }
-        let command: Command
-        switch kind {
-        case .join:
-            command = .join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
-                            receiveTyping: receiveTyping)
-        case .type:
-            command = .type(conv: conv, user: user, empty: empty, timeout: timeout, activity: activity, thread: thread)
-        case .send: command = .send(conv: conv, user: user, thread: thread)
-        case .leave: command = .leave(conv: conv, user: user)
-        case .remove: command = .remove(conv: conv, user: user, by: by)
-        case .offline: command = .offline(user: user)
-        case .open: command = .open(conv: conv, user: user, thread: thread, view: view)
-        case .close: command = .close(conv: conv, user: user)
+            return Request(.open(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
+                            thread: thread.map { Identifier(bytes: $0) }, view: view),
+                           id: id, at: at, line: number)
         case .user:
-            command = .user(user: user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping)
-        case .tick: command = .tick
-        case .query: command = .query(conv: conv, thread: thread)
-        case .stats: command = .stats
-        case .snapshot: command = .snapshot
+            let user = try fields.identifier("user", object.user, for: kind)
+            let name = try fields.name(object.name)
+            let sendTyping = try fields.flag("send_typing", object.sendTyping)
+            let receiveTyping = try fields.flag("receive_typing", object.receiveTyping)
+            let locale = try fields.locale(object.locale)
+            return Request(.user(user: Identifier(bytes: user), name: name.map { String(decoding: $0, as: UTF8.self) },
+                            sendTyping: sendTyping, locale: locale.map { String(decoding: $0, as: UTF8.self) },
+                            receiveTyping: receiveTyping),
+                           id: id, at: at, line: number)
+        case .query:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let thread = try fields.optionalIdentifier("thread", object.thread)
+            return Request(.query(conv: Identifier(bytes: conv), thread: thread.map { Identifier(bytes: $0) }),
+                           id: id, at: at, line: number)
+        case .tick: return Request(.tick, id: id, at: at, line: number)
+        case .stats: return Request(.stats, id: id, at: at, line: number)
+        case .snapshot: return Request(.snapshot, id: id, at: at, line: number)
         }
-        return Request(command, id: id, at: at, line: number)
     }
 
     /// The `id`: a string of at most 256 bytes or an integer within ±(2^53 − 1).
@@ -193,42 +219,6 @@ package struct CommandDecoder: Sendable {
         let place = column > 0 ? " at column \(column)" : ""
         return Event.Error(line: line, code: .badJSON, message: "invalid JSON\(place): \(text)",
                            column: column > 0 ? column : nil)
-    }
-}
-
-/// The fields a command reads, besides `id`, `cmd` and `at`.
-struct Reads: OptionSet {
-    let rawValue: UInt16
-    static let conv = Reads(rawValue: 1 << 0)
-    static let user = Reads(rawValue: 1 << 1)
-    static let thread = Reads(rawValue: 1 << 2)
-    static let name = Reads(rawValue: 1 << 3)
-    static let empty = Reads(rawValue: 1 << 4)
-    static let activity = Reads(rawValue: 1 << 5)
-    static let timeout = Reads(rawValue: 1 << 6)
-    static let sendTyping = Reads(rawValue: 1 << 7)
-    static let receiveTyping = Reads(rawValue: 1 << 8)
-    static let locale = Reads(rawValue: 1 << 9)
-    static let view = Reads(rawValue: 1 << 10)
-    static let by = Reads(rawValue: 1 << 11)
-}
-
-extension Command.Name {
-    /// The fields this command reads (`conv` and `user` are required where read;
-    /// the others optional): the protocol's table of commands (v3 §G).
-    var reads: Reads {
-        switch self {
-        case .join: return [.conv, .user, .name, .sendTyping, .receiveTyping, .locale]
-        case .type: return [.conv, .user, .thread, .empty, .activity, .timeout]
-        case .send: return [.conv, .user, .thread]
-        case .leave, .close: return [.conv, .user]
-        case .remove: return [.conv, .user, .by]
-        case .offline: return [.user]
-        case .open: return [.conv, .user, .thread, .view]
-        case .user: return [.user, .name, .sendTyping, .receiveTyping, .locale]
-        case .query: return [.conv, .thread]
-        case .tick, .stats, .snapshot: return []
-        }
     }
 }
 
