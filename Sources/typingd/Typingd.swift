@@ -69,7 +69,7 @@ struct Typingd: ParsableCommand {
         (the failing write reports them).
 
         Exit status: 0 at the end of input, on a signal and when stdout's reader goes \
-        away; 64 for a bad option or phrase table; 74 for another I/O error (with a \
+        away; 64 for a bad option, phrase table or locale; 74 for another I/O error (with a \
         message on stderr).
 
         Golden transcripts: `typingd check [PATH ...]` runs NAME.in.jsonl files and \

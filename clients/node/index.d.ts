@@ -776,8 +776,9 @@ export class LineSplitter {
 
 /**
  * A typingd process and its protocol (../API.md). A Node.js EventEmitter: it emits
- * 'indicator', 'typing', 'member', 'streak', 'reply', 'lineError', 'event', 'output'
- * (a line that is not JSON) and 'exit'.
+ * 'indicator', 'typing', 'reply', 'lineError', 'event', 'output' (a line that is not
+ * JSON) and 'exit'. A snapshot's member and streak events come with its reply
+ * (snapshot()), not as events.
  */
 export class Typingd {
   constructor(config?: TypingdOptions | string[]);
@@ -851,14 +852,14 @@ export class Typingd {
   // EventEmitter.
   on(event: 'indicator', listener: (event: IndicatorEvent) => void): this;
   on(event: 'typing', listener: (event: TypingEvent) => void): this;
-  on(event: 'member', listener: (event: MemberEvent) => void): this;
-  on(event: 'streak', listener: (event: StreakEvent) => void): this;
   on(event: 'reply', listener: (event: ReplyEvent) => void): this;
   on(event: 'lineError', listener: (error: TypingdError) => void): this;
   on(event: 'event', listener: (event: TypingdEvent) => void): this;
   on(event: 'output', listener: (line: string) => void): this;
   on(event: 'exit', listener: (status: number | null, signal: string | null) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
+  // `await using` (Symbol.asyncDispose, defined at run time where Node has it) is not
+  // declared: the declarations stay readable by TypeScript before 5.2.
   once(event: 'indicator', listener: (event: IndicatorEvent) => void): this;
   once(event: 'exit', listener: (status: number | null, signal: string | null) => void): this;
   once(event: string | symbol, listener: (...args: any[]) => void): this;

@@ -6,7 +6,7 @@ import TypingCore
 /// 12.345  team  bob sees: Alice is typing...
 /// 12.345  team  alice started typing
 /// 12.345  team (thread t1)  bob sees in the chat list: Alice is recording audio...
-/// 12.345  g  v sees: Ana, Ben, and Cleo are typing... (1 more typer not listed)
+/// 12.345  g  v sees: Ana, Ben, and Cleo are typing... (typing lists 2 of 3)
 /// 12.345  ok line 3 (id 7)
 /// 12.345  error line 4 bad_json: invalid JSON at column 3: ...
 /// ```
@@ -39,9 +39,13 @@ public struct TextFormat: EventFormat {
                 indicator.view.withTextBytes { TextFormat.text($0, into: &out) }
             }
             if indicator.view.more > 0 {
-                out.append(" (")
-                TextFormat.count(indicator.view.more, "more typer", "more typers", into: &out)
-                out.append(" not listed)")
+                // JSON's `more`: the typers its `typing` ids leave out (--max-listed),
+                // which the text may still name; said as what the ids list.
+                out.append(" (typing lists ")
+                out.appendDecimal(indicator.view.typerCount - indicator.view.more)
+                out.append(" of ")
+                out.appendDecimal(indicator.view.typerCount)
+                out.append(")")
             }
         case .typing(let change):
             TextFormat.time(change.at, into: &out)
