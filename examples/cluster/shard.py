@@ -159,6 +159,7 @@ class Shard:
         self.pending = collections.deque()
         self.progress = asyncio.Event()
         self.written = 0          # the last stream sequence written to typingd
+        self.gaps_filled = 0      # messages taken from the stream because their delivery was lost
         self.since_snapshot = 0
         self.backlog = {}         # (conv, viewer) -> (the last indicator line, its event) while catching up
         self.audience_open = audience_open(args.options)
@@ -462,6 +463,7 @@ class Shard:
     async def consume(self):
         subscription = await retry(lambda: self.js.pull_subscribe_bind(self.durable, STREAM))
         failing_since = None
+        delivered = None   # the consumer sequence of the last delivery seen
         while not self.stopping:
             try:
                 messages = await subscription.fetch(batch=self.args.fetch, timeout=1)
@@ -478,6 +480,15 @@ class Shard:
                 failing_since = None
             for msg in messages:
                 seq = msg.metadata.sequence.stream
+                # Every delivery has the next consumer sequence. A jump means a
+                # delivery went elsewhere (a pull request on a connection lost in a
+                # failover): the message it carried may come again only after this
+                # one, and would then look applied. Take the partition's messages in
+                # between from the stream first, in order.
+                jumped = delivered is None or msg.metadata.sequence.consumer != delivered + 1
+                delivered = msg.metadata.sequence.consumer
+                if seq > self.written and jumped:
+                    await self.fill_gap(seq)
                 if seq <= self.written:
                     # Delivered again (a delivery lost in a failover, or slow to be
                     # acknowledged). Already applied: acknowledge it, unless its
@@ -486,6 +497,23 @@ class Shard:
                         await msg.ack()
                     continue
                 await self.apply(seq, msg.data, msg, PUBLISH)
+
+    async def fill_gap(self, seq):
+        """Applies the partition's messages stored between the last one applied and
+        `seq`, read from the stream; their late deliveries are then acknowledged as
+        already applied."""
+        while True:
+            try:
+                stored = await retry(lambda: self.js.get_msg(STREAM, seq=self.written + 1, subject=self.subject,
+                                                             next=True), missing=True)
+            except NotFoundError:
+                return
+            if stored is None or stored.seq >= seq:
+                return
+            log("partition {}: message {} was not delivered before {}: applied from the stream".format(
+                self.p, stored.seq, seq))
+            self.gaps_filled += 1
+            await self.apply(stored.seq, stored.data, None, PUBLISH)
 
     async def finish(self):
         while self.pending and self.proc.returncode is None:
@@ -577,8 +605,8 @@ async def main():
         await nc.drain()
     except Exception as error:   # the cluster went first: nothing left to send
         log("partition {}: could not drain the connection ({})".format(args.partition, type(error).__name__))
-    log("partition {}: stopped at seq {}, {} events published".format(args.partition, shard.written,
-                                                                      shard.published))
+    log("partition {}: stopped at seq {}, {} events published, {} messages taken from the stream after a lost "
+        "delivery".format(args.partition, shard.written, shard.published, shard.gaps_filled))
 
 
 if __name__ == "__main__":
