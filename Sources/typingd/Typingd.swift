@@ -66,7 +66,7 @@ struct Typingd: ParsableCommand {
         Signals: SIGTERM, SIGINT, SIGHUP, SIGQUIT and the other signals that would \
         end a process (SIGUSR1, SIGUSR2, SIGALRM, ...) end typingd between two lines: \
         it writes what it has produced and exits 0. SIGPIPE and SIGXFSZ are ignored \
-        (the failing write reports them).
+        (the failing write reports them), and SIGPROF (left to the crash handler).
 
         Exit status: 0 at the end of input, on a signal and when stdout's reader goes \
         away; 64 for a bad option, phrase table or locale; 74 for another I/O error (with a \

@@ -14,11 +14,15 @@ final class LiveDaemon: @unchecked Sendable {
     private var outputClosed = false
     private var errorCollector: ErrorCollector?
 
-    /// Starts typingd with `arguments` (stdout goes to `stdout` when given).
-    init(_ arguments: [String], stdout: FileHandle? = nil) throws {
+    /// Starts typingd with `arguments` (stdout goes to `stdout` when given), with
+    /// `environment` added to the test's own.
+    init(_ arguments: [String], stdout: FileHandle? = nil, environment: [String: String] = [:]) throws {
         Glibc.signal(SIGPIPE, SIG_IGN)
         process.executableURL = Daemon.binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = input
         process.standardOutput = stdout ?? output
         process.standardError = errors

@@ -79,6 +79,42 @@ struct LiveProcessTests {
         #expect(daemon.stderr.isEmpty)
     }
 
+    @Test("a crash ends typingd at once with its backtrace: Swift's crash handler can pause every thread; SIGPROF is ignored")
+    func crashEndsPromptly() throws {
+        // A real fault: a library preloaded into typingd starts a thread that writes
+        // through a null pointer after 1.5 s. The crash handler pauses the other
+        // threads with a signal each does not block (SIGUSR1, SIGUSR2 or SIGPROF):
+        // the signal thread in sigwaitinfo took SIGUSR1 as an ending signal and
+        // never paused, and the crash waited ~32 s before the backtrace.
+        let cc = try Tools.require("cc", for: "building the crashing library")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-crash-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("crash.c"), library = folder.appendingPathComponent("crash.so")
+        try """
+            #include <pthread.h>
+            #include <unistd.h>
+            static void *crash(void *unused) { usleep(1500000); *(volatile int *)0 = 1; return unused; }
+            __attribute__((constructor)) static void start(void) { pthread_t t; pthread_create(&t, 0, crash, 0); }
+            """.write(to: source, atomically: true, encoding: .utf8)
+        let (_, errors, built) = try ExampleProgramTests.run(cc, ["-shared", "-fPIC", "-o", library.path, source.path, "-lpthread"])
+        try #require(built == 0, "\(errors)")
+
+        let daemon = try LiveDaemon(["--timeout-ms", "60000", "--threads", "2"], environment: ["LD_PRELOAD": library.path])
+        let started = Date()
+        try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
+        #expect(object(daemon.readLine())["text"] as? String == "Ann is typing...")
+        daemon.signal(SIGPROF)
+        try daemon.send(#"{"cmd":"stats","id":1}"#)
+        #expect(object(daemon.readLine())["event"] as? String == "stats", "SIGPROF ended typingd")
+        let status = daemon.waitForExit(timeout: 60)
+        let took = Date().timeIntervalSince(started)
+        #expect(status == SIGSEGV)
+        #expect(took < 10, "the crash took \(took) s to end typingd")
+        let stderr = daemon.stderr
+        #expect(stderr.contains("Program crashed") && !stderr.contains("failed to suspend"), "\(stderr)")
+    }
+
     @Test("when the reader goes away (EPIPE, as with `typingd | head -1`), typingd ends quietly with 0")
     func readerGone() throws {
         let daemon = try LiveDaemon(["--clock", "manual"])
