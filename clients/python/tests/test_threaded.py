@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 
-from typingd import ACTIVITIES, Typingd, TypingdError, TypingdExited
+from typingd import ACTIVITIES, Typingd, TypingdError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-import json
 import os
 import signal as signals
 import time
@@ -13,7 +12,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      EventQueue, given, option_value, signal_number)
+                      EventQueue, decode_line, given, gone, option_value,
+                      signal_number)
 
 #: The longest line the reader accepts from typingd (a snapshot's lines are short; an
 #: indicator lists at most --max-listed typers).
@@ -318,12 +318,7 @@ class AsyncTypingd:
             raise self._gone(what)
 
     def _gone(self, what: str) -> TypingdExited:
-        status = self.exit_status
-        if status is None and self._stdin_closed:
-            return TypingdExited(f"{what}: the client was closed", None, self.stderr)
-        if status is None:
-            return TypingdExited(f"{what}: typingd's output ended", None, self.stderr)
-        return TypingdExited(f"{what}: typingd has exited", status, self.stderr)
+        return gone(what, self.exit_status, self._stdin_closed, self.stderr)
 
     async def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None
@@ -345,11 +340,8 @@ class AsyncTypingd:
                 continue
             if not raw:
                 break
-            try:
-                event = json.loads(raw)
-            except ValueError:  # a line cut short by a kill
-                continue
-            if not isinstance(event, dict):
+            event = decode_line(raw)
+            if event is None:
                 continue
             slot, queued = self._state.feed(event)
             if queued and self._queue_events:
@@ -371,11 +363,10 @@ class AsyncTypingd:
             await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)  # a grandchild may hold stderr
         except asyncio.TimeoutError:
             pass
+        leftovers, slots = self._state.end()
         if self._queue_events:
-            self._events.extend(self._state.leftovers())
+            self._events.extend(leftovers)
         self._finished = True
-        slots = list(self._state.waiting.values())
-        self._state.waiting.clear()
         for slot in slots:
             if not slot.done.done():
                 slot.done.set_result(None)

@@ -55,6 +55,26 @@ class TypingdExited(TypingdError):
         self.stderr = stderr
 
 
+def gone(what: str, status: Optional[int], stdin_closed: bool, stderr: str) -> TypingdExited:
+    """The error for a request that cannot be answered: typingd exited (``status``),
+    the client was closed, or typingd's output ended while it runs."""
+    if status is not None:
+        return TypingdExited(f"{what}: typingd has exited", status, stderr)
+    if stdin_closed:
+        return TypingdExited(f"{what}: the client was closed", None, stderr)
+    return TypingdExited(f"{what}: typingd's output ended", None, stderr)
+
+
+def decode_line(raw: bytes) -> Optional[Event]:
+    """The event of one output line, or None for a line that is not a JSON object
+    (one cut short by a kill)."""
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
 def exit_status(returncode: int) -> int:
     """A Popen return code as a shell shows it: 128 + n for a process ended by signal n."""
     return 128 - returncode if returncode < 0 else returncode
@@ -229,10 +249,14 @@ class Dispatcher:
             return slot, []
         return None, listed + [event]
 
-    def leftovers(self) -> List[Event]:
-        """At end of output: member/streak events no snapshot event came for."""
+    def end(self) -> Tuple[List[Event], List[Slot]]:
+        """typingd's output ended: the member/streak events no snapshot event came for,
+        and the requests still waiting (no reply will come), forgotten here."""
         listed, self._listed = self._listed, []
-        return listed
+        slots = list(self.waiting.values())
+        self.waiting.clear()
+        self.by_line.clear()
+        return listed, slots
 
     def listeners_of(self, event: Event) -> List[Callable[[Event], Any]]:
         if event.get("event") != "indicator":

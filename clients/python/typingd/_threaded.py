@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import signal as signals
 import subprocess
@@ -13,7 +12,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      EventQueue, given, option_value, signal_number)
+                      EventQueue, decode_line, given, gone, option_value,
+                      signal_number)
 
 
 class Typingd:
@@ -378,11 +378,7 @@ class Typingd:
     def _gone(self, what: str) -> TypingdExited:
         code = self._process.poll()
         stderr = bytes(self._stderr).decode("utf-8", "replace")  # no lock: callers may hold it
-        if code is None and self._stdin_closed:
-            return TypingdExited(f"{what}: the client was closed", None, stderr)
-        if code is None:
-            return TypingdExited(f"{what}: typingd's output ended", None, stderr)
-        return TypingdExited(f"{what}: typingd has exited", exit_status(code), stderr)
+        return gone(what, None if code is None else exit_status(code), self._stdin_closed, stderr)
 
     def __enter__(self) -> "Typingd":
         return self
@@ -409,11 +405,8 @@ class Typingd:
         # A BufferedReader's lines: each readline() takes a line from the buffer, and
         # reads (up to 64 KiB, whatever has arrived) only when no whole line is left.
         for raw in stdout:
-            try:
-                event = json.loads(raw)
-            except ValueError:  # a line cut short by a kill
-                continue
-            if not isinstance(event, dict):
+            event = decode_line(raw)
+            if event is None:
                 continue
             with self._lock:
                 slot, queued = self._state.feed(event)
@@ -432,11 +425,10 @@ class Typingd:
         self._process.wait()
         self._stderr_reader.join(1.0)  # a grandchild may hold stderr open
         with self._lock:
+            leftovers, slots = self._state.end()
             if self._queue_events:
-                self._events.extend(self._state.leftovers())
+                self._events.extend(leftovers)
             self._finished = True
-            slots = list(self._state.waiting.values())
-            self._state.waiting.clear()
             self._arrived.notify_all()
         for slot in slots:
             slot.done.set()
