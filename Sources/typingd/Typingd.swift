@@ -104,6 +104,7 @@ struct Typingd: ParsableCommand {
     /// is kept for the loop instead of killing typingd; then runs as usual.
     static func main() {
         SignalWatcher.install()
+        CommandDecoder.installArena()
         do {
             var command = try parseAsRoot()
             try command.run()

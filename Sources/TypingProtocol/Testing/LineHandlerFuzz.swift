@@ -24,6 +24,7 @@ public enum LineHandlerFuzz {
     /// Checks every property on `data`.
     public static func check(_ data: UnsafeRawBufferPointer) {
         guard data.count >= 3 else { return }
+        CommandDecoder.installArena()   // as typingd decodes
         let settings = data[0], views = data[1], cut = Int(data[2])
         let input = UnsafeRawBufferPointer(rebasing: data[3...])
         let configuration = self.configuration(settings: settings, views: views)

@@ -1,0 +1,56 @@
+#include "CJanssonArena.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+enum { ARENA_BYTES = 64 * 1024, ARENA_ALIGN = 16 };
+
+typedef struct {
+    char *base;      // the block, allocated on the thread's first scope (NULL before)
+    size_t used;     // bytes handed out since the block was last empty
+    size_t live;     // allocations from the block not yet freed
+    int active;      // inside cj_arena_begin ... cj_arena_end
+} arena_t;
+
+static _Thread_local arena_t arena;
+
+static void *arena_malloc(size_t size) {
+    if (arena.active) {
+        size_t need = (size + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1);
+        if (need >= size && need <= ARENA_BYTES - arena.used) {
+            void *pointer = arena.base + arena.used;
+            arena.used += need;
+            arena.live += 1;
+            return pointer;
+        }
+    }
+    return malloc(size);
+}
+
+static void arena_free(void *pointer) {
+    if (pointer != NULL && arena.base != NULL && (uintptr_t)pointer - (uintptr_t)arena.base < ARENA_BYTES) {
+        arena.live -= 1;
+        if (arena.live == 0) arena.used = 0;
+        return;
+    }
+    free(pointer);
+}
+
+void cj_arena_install(void) { json_set_alloc_funcs(arena_malloc, arena_free); }
+
+void cj_arena_begin(void) {
+    if (arena.base == NULL) {
+        arena.base = aligned_alloc(ARENA_ALIGN, ARENA_BYTES);
+        if (arena.base == NULL) return;   // no block: malloc as before
+    }
+    arena.active = 1;
+}
+
+void cj_arena_end(void) { arena.active = 0; }
+
+size_t cj_arena_live(void) { return arena.live; }
+
+int cj_arena_owns(const void *pointer) {
+    return arena.base != NULL && (uintptr_t)pointer - (uintptr_t)arena.base < ARENA_BYTES;
+}
