@@ -121,6 +121,20 @@ struct EngineMembershipTests {
                 "the clock advances before membership is checked")
     }
 
+    @Test("--late-at clamp applies a late command at the current time; a bad at is still refused")
+    func lateAtClamp() {
+        var h = Harness(EngineConfiguration(lateAt: .clamp))
+        h.join("g", "a", "b")
+        h.type("g", "a", at: 100)
+        #expect(h.run(.tick, at: 99, id: .integer(1)) == ["ok 4"])
+        #expect(h.engine.now == 100, "time still never goes back")
+        #expect(h.type("g", "b", at: 50) == ["@100 g a: [b] B is typing..."], "applied at 100, so its deadline is 3100")
+        #expect(h.run(.tick, at: 3099) == [])
+        #expect(h.run(.tick, at: 3100).count == 2, "a's streak (deadline 3100) ended; b's too, at 3100")
+        #expect(h.run(.tick, at: -1) == ["error 8 bad_field"])
+        #expect(h.run(.tick, at: Engine.maxTime + 1) == ["error 9 bad_field"])
+    }
+
     @Test("stats counts lines, applied commands, errors, live state and earlier events")
     func stats() {
         var h = Harness()

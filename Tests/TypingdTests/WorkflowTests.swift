@@ -205,6 +205,32 @@ struct WorkflowTests {
         #expect(status == 64 && error.contains("--record needs --clock real"), "\(error)")
     }
 
+    @Test("--late-at clamp: late stamps are applied at the current time; it needs the manual clock")
+    func lateAt() throws {
+        let dir = try Self.folder("late-at")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.jsonl")
+        try """
+        {"cmd":"join","conv":"g","user":"a","name":"Ann","at":10}
+        {"cmd":"join","conv":"g","user":"b","name":"Bob","at":5}
+        {"cmd":"type","conv":"g","user":"a","at":3}
+
+        """.write(to: input, atomically: true, encoding: .utf8)
+        let (clamped, _, status) = try Self.typingd(["--clock", "manual", "--late-at", "clamp"], input: input)
+        #expect(status == 0)
+        #expect(clamped == """
+            {"event":"indicator","at":10,"conv":"g","viewer":"b","typing":["a"],"text":"Ann is typing..."}
+            {"event":"indicator","at":3010,"conv":"g","viewer":"b","typing":[],"text":""}
+
+            """)
+        let (refused, _, _) = try Self.typingd(["--clock", "manual"], input: input)
+        #expect(refused.contains(#""line":2,"code":"time_backwards""#) && refused.contains(#""line":3,"code":"time_backwards""#))
+        let (_, error, realStatus) = try Self.typingd(["--late-at", "clamp"])
+        #expect(realStatus == 64 && error.contains("--late-at clamp needs --clock manual"), "\(error)")
+        let (_, bad, badStatus) = try Self.typingd(["--clock", "manual", "--late-at", "later"])
+        #expect(badStatus == 64 && bad.contains("late-at"), "\(bad)")
+    }
+
     @Test("--format text: one line per event for people")
     func textFormat() throws {
         let dir = try Self.folder("text")

@@ -17,10 +17,14 @@ extension Engine {
     /// code is compiled once, specialized, whatever sink its user has.
     @usableFromInline
     mutating func applyRequest(_ request: consuming Request, to sink: inout EventTarget) {
-        let line = request.line, id = request.id, at = request.at
-        if let at, !(0...Engine.maxTime).contains(at) || at < now {
-            rejectTime(at, line: line, id: id, to: &sink)
-            return
+        let line = request.line, id = request.id
+        var at = request.at
+        if let given = at, !(0...Engine.maxTime).contains(given) || given < now {
+            guard lateAtIsClamped(given) else {
+                rejectTime(given, line: line, id: id, to: &sink)
+                return
+            }
+            at = now
         }
         // Timeouts due by the command's time fire first. Without `at` that is the
         // current time: at the top of the range (2^53 − 1) a keystroke's deadline is
@@ -83,6 +87,13 @@ extension Engine {
     }
 
     // The rare paths of applyRequest, out of line so that its common path stays small.
+
+    /// True when `at` is in range but earlier than now, and `--late-at clamp` says to
+    /// apply such a command at the current time.
+    @inline(never)
+    func lateAtIsClamped(_ at: Int) -> Bool {
+        configuration.lateAt == .clamp && (0...Engine.maxTime).contains(at)
+    }
 
     /// Rejects `request` for its `at`: out of range, or earlier than now.
     @inline(never)

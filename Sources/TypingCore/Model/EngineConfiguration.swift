@@ -30,6 +30,15 @@ public struct EngineConfiguration: Sendable, Equatable {
         case name
     }
 
+    /// What a command whose `at` is earlier than the current time gets (manual clock).
+    public enum LateAt: String, Sendable, CaseIterable {
+        /// A `time_backwards` error; the command changes nothing (the default).
+        case refuse
+        /// It is applied at the current time, as if it carried no `at`: for several
+        /// writers stamping one log, whose stamps interleave a little out of order.
+        case clamp
+    }
+
     /// The timeouts a streak may have, in milliseconds (one day at most).
     public static let timeoutRange = 1...86_400_000
     /// The values a limit may have.
@@ -65,13 +74,15 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var maxOutputPerLine: Int?
     /// The phrase tables, and the locale of users who give none (v3 §B).
     public var phrases: PhraseBook
+    /// What a command whose `at` is earlier than the current time gets.
+    public var lateAt: LateAt
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
                 maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
                 order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
-                listStyle: Style = .compact, phrases: PhraseBook = .english) {
+                listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -84,6 +95,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.maxOutputPerLine = maxOutputPerLine
         self.listStyle = listStyle
         self.phrases = phrases
+        self.lateAt = lateAt
     }
 
     /// The protocol's defaults.

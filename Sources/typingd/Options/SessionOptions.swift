@@ -75,6 +75,11 @@ struct SessionOptions: ParsableArguments {
         valueName: "start|recent|name"))
     var order: EngineConfiguration.Order = EngineConfiguration.defaults.order
 
+    @Option(help: ArgumentHelp(
+        "With --clock manual, what a command whose \"at\" is earlier than the current time gets: 'refuse' (a time_backwards error) or 'clamp' (it is applied at the current time). 'clamp' is for several writers stamping one log, such as routers feeding a partition.",
+        valueName: "refuse|clamp"))
+    var lateAt: EngineConfiguration.LateAt = EngineConfiguration.defaults.lateAt
+
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The most user ids an indicator lists; the others are counted in \"more\" (\(OptionRange.describe(EngineConfiguration.maxListedRange))).",
         valueName: "n"))
@@ -118,6 +123,9 @@ struct SessionOptions: ParsableArguments {
         try OptionRange.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
         try OptionRange.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
         try OptionRange.check("--max-conversations", maxConversations, in: EngineConfiguration.limitRange)
+        if lateAt == .clamp && clock != .manual {
+            throw ValidationError("--late-at clamp needs --clock manual: on the real clock no command carries \"at\"")
+        }
         guard PhraseTable.isLocaleTag(defaultLocale) else {
             throw ValidationError("--default-locale must be a language tag (1 to 35 ASCII letters, digits and \"-\", such as de or pt-BR), not \(ArgumentWords.quote(defaultLocale))")
         }
@@ -131,7 +139,8 @@ struct SessionOptions: ParsableArguments {
                                         maxMembers: maxMembers, maxMemberships: maxMemberships,
                                         maxConversations: maxConversations, audience: audience, order: order,
                                         maxListed: maxListed, maxOutputPerLine: maxOutputPerLine,
-                                        listStyle: listStyle, phrases: try phraseBook(relativeTo: folder)),
+                                        listStyle: listStyle, phrases: try phraseBook(relativeTo: folder),
+                                        lateAt: lateAt),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
@@ -277,3 +286,4 @@ extension SessionConfiguration.Clock: ExpressibleByArgument {}
 extension EngineConfiguration.Style: ExpressibleByArgument {}
 extension EngineConfiguration.Audience: ExpressibleByArgument {}
 extension EngineConfiguration.Order: ExpressibleByArgument {}
+extension EngineConfiguration.LateAt: ExpressibleByArgument {}
