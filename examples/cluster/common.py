@@ -8,11 +8,14 @@ partitions. Conversation ids never become subject tokens: commands travel on
 typingd.cmd.<partition number>, so any UTF-8 id is routable.
 """
 import json
+import os
 import re
+import sys
 
 STREAM = "TYPINGD"
-# cluster.sh's three nodes (PORT_BASE 14222): every script's default --servers.
-DEFAULT_SERVERS = "nats://127.0.0.1:14222,nats://127.0.0.1:14223,nats://127.0.0.1:14224"
+# cluster.sh's three nodes (PORT_BASE, 14222 unless set): every script's default --servers.
+_BASE = int(os.environ.get("PORT_BASE") or 14222)
+DEFAULT_SERVERS = ",".join("nats://127.0.0.1:{}".format(_BASE + i) for i in range(3))
 SNAPSHOTS = "typingd-snapshots"   # the object store: one object per partition
 COMMAND_SUBJECT = "typingd.cmd.{}"
 
@@ -64,8 +67,113 @@ def routes(line: bytes, partitions: int):
         return list(range(partitions))
     conv = command.get("conv")
     if cmd in CONVERSATION_COMMANDS and isinstance(conv, str):
-        return [partition_of(conv, partitions)]
+        try:
+            return [partition_of(conv, partitions)]
+        except UnicodeEncodeError:
+            return [0]   # a lone surrogate ("\ud800"): not UTF-8, typingd refuses it
     return [0]
+
+
+# The router's fast path: routes() without json.loads for ordinary lines. It
+# applies to a line that is a flat JSON object whose first key is "cmd" (a string
+# of a-z and _), with "conv" (a string) second or absent, no other "cmd" or "conv"
+# key, and only strings without a backslash or a control character, JSON numbers,
+# true, false and null as values (spaces and tabs allowed between tokens). On
+# such a line the regular expression checks the whole JSON, and its two groups
+# are what json.loads would give for "cmd" and "conv" (no escapes, so the bytes
+# are the UTF-8 of the strings once the line is valid UTF-8). Any other line
+# (escapes, nested values, other key orders, duplicate keys, invalid JSON or
+# UTF-8) goes through routes(). `python3 common.py --self-test` checks both agree.
+_W = rb"[ \t]*+"
+_STR = rb'"[^"\\\x00-\x1f]*+"'
+_NUM = rb"-?+(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?+[0-9]++)?+"
+_FAST = re.compile(
+    _W + rb'\{' + _W + rb'"cmd"' + _W + rb':' + _W + rb'"([a-z_]++)"'
+    + rb'(?:' + _W + rb',' + _W + rb'"conv"' + _W + rb':' + _W + rb'"([^"\\\x00-\x1f]*+)")?+'
+    + rb'(?:' + _W + rb',' + _W + rb'"(?!cmd"|conv")[^"\\\x00-\x1f]*+"' + _W + rb':' + _W
+    + rb'(?:' + _STR + rb'|' + _NUM + rb'|true|false|null))*+' + _W + rb'\}' + _W)
+_CONVERSATION_B = frozenset(c.encode() for c in CONVERSATION_COMMANDS)
+_EVERY_B = frozenset(c.encode() for c in EVERY_PARTITION)
+
+
+def stamp(line: bytes, at: int) -> bytes:
+    """A command line with "at": at when it is a JSON object without one (the
+    object re-serialised), else the line as it is."""
+    try:
+        command = json.loads(line)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return line
+    if not isinstance(command, dict) or "at" in command:
+        return line
+    command["at"] = at
+    return json.dumps(command, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+class Routing:
+    """routes() for lists of lines, at a fraction of its cost: split(lines, out)
+    appends every line to out[P] for each partition P routes() names. Blank
+    lines (only whitespace) are dropped, as the router drops them. With `at`,
+    a command without "at" gets "at": at, inserted as text on the fast path
+    (the line is not re-serialised), through stamp() otherwise. The partition
+    of a conversation id is computed once (cached)."""
+
+    CACHE_LIMIT = 1 << 20
+
+    def __init__(self, partitions: int):
+        self.partitions = partitions
+        self.cache = {}
+        self.fast = 0   # lines routed by the fast path
+        self.slow = 0   # lines routed through json.loads
+
+    def split(self, lines, out, at=None, ascii=False):
+        """`ascii`: the caller knows every line is ASCII (bytes.isascii() of the
+        block they came from), which spares a UTF-8 check per non-ASCII line."""
+        match = _FAST.fullmatch
+        cache = self.cache
+        conversation, every = _CONVERSATION_B, _EVERY_B
+        partitions = self.partitions
+        everywhere = range(partitions)
+        first = out[0]
+        suffix = None if at is None else b',"at":%d}' % at
+        fast = 0
+        for line in lines:
+            found = match(line)
+            if found is not None and (ascii or line.isascii() or _utf8(line)):
+                fast += 1
+                cmd, conv = found.groups()
+                if suffix is not None:
+                    if b'"at"' in line:
+                        line = stamp(line, at)   # "at" may be a value, not a key: ask json
+                    else:
+                        line = line[:line.rindex(b"}")] + suffix
+                if conv is not None and cmd in conversation:
+                    p = cache.get(conv)
+                    if p is None:
+                        if len(cache) >= self.CACHE_LIMIT:
+                            cache.clear()
+                        p = cache[conv] = fnv1a(conv) % partitions
+                    out[p].append(line)
+                elif cmd in every:
+                    for p in everywhere:
+                        out[p].append(line)
+                else:
+                    first.append(line)
+            elif line.strip():
+                self.slow += 1
+                if suffix is not None:
+                    line = stamp(line, at)
+                for p in routes(line, partitions):
+                    out[p].append(line)
+        self.fast += fast
+        return out
+
+
+def _utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_-]{1,128}\Z")
@@ -130,3 +238,136 @@ def reserved_id(line: bytes) -> bool:
         return False
     ident = command.get("id") if isinstance(command, dict) else None
     return isinstance(ident, str) and ident.startswith(RESERVED)
+
+
+def _self_test(count=20000, seed=20):
+    """Routing.split against routes() (json.loads) on tricky lines and on
+    random mutations of ordinary ones; FNV-1a against the README's vectors.
+    Returns the number of failures (printed)."""
+    import random
+    failures = 0
+
+    def fail(text):
+        nonlocal failures
+        failures += 1
+        if failures <= 20:
+            print("FAIL " + text)
+
+    for conv, want, part in [("", 0x811C9DC5, 1), ("general", 0x24B9216B, 3),
+                             ("dm:alice:bob", 0xE1474CF1, 1), ("é", 0x1E9DE8C1, 1)]:
+        if fnv1a(conv.encode()) != want or partition_of(conv, 4) != part:
+            fail("fnv1a({!r})".format(conv))
+
+    tricky = [
+        b'{"cmd":"type","conv":"c1","user":"u1","at":5}',
+        b'{"cmd":"type","conv":"general","user":"u1"}',
+        b'{"cmd":"join","conv":"\\u0067eneral","user":"u1"}',       # an escape: "general"
+        b'{"cmd":"join","conv":"a\\"b","user":"u1"}',
+        b'{"cmd":"join","conv":"c1","conv":"general","user":"u"}',  # duplicate conv: the last wins
+        b'{"cmd":"join","conv":"c1","cmd":"offline","user":"u"}',   # duplicate cmd
+        b'{"cmd":"join","conv":"c1","cmd":5}',
+        b'{"cmd":"join","user":"u","conv":"general"}',              # conv not second
+        b'{"conv":"general","cmd":"join","user":"u"}',              # cmd not first
+        b'{"cmd":"join","conv":{"conv":"general"},"user":"u"}',     # nested object with conv inside
+        b'{"cmd":"join","x":{"conv":"general"},"conv":"c1"}',
+        b'{"cmd":"join","conv":["general"]}',
+        b'{"cmd":"join","conv":5}',
+        b'{"cmd":"join","conv":null}',
+        b'{"cmd":"join","name":"conv","user":"conv"}',              # "conv" as a value
+        b'{"cmd":"join","name":"\\"conv\\":\\"general\\""}',
+        b'{"cmd":"type","conv":"c1",}',                             # invalid JSON
+        b'{"cmd":"type","conv":"c1"',
+        b'{"cmd":"type","conv":"c1"}}',
+        b'{"cmd":"type","conv":"c1"} {"cmd":"tick"}',
+        b'{"cmd":"type","conv":"c1","at":01}',
+        b'{"cmd":"type","conv":"c1","at":1.}',
+        b'{"cmd":"type","conv":"c1","at":-}',
+        b'{"cmd":"type","conv":"c1","at":1e5}',
+        b'{"cmd":"type","conv":"c1","at":NaN}',                     # json.loads accepts NaN
+        b'{"cmd":"type","conv":"c1","ok":True}',
+        b'{"cmd":"type","conv":"c1","ok":true,"n":null,"f":false}',
+        b'{"cmd":"type","conv":"c\x01"}',                            # a control character
+        b'{"cmd":"type","conv":"caf\xc3\xa9"}',                      # UTF-8
+        b'{"cmd":"type","conv":"caf\xe9"}',                          # invalid UTF-8
+        b'{"cmd":"type","conv":"\xed\xa0\x80"}',                     # an encoded surrogate
+        b'{"cmd":"type","conv":"\\ud800"}',                         # an escaped lone surrogate
+        b'{"cmd":"type","conv":"\\ud83d\\ude00"}',
+        b'\xef\xbb\xbf{"cmd":"type","conv":"general"}',              # a UTF-8 BOM
+        b'{\x00"\x00c\x00m\x00d\x00"\x00:\x00"\x00j\x00"\x00}\x00',
+        b'  {"cmd" : "type" ,\t"conv" : "general" }  ',
+        b'{"cmd":"type","conv":"general"}\r',
+        b'{"cmd":"offline","user":"u1"}',
+        b'{"cmd":"offline","conv":"c1","user":"u1"}',
+        b'{"cmd":"user","user":"u1","name":"A [b]"}',
+        b'{"cmd":"tick","at":100}',
+        b'{"cmd":"stats","id":1}',
+        b'{"cmd":"snapshot"}',
+        b'{"cmd":"nonsense","conv":"general"}',
+        b'{"cmd":"Join","conv":"general"}',
+        b'{"cmd":"join"}',
+        b'{"cmd":"query","conv":"c2","thread":"t","id":"q"}',
+        b'[{"cmd":"join","conv":"general"}]',
+        b'"cmd"', b'5', b'null', b'{}', b'{"cmd":null}', b'not json', b'{"cmd":"join","conv":"c1"',
+        b'{"cmd":"join","conv":"' + b"x" * 300 + b'"}',
+    ]
+    base = [l for l in tricky]
+    random.seed(seed)
+    pieces = [b'"', b'\\', b',', b':', b'{', b'}', b'[', b']', b' ', b'"conv"', b'"cmd"', b'"at"', b'0', b'-',
+              b'.', b'e', b'\xc3', b'\xa9', b'\x00', b'\x1f', b'true', b'"general"', b'"join"']
+    ordinary = [b'{"cmd":"type","conv":"c%d","user":"u%d","at":%d}' % (i, i * 7, i * 13) for i in range(50)] + [
+        b'{"cmd":"join","conv":"c%d","user":"u%d","name":"User %d"}' % (i, i, i) for i in range(50)] + [
+        b'{"cmd":"offline","user":"u%d"}' % i for i in range(5)]
+    lines = list(base)
+    for _ in range(count):
+        line = bytearray(random.choice(ordinary + base))
+        for _ in range(random.randint(1, 3)):
+            i = random.randrange(len(line) + 1)
+            what = random.random()
+            if what < 0.4:
+                line[i:i] = random.choice(pieces)
+            elif what < 0.7 and i < len(line):
+                del line[i:i + random.randint(1, 4)]
+            elif i < len(line):
+                line[i] = random.randrange(256)
+        lines.append(bytes(line))
+    fast_routed = 0
+    for partitions in (1, 4, 7):
+        routing = Routing(partitions)
+        for line in lines:
+            out = [[] for _ in range(partitions)]
+            routing.split([line], out)
+            got = [p for p in range(partitions) if out[p]]
+            if not line.strip():
+                if got:
+                    fail("blank line {!r} routed to {}".format(line, got))
+                continue
+            want = routes(line, partitions)
+            if got != want or any(len(o) > 1 for o in out):
+                fail("{!r}: fast path {}, json.loads {} ({} partitions)".format(line, got, want, partitions))
+            # Stamping: the same command as json's, with "at" when it had none.
+            out = [[] for _ in range(partitions)]
+            routing.split([line], out, at=1234)
+            stamped = next((o[0] for o in out if o), None)
+            if stamped is not None:
+                slow = stamp(line, 1234)
+                try:
+                    same = json.loads(stamped) == json.loads(slow)
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    same = stamped == slow
+                if not same:
+                    fail("{!r} stamped {!r}, json {!r}".format(line, stamped, slow))
+        fast_routed += routing.fast
+    # The mutations must reach both paths (else the test proves nothing).
+    if fast_routed < len(lines) // 4:
+        fail("only {} of {} lines took the fast path".format(fast_routed, 3 * len(lines)))
+    print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} failed".format(
+        len(lines), fast_routed, failures))
+    return failures
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--self-test"]:
+        print("usage: common.py --self-test   (the routing fast path against json.loads, FNV-1a vectors)",
+              file=sys.stderr)
+        sys.exit(64)
+    sys.exit(1 if _self_test() else 0)
