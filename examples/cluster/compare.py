@@ -4,12 +4,16 @@
     compare.py REFERENCE AUDIT... [--label TEXT]
 
 REFERENCE is one typingd's output for the whole workload. Each AUDIT file is a
-shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E once a message's
-events are all written), given in the order the shards started; a partition's
-files are merged by sequence number, ignoring a message without its E line (the
-shard was killed while writing it): a message applied by two shards (a
-replacement applies again every message after its snapshot) must have given the
-same events both times, and the first complete copy counts.
+shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E<TAB>FIRST:PARTITION
+once the events of the partition's messages FIRST..SEQ, one fetch or one replayed
+message, are all written; an older shard wrote SEQ<TAB>E<TAB> for one message),
+given in the order the shards started. A partition's records are merged by
+sequence number, ignoring one without its E line (the shard was killed while
+writing it): messages applied by two shards (a replacement applies again every
+message after its snapshot, one record each) must have given the same events both
+times (compared wherever the copies cover exactly the records taken: a fetch's
+record against the replayed messages of that fetch), and the first complete copy
+counts.
 
 Per conversation, the indicator events (every field, in order: a viewer's
 indicators for a thread carry its `thread`, those for the chat list `view`, so
@@ -25,6 +29,7 @@ reference's. Prints one line per finding and a summary; exits 0 when nothing
 differs.
 """
 import argparse
+import bisect
 import collections
 import json
 import sys
@@ -113,34 +118,55 @@ def main():
     with open(args.reference, "rb") as file:
         reference = [line.rstrip(b"\n") for line in file if line.strip()]
 
-    merged = {}            # stream sequence -> lines (sequences are unique across partitions)
+    # A record: the events of stream sequences FIRST..LAST of one partition (one
+    # fetch, or one message), complete when its E line was written. Per partition,
+    # the records taken never overlap; a record covering sequences already taken
+    # (a replacement applies again every message after its snapshot, one record
+    # each) is a copy: the copies of a file that together cover exactly the taken
+    # records of a span are compared with them.
+    taken = collections.defaultdict(list)   # partition -> [(first, last, lines)] in order
     backlog = 0
     cut_short = 0
-    replayed_twice = mismatched_twice = 0
+    replayed_twice = mismatched_twice = uncompared = 0
     for path in args.audits:
-        mine = collections.defaultdict(list)
-        complete = set()
+        records = []
+        lines_of = collections.defaultdict(list)
         with open(path, "rb") as file:
             for raw in file:
                 seq, flag, line = raw.rstrip(b"\n").split(b"\t", 2)
                 if flag == b"E":
-                    complete.add(int(seq))
+                    first, _, part = line.partition(b":")
+                    records.append((part or None, int(first) if first else int(seq), int(seq),
+                                    lines_of.pop(int(seq), [])))
                     continue
-                mine[int(seq)].append(line)
+                lines_of[int(seq)].append(line)
                 backlog += flag == b"B"
-        for seq in complete:
-            mine.setdefault(seq, [])
-        for seq in [seq for seq in mine if seq not in complete]:
-            cut_short += 1          # the shard died while writing this message's events
-            del mine[seq]
-        for seq, lines in mine.items():
-            if seq in merged:
-                replayed_twice += 1
-                if unnumbered(merged[seq]) != unnumbered(lines):
-                    mismatched_twice += 1
-            else:
-                merged[seq] = lines
-    produced = [line for seq in sorted(merged) for line in merged[seq]]
+        cut_short += len(lines_of)      # the shard died while writing these events
+        runs = {}                       # partition -> the copies met since the last aligned span
+        for part, first, last, lines in records:
+            mine = taken[part]
+            end = mine[-1][1] if mine else 0
+            if first > end:
+                if runs.get(part):
+                    uncompared += len(runs.pop(part))
+                mine.append((first, last, lines))
+                continue
+            replayed_twice += 1
+            run = runs.setdefault(part, [])
+            run.append((first, last, lines))
+            # Aligned: the run starts where a taken record starts and ends where one ends.
+            i = bisect.bisect_left(mine, (run[0][0],))
+            if i == len(mine) or mine[i][0] != run[0][0]:
+                continue
+            j = next((k for k in range(i, len(mine)) if mine[k][1] >= last), None)
+            if j is None or mine[j][1] != last:
+                continue
+            if unnumbered([l for r in mine[i:j + 1] for l in r[2]]) != unnumbered([l for r in run for l in r[2]]):
+                mismatched_twice += len(run)
+            del runs[part]
+        uncompared += sum(len(run) for run in runs.values())
+    produced = [line for record in sorted((r for mine in taken.values() for r in mine), key=lambda r: r[1])
+                for line in record[2]]
 
     ref_ind, ref_snap, ref_snapshots, ref_stats = by_conversation(reference)
     got_ind, got_snap, got_snapshots, got_stats = by_conversation(produced)
@@ -187,14 +213,14 @@ def main():
                 findings.append("final stats: {} summed over {} partitions is {}, one typingd says {}".format(
                     key, len(got_stats), total, ref_stats[0][key]))
     if mismatched_twice:
-        findings.append("{} messages applied twice gave different events".format(mismatched_twice))
+        findings.append("{} records applied twice gave different events".format(mismatched_twice))
     for finding in findings[:20]:
         print("  " + finding)
     events = sum(len(v) for v in ref_ind.values())
-    print("{}: {} conversations, {} indicator events; {} conversations differ; {} messages applied twice "
-          "(identical: {}); {} events from a catch-up backlog; {} messages cut short by a kill".format(
-              args.label, len(conversations), events, differing, replayed_twice,
-              replayed_twice - mismatched_twice, backlog, cut_short))
+    print("{}: {} conversations, {} indicator events; {} conversations differ; {} records applied twice "
+          "(identical: {}, not comparable: {}); {} events from a catch-up backlog; {} records cut short by a "
+          "kill".format(args.label, len(conversations), events, differing, replayed_twice,
+                        replayed_twice - mismatched_twice - uncompared, uncompared, backlog, cut_short))
     sys.exit(1 if findings else 0)
 
 

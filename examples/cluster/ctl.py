@@ -2,12 +2,16 @@
 """Small operations on the typingd stream, for check.sh and for people.
 
     ctl.py --servers URLS ready [--timeout S]      wait until JetStream answers
-    ctl.py --servers URLS setup [--replicas N]     (re)create stream TYPINGD and the snapshot
-                                                   store, empty: it deletes what they held
+    ctl.py --servers URLS setup [--replicas N] [--storage file|memory] [--lease-ttl S]
+                                                   (re)create stream TYPINGD, the snapshot store
+                                                   and the lease bucket, empty: it deletes what
+                                                   they held
     ctl.py --servers URLS leader                   print the stream leader (n1, n2, n3)
     ctl.py --servers URLS idle --partitions N [--timeout S]
                                                    wait until every shard has acknowledged everything
     ctl.py --servers URLS info --partitions N      what the stream holds, where each shard is
+    ctl.py --servers URLS stats [--partitions N] [--prometheus]
+                                                   every shard's stats (owners and standbys)
 """
 import argparse
 import asyncio
@@ -18,6 +22,8 @@ from nats.js import api
 from nats.js.errors import NotFoundError
 
 from common import COMMAND_SUBJECT, DEFAULT_SERVERS, SNAPSHOTS, STREAM, connect
+
+LEASES = "typingd-leases"   # shard.py's lease bucket
 
 
 async def ready(js, args):
@@ -39,21 +45,28 @@ async def ready(js, args):
 
 async def setup(js, args):
     await ready(js, args)
-    for delete in (lambda: js.delete_stream(STREAM), lambda: js.delete_object_store(SNAPSHOTS)):
+    for delete in (lambda: js.delete_stream(STREAM), lambda: js.delete_object_store(SNAPSHOTS),
+                   lambda: js.delete_key_value(LEASES)):
         try:
             await delete()
         except NotFoundError:
             pass
+    storage = api.StorageType.MEMORY if args.storage == "memory" else api.StorageType.FILE
     await js.add_stream(api.StreamConfig(
-        name=STREAM, subjects=[COMMAND_SUBJECT.format("*")], storage=api.StorageType.FILE,
+        name=STREAM, subjects=[COMMAND_SUBJECT.format("*")], storage=storage,
         num_replicas=args.replicas, duplicate_window=120.0, retention=api.RetentionPolicy.LIMITS))
+    # Snapshots stay on disk whatever the stream's storage: they are the state a
+    # rebuild starts from once the stream behind them is purged.
     await js.create_object_store(SNAPSHOTS, config=api.ObjectStoreConfig(bucket=SNAPSHOTS, replicas=args.replicas))
-    # Both have a leader before anyone uses them.
+    await js.create_key_value(api.KeyValueConfig(bucket=LEASES, history=1, ttl=args.lease_ttl,
+                                                 replicas=args.replicas))
+    # All have a leader before anyone uses them.
     deadline = time.monotonic() + args.timeout
     while True:
         try:
             await js.stream_info(STREAM)
             await js.stream_info("OBJ_" + SNAPSHOTS)
+            await js.stream_info("KV_" + LEASES)
             return
         except Exception:
             if time.monotonic() > deadline:
@@ -106,14 +119,45 @@ async def info(js, args):
             p, consumer.ack_floor.stream_seq, consumer.num_pending + consumer.num_ack_pending))
 
 
+async def stats(js, args):
+    """Asks every shard (typingd.stats, owners and standbys) and prints each answer,
+    waiting up to a second for them."""
+    nc = js._nc
+    inbox = nc.new_inbox()
+    answers = []
+
+    async def answer(msg):
+        answers.append(msg.data)
+    sub = await nc.subscribe(inbox, cb=answer)
+    await nc.publish("typingd.stats", b"prometheus" if args.prometheus else b"", reply=inbox)
+    await asyncio.sleep(1.0)
+    await sub.unsubscribe()
+    if args.prometheus:
+        for answer in answers:
+            sys.stdout.write(answer.decode())
+        return
+    import json
+    rows = sorted((json.loads(a) for a in answers), key=lambda s: (s["partition"], s["role"] != "owner"))
+    for row in rows:
+        print(json.dumps(row, sort_keys=True))
+    owners = {row["partition"] for row in rows if row["role"] == "owner"}
+    missing = [p for p in range(args.partitions) if p not in owners]
+    if missing:
+        sys.exit("ctl: no owner answered for partitions {}".format(missing))
+
+
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--servers", default=DEFAULT_SERVERS,
                         help="comma-separated NATS URLs (default: cluster.sh's nodes)")
-    parser.add_argument("action", choices=["ready", "setup", "leader", "idle", "info"])
+    parser.add_argument("action", choices=["ready", "setup", "leader", "idle", "info", "stats"])
     parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--replicas", type=int, default=3)
+    parser.add_argument("--replicas", type=int, default=3, help="replicas of the stream, snapshots and leases")
+    parser.add_argument("--storage", choices=["file", "memory"], default="file",
+                        help="the stream's storage (snapshots and leases stay on file)")
+    parser.add_argument("--lease-ttl", type=float, default=3.0, help="the lease bucket's TTL, seconds")
+    parser.add_argument("--prometheus", action="store_true", help="stats as Prometheus text")
     parser.add_argument("--partitions", type=int, default=4)
     args = parser.parse_args()
     try:
@@ -121,7 +165,7 @@ async def main():
     except asyncio.TimeoutError:
         sys.exit("ctl: no NATS server answered at {} within {} s".format(args.servers, args.timeout))
     try:
-        await {"ready": ready, "setup": setup, "leader": leader, "idle": idle, "info": info}[args.action](
+        await {"ready": ready, "setup": setup, "leader": leader, "idle": idle, "info": info, "stats": stats}[args.action](
             nc.jetstream(), args)
     finally:
         await nc.close()

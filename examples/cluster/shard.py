@@ -1,43 +1,67 @@
 #!/usr/bin/env python3
-"""Run one partition of typingd on NATS JetStream: consume, apply, publish, acknowledge.
+"""Run one partition of typingd on NATS JetStream: hold its lease, consume, apply, publish, acknowledge.
 
     shard.py --servers URLS --partition P [--typingd PATH] [--audit FILE]
-             [--snapshot-every N] [-- TYPINGD OPTIONS ...]
+             [--snapshot-every N] [--lease-ttl S] [--tick-ms MS] [-- TYPINGD OPTIONS ...]
 
 The shard pipes its partition's commands (subject typingd.cmd.P of stream TYPINGD)
-through its own typingd on the manual clock, publishes every event on the subject
-a gateway subscribes to (common.event_subject), and acknowledges each message on
-its durable consumer (shard-P) once that message's events are published.
+through its own typingd on the manual clock, publishes the events on the subjects
+a gateway subscribes to (common.event_subject), and acknowledges its durable
+consumer (shard-P) once a fetch's events are published.
 
-Clock. Shards run typingd's manual clock, and time comes from the log: the
-router stamps "at" on every command and sends ticks. So replaying a partition
-gives exactly what the first run gave, and every partition agrees on the time.
+Lease. Only the partition's owner consumes and publishes. The lease is key pP of
+the KV bucket typingd-leases (history 1, TTL --lease-ttl; made if missing): the
+shard takes it with create(), and its epoch is the revision that create returned
+(it grows with every new owner). The owner renews it with update(last=revision)
+every TTL/3. If it cannot renew within TTL of its last good renewal it stops
+publishing at once and exits 75 (a supervisor starts it again; it comes back as a
+standby). A second shard for a held partition is a standby: it says who holds the
+lease and tries create() until the lease lapses, then rebuilds and takes over. A
+shard ending on SIGTERM deletes its lease, so a standby takes over at once. Every
+message the owner publishes carries the headers Typingd-Epoch, Typingd-Partition
+and Typingd-Seq (the last stream sequence applied); a gateway drops a message whose
+epoch is lower than one it has seen for that partition.
 
-Start, and takeover. A shard always starts by rebuilding: it loads the
+Start, and takeover. The owner starts its typingd and rebuilds: it loads the
 partition's latest snapshot (object store typingd-snapshots), replays it as
-commands (Protocol.md, "Snapshots": members, names, locales, settings, screens
-and typing), then replays the stream from the message after the snapshot. Those
-messages are the backlog: the ones that arrived while no shard ran, and those
-the previous shard may or may not have published (a shard stores a snapshot
-only after publishing its message, and nothing later is proof: see rebuild).
-Their replies and errors are published again; of their indicators, only each
-viewer's last one, once caught up, and only while the viewer is still on the
-screen it was for: a viewer never sees typing that ended before this shard
-started. (Without any snapshot, the messages the consumer had acknowledged
-write nothing.) Then the shard makes its durable consumer anew, starting right
-after the last message it applied, and consumes it.
+commands (Protocol.md, "Snapshots"), then replays the stream from the message after
+the snapshot: the backlog. Its replies and errors are published again; of its
+indicators, only each viewer's last one, once caught up, and only while the viewer
+is still on the screen it was for. Then the shard makes its durable consumer anew,
+right after the last message applied, and consumes it.
 
-Retention. With --snapshot-every N, every N messages the shard asks its typingd
-for a snapshot, stores it, and purges the partition's messages up to it. A
-rebuild then costs the snapshot plus at most N messages.
+Time. typingd runs on the manual clock and time comes from the log: commands carry
+"at" and the owner publishes its own tick into its partition every --tick-ms (at =
+the wall clock in ms, never going back; header Typingd-Tick: EPOCH). typingd runs
+with --late-at clamp when it has that option: a command stamped earlier than the
+partition's time is applied at that time, so a replay gives exactly what the first
+run gave.
 
-Markers. After each message the shard writes
-{"cmd":"query","conv":"typingd:marker","id":"typingd:seq:<seq>"}; its reply ends
-that message's events (in the backlog, the same with id "typingd:line" after
-each line). Ids starting with "typingd:" are reserved.
+Routers. A message with headers Typingd-Router R and Typingd-Lines F (its first
+line's number among the lines router R sent to this partition) is applied only for
+the lines after the last one applied from R: a router restarted from an older
+checkpoint never doubles a line. The numbers per router are kept in the snapshot.
 
-SIGTERM or SIGINT: stop fetching, finish what was written, exit 0. With
---lifetime S the shard (and its typingd) ends after S seconds whatever happens.
+Cost. Up to --fetch messages per fetch, written to typingd at once with one marker
+(a query with id "typingd:seq:<last seq>" whose reply ends the fetch's events), and
+one NATS message per subject per fetch (the event lines joined with "\\n").
+Acknowledgements are AckAll: one per fetch.
+
+Outages. No broker call ends the shard: each has a deadline and is retried with
+back-off (at most 2 s between tries) until it succeeds or the shard is told to stop.
+A snapshot that cannot be stored is skipped (logged, counted in stats).
+
+Requests. typingd.stats.P and typingd.stats (owner and standbys): JSON, or
+Prometheus text when the body is "prometheus". typingd.resync (owner, once caught
+up), body {"viewer": ID}: the last non-empty indicator this partition published for
+that viewer per (conv, thread, view), as {"partition","epoch","seq","indicators"}.
+
+Retention. With --snapshot-every N, after about every N messages the shard asks its
+typingd for a snapshot, stores it, and purges the partition's messages up to it.
+
+SIGTERM or SIGINT: stop fetching, finish what was written, release the lease, exit
+0. Exit 75: the lease was lost. With --lifetime S the shard (and its typingd) ends
+after S seconds whatever happens (status 124).
 """
 import argparse
 import asyncio
@@ -45,29 +69,46 @@ import collections
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 import time
 import zlib
 
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import api
-from nats.js.errors import NotFoundError, ObjectNotFoundError
+from nats.js.errors import (BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError,
+                            ObjectNotFoundError)
 
 from common import (COMMAND_SUBJECT, DEFAULT_SERVERS, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
-                    STREAM, connect, event_subject)
+                    STREAM, connect, event_subject, token)
+
+LEASES = "typingd-leases"           # KV bucket: key p<P> is partition P's lease
+EXIT_LEASE_LOST = 75
+EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
+ROUTER, LINES, TICK = "Typingd-Router", "Typingd-Lines", "Typingd-Tick"
+BACKOFF_CAP = 2.0                   # seconds between two tries of a broker call, at most
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
 FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
 MAIN_CHAT = (None, "chat")          # a screen: (thread, view); a closed view counts as the main chat
 LINE_END = None                     # in a message's events: where one line's events end (catching up)
+INDICATOR = b'{"event":"indicator"'
+MEMBER, STREAK = b'{"event":"member"', b'{"event":"streak"'
+
+
+class Stopped(Exception):
+    """The shard was told to stop while it waited for the cluster."""
 
 
 class Entry:
-    """Something written to typingd whose events are still to come."""
-    __slots__ = ("seq", "msg", "mode", "items", "commands")
+    """Something written to typingd whose events are still to come: messages first..seq
+    (one fetch, or one message while catching up), or a snapshot taken after seq."""
+    __slots__ = ("first", "seq", "msg", "mode", "items", "commands", "routers")
 
-    def __init__(self, seq, msg, mode, commands=None):
-        self.seq, self.msg, self.mode, self.items, self.commands = seq, msg, mode, [], commands
+    def __init__(self, first, seq, msg, mode, commands=None, routers=None):
+        self.first, self.seq, self.msg, self.mode, self.items = first, seq, msg, mode, []
+        self.commands, self.routers = commands, routers
 
 
 def parse_command(line):
@@ -150,23 +191,243 @@ def rebuild_lines(events):
     return [json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() for line in lines]
 
 
+
+def late_at_option(binary, wanted):
+    """typingd's --late-at option, when this typingd has it."""
+    if wanted == "none":
+        return []
+    try:
+        text = subprocess.run([binary, "--help"], capture_output=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        text = b""
+    if b"--late-at" in text:
+        return ["--late-at", wanted]
+    log("{} has no --late-at: a command stamped behind the partition's time is refused (time_backwards)".format(
+        binary))
+    return []
+
+
+class Lease:
+    """Partition P's lease: key pP of KV bucket typingd-leases. See the module's help."""
+
+    def __init__(self, shard):
+        self.shard = shard
+        self.key = "p{}".format(shard.p)
+        self.ttl = shard.args.lease_ttl
+        self.kv = None
+        self.epoch = 0            # the revision of our create: 0 while a standby
+        self.revision = 0         # the revision of our last good renewal
+        self.valid_until = 0.0    # monotonic: TTL after the last good renewal was sent
+        self.released = False
+        self.renewals = 0
+        self.owner = "{}:{}:{}".format(socket.gethostname(), os.getpid(), os.urandom(4).hex())
+        self.value = json.dumps({"owner": self.owner, "partition": shard.p}).encode()
+
+    def held(self):
+        return self.epoch > 0 and not self.released and time.monotonic() < self.valid_until
+
+    async def bind(self):
+        shard = self.shard
+
+        async def bucket():
+            try:
+                return await shard.js.key_value(LEASES)
+            except BucketNotFoundError:
+                return await shard.js.create_key_value(api.KeyValueConfig(
+                    bucket=LEASES, history=1, ttl=self.ttl, replicas=shard.args.replicas))
+        self.kv = await shard.call(bucket, "binding lease bucket " + LEASES)
+        info = await shard.call(lambda: shard.js.stream_info("KV_" + LEASES), "reading lease bucket " + LEASES)
+        if info.config.max_age and info.config.max_age < self.ttl:
+            # The bucket lets a lease lapse sooner than --lease-ttl says: trust the bucket.
+            log("partition {}: bucket {} lets a lease lapse after {} s: using that, not {} s".format(
+                shard.p, LEASES, info.config.max_age, self.ttl))
+            self.ttl = info.config.max_age
+
+    def took(self, revision, sent):
+        self.epoch = self.revision = revision
+        self.valid_until = sent + self.ttl
+        log("partition {}: lease {} taken, epoch {}".format(self.shard.p, self.key, revision))
+
+    async def acquire(self):
+        """Waits (a standby) until the lease is ours."""
+        shard = self.shard
+        await self.bind()
+        holder = None
+        waiting_since = time.monotonic()
+        while True:
+            if shard.stopping:
+                raise Stopped()
+            sent = time.monotonic()
+            try:
+                revision = await asyncio.wait_for(self.kv.create(self.key, self.value), shard.args.call_timeout)
+                return self.took(revision, sent)
+            except KeyWrongLastSequenceError:
+                try:
+                    entry = await asyncio.wait_for(self.kv.get(self.key), shard.args.call_timeout)
+                except Exception:   # lapsed meanwhile, or the cluster is away: try create again
+                    entry = None
+                if entry is not None and entry.value == self.value:
+                    return self.took(entry.revision, sent)   # our create was stored, its reply lost
+                if entry is not None and entry.value != holder:
+                    holder = entry.value
+                    log("partition {}: standby: lease {} held by {} (epoch {}); waiting for it to lapse".format(
+                        shard.p, self.key, entry.value.decode("utf-8", "replace"), entry.revision))
+            except Exception as error:
+                if time.monotonic() - waiting_since > 5:
+                    waiting_since = time.monotonic()
+                    log("partition {}: standby: cannot reach lease bucket ({}); retrying".format(
+                        shard.p, type(error).__name__))
+            await shard.sleep(min(0.5, self.ttl / 6))
+
+    async def keep(self):
+        """Renews every TTL/3; loses the lease (exit 75) once TTL has passed since the
+        last good renewal was sent."""
+        shard = self.shard
+        interval = self.ttl / 3
+        next_at = self.valid_until - self.ttl + interval
+        failing_since = None
+        while not self.released:
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            if self.released:
+                return
+            sent = time.monotonic()
+            left = self.valid_until - sent
+            if left <= 0:
+                self.lost("not renewed within {} s".format(self.ttl))
+            try:
+                self.revision = await asyncio.wait_for(
+                    self.kv.update(self.key, self.value, last=self.revision), min(left, interval))
+                self.valid_until = sent + self.ttl
+                self.renewals += 1
+                next_at = sent + interval
+                if failing_since is not None:
+                    log("partition {}: lease renewed again after {:.2f} s".format(
+                        shard.p, time.monotonic() - failing_since))
+                    failing_since = None
+                continue
+            except KeyWrongLastSequenceError:
+                # A renewal whose reply was lost may have been stored: is the key still ours?
+                try:
+                    entry = await asyncio.wait_for(self.kv.get(self.key), max(0.05, min(left, 1.0)))
+                except KeyNotFoundError:
+                    self.lost("lease lapsed")
+                except Exception:
+                    entry = None
+                if entry is not None:
+                    if entry.value != self.value:
+                        self.lost("lease taken by {} (epoch {})".format(
+                            entry.value.decode("utf-8", "replace"), entry.revision))
+                    self.revision = entry.revision
+            except Exception as error:
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    log("partition {}: lease renewal failed ({}); retrying".format(shard.p, type(error).__name__))
+            next_at = time.monotonic() + 0.1
+
+    async def watchdog(self):
+        """Stops the shard at once when the lease's time is up, even while a renewal hangs."""
+        while not self.released:
+            left = self.valid_until - time.monotonic()
+            if left <= 0:
+                self.lost("not renewed within {} s".format(self.ttl))
+            await asyncio.sleep(min(left, 0.05))
+
+    def lost(self, why):
+        self.shard.fence("lease {} lost ({}): stopped publishing; exiting {}".format(self.key, why, EXIT_LEASE_LOST))
+
+    async def release(self):
+        if self.epoch and not self.released:
+            self.released = True
+            try:
+                await asyncio.wait_for(self.kv.delete(self.key, last=self.revision), 2)
+                log("partition {}: lease {} released".format(self.shard.p, self.key))
+            except Exception as error:
+                log("partition {}: could not release lease {} ({}); it lapses in {} s".format(
+                    self.shard.p, self.key, type(error).__name__, self.ttl))
+
+
 class Shard:
-    def __init__(self, args, nc, js, proc):
-        self.args, self.nc, self.js, self.proc = args, nc, js, proc
+    def __init__(self, args, nc):
+        self.args, self.nc, self.js, self.proc = args, nc, nc.jetstream(), None
         self.p = args.partition
         self.subject = COMMAND_SUBJECT.format(self.p)
         self.durable = "shard-{}".format(self.p)
+        self.lease = Lease(self)
+        self.role = "standby"
         self.pending = collections.deque()
         self.progress = asyncio.Event()
+        self.stop_event = asyncio.Event()
         self.written = 0          # the last stream sequence written to typingd
+        self.applied = 0          # the last stream sequence whose events are published
         self.gaps_filled = 0      # messages taken from the stream because their delivery was lost
         self.since_snapshot = 0
         self.backlog = {}         # (conv, viewer) -> (the last indicator line, its event) while catching up
+        self.routers = {}         # router name -> the last of its line numbers applied
+        self.shown = {}           # viewer -> {its indicator's (conv, thread, view) bytes: the last non-empty one}
+        self.viewers = {}         # viewer bytes (or str) -> (subject, viewer)
         self.audience_open = audience_open(args.options)
         self.stopping = False
         self.audit = open(args.audit, "ab") if args.audit else None
-        self.published = 0
         self.store = None
+        self.snapshot_task = None
+        self.started = time.monotonic()
+        self.max_payload = 0
+        self.counts = collections.Counter()   # events_published, messages_published, ...
+
+    # The cluster: every call with a deadline, retried with back-off.
+
+    async def sleep(self, seconds):
+        try:
+            await asyncio.wait_for(self.stop_event.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
+    def stop(self):
+        self.stopping = True
+        self.stop_event.set()
+
+    async def call(self, make, what, timeout=None, missing=False):
+        """Calls the cluster until it answers: each try has a deadline, tries are spaced
+        by a back-off doubling up to 2 s; only a stop ends it (Stopped). With `missing`,
+        a not-found answer is raised at once (it is an answer)."""
+        delay, failing_since, logged = 0.05, None, 0.0
+        while True:
+            if self.stopping:
+                raise Stopped()
+            try:
+                result = await asyncio.wait_for(make(), timeout or self.args.call_timeout)
+                if failing_since is not None:
+                    log("partition {}: {}: done after {:.1f} s of retries".format(
+                        self.p, what, time.monotonic() - failing_since))
+                return result
+            except KeyWrongLastSequenceError:
+                raise
+            except NotFoundError as error:
+                if missing:
+                    raise
+                problem = error
+            except Exception as error:
+                problem = error
+            now = time.monotonic()
+            self.counts["retries"] += 1
+            if failing_since is None:
+                failing_since = logged = now
+                log("partition {}: {} failed ({}); retrying".format(self.p, what, type(problem).__name__))
+            elif now - logged >= 5:
+                logged = now
+                log("partition {}: {}: waiting for the cluster for {:.0f} s ({})".format(
+                    self.p, what, now - failing_since, type(problem).__name__))
+            await self.sleep(delay)
+            delay = min(delay * 2, BACKOFF_CAP)
+
+    def fence(self, why):
+        """Stops publishing at once: the process ends here."""
+        log("partition {}: {}".format(self.p, why))
+        if self.audit:
+            self.audit.flush()
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+        os._exit(EXIT_LEASE_LOST)
 
     # Writing to typingd.
 
@@ -178,95 +439,232 @@ class Shard:
             await self.progress.wait()
         await self.proc.stdin.drain()
 
-    async def apply(self, seq, payload, msg, mode):
-        if not payload.endswith(b"\n"):
-            payload += b"\n"
-        marker = '{{"cmd":"query","conv":"{}","id":"{}{}"}}\n'.format(MARKER_CONV, MARKER_PREFIX, seq).encode()
+    def admit(self, headers, data):
+        """The lines of a message still to apply: all of them, but for a router's
+        lines already applied (Typingd-Router, Typingd-Lines)."""
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        if not headers:
+            return data
+        router, first = headers.get(ROUTER), headers.get(LINES)
+        if router is None or first is None:
+            return data
+        try:
+            first = int(first)
+        except ValueError:
+            return data
+        count = data.count(b"\n")
+        last = first + count - 1
+        done = self.routers.get(router, 0)
+        if first > done:
+            self.routers[router] = last
+            return data
+        if last <= done:
+            self.counts["dropped_lines"] += count
+            return b""
+        skip = done - first + 1
+        index = 0
+        for _ in range(skip):
+            index = data.index(b"\n", index) + 1
+        self.counts["dropped_lines"] += skip
+        self.routers[router] = last
+        return data[index:]
+
+    def marker(self, seq):
+        return '{{"cmd":"query","conv":"{}","id":"{}{}"}}\n'.format(MARKER_CONV, MARKER_PREFIX, seq).encode()
+
+    async def apply(self, seq, payload, headers, mode):
+        """One message, with its own marker (catching up, a lost delivery)."""
+        payload = self.admit(headers, payload)
         commands = None
         if mode == BACKLOG:
             # Each line's events marked off, so that the indicators kept for the end
             # of the catch-up can follow the screen changes between them.
-            lines = payload[:-1].split(b"\n")
+            lines = payload[:-1].split(b"\n") if payload else []
             commands = [parse_command(line) for line in lines]
             line_marker = '{{"cmd":"query","conv":"{}","id":"{}"}}\n'.format(MARKER_CONV, LINE_MARKER).encode()
             payload = b"".join(line + b"\n" + line_marker for line in lines)
-        await self.write(payload + marker, Entry(seq, msg, mode, commands))
+        await self.write(payload + self.marker(seq), Entry(seq, seq, None, mode, commands))
         self.written = seq
-        self.since_snapshot += 1
+        await self.counted(1, seq, mode)
+
+    async def apply_fetch(self, parts, first, last, msg):
+        """A fetch's messages, written at once with one marker."""
+        if not parts:
+            return
+        await self.write(b"".join(parts) + self.marker(last), Entry(first, last, msg, PUBLISH))
+        await self.counted(len(parts), last, PUBLISH)
+
+    async def counted(self, messages, seq, mode):
+        self.since_snapshot += messages
         if self.args.snapshot_every and self.since_snapshot >= self.args.snapshot_every and mode == PUBLISH:
             self.since_snapshot = 0
             command = '{{"cmd":"snapshot","id":"{}{}"}}\n'.format(SNAPSHOT_PREFIX, seq).encode()
-            await self.write(command, Entry(seq, None, SNAPSHOT))
+            await self.write(command, Entry(seq, seq, None, SNAPSHOT, routers=dict(self.routers)))
 
-    # Reading typingd's output.
+    # Reading typingd's output: an indicator, a member or a streak is never parsed.
 
     async def read_output(self):
         events = []
+        rest = b""
+        pending = self.pending
         while True:
-            line = await self.proc.stdout.readline()
-            if not line:
+            chunk = await self.proc.stdout.read(1 << 18)
+            if not chunk:
                 return
-            event = json.loads(line)
-            kind = event["event"]
-            head = self.pending[0] if self.pending else None
-            if head is not None and head.mode == SNAPSHOT:
-                if kind in ("member", "streak"):
-                    head.items.append(event)
+            lines = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                if line.startswith(INDICATOR):
+                    events.append((line, "indicator", None))
                     continue
-                if kind == "snapshot" and event.get("id") == SNAPSHOT_PREFIX + str(head.seq):
-                    self.pending.popleft()
+                head = pending[0] if pending else None
+                if line.startswith(MEMBER) or line.startswith(STREAK):
+                    if head is not None and head.mode == SNAPSHOT:
+                        head.items.append(line)
+                    else:
+                        events.append((line, "member", None))
+                    continue
+                event = json.loads(line)
+                kind = event["event"]
+                ident = event.get("id")
+                if kind == "snapshot" and head is not None and head.mode == SNAPSHOT \
+                        and ident == SNAPSHOT_PREFIX + str(head.seq):
+                    pending.popleft()
                     self.progress.set()
-                    await self.save_snapshot(head.seq, event["at"], head.items)
+                    self.store_snapshot(head, event["at"])
                     continue
-            ident = event.get("id")
-            if kind == "state" and isinstance(ident, str) and ident.startswith(MARKER_PREFIX):
-                entry = self.pending.popleft()
-                self.progress.set()
-                await self.deliver(entry, events)
-                events = []
-                continue
-            if kind == "state" and ident == LINE_MARKER:
-                events.append(LINE_END)
-                continue
-            events.append((line, event))
+                if kind == "state" and isinstance(ident, str) and ident.startswith(MARKER_PREFIX):
+                    entry = pending.popleft()
+                    self.progress.set()
+                    await self.deliver(entry, events)
+                    events = []
+                    continue
+                if kind == "state" and ident == LINE_MARKER:
+                    events.append(LINE_END)
+                    continue
+                events.append((line, kind, event))
 
     async def deliver(self, entry, events):
-        if entry.mode != SUPPRESS:
-            flag = b"P\t" if entry.mode == PUBLISH else b"B\t"
-            prefix = str(entry.seq).encode() + b"\t" + flag
+        if entry.mode == SUPPRESS:
+            # Published by an earlier owner: nothing to send; what it showed is kept
+            # for a resync.
+            for item in events:
+                if item is not LINE_END and item[1] == "indicator":
+                    self.remember(item[0])
+        else:
+            if not self.lease.held():
+                self.lease.lost("its time ran out before seq {} was published".format(entry.seq))
             if self.audit:
-                # One write per message, ending with an E line: a shard killed
-                # mid-message leaves no E, and the checker ignores that copy.
-                self.audit.write(b"".join(prefix + item[0] for item in events if item is not LINE_END)
-                                 + str(entry.seq).encode() + b"\tE\t\n")
-                # In the kernel before the ack: a shard killed after acknowledging
-                # a message has its events in the audit file.
+                # One write per entry, ending with an E line (SEQ, E, FIRST:PARTITION): a
+                # shard killed mid-entry leaves no E, and the checker ignores that copy.
+                # In the kernel before the ack: a shard killed after acknowledging has
+                # the events in its audit file.
+                prefix = b"%d\t%s\t" % (entry.seq, b"P" if entry.mode == PUBLISH else b"B")
+                self.audit.write(b"".join(prefix + item[0] + b"\n" for item in events if item is not LINE_END)
+                                 + b"%d\tE\t%d:%d\n" % (entry.seq, entry.first, self.p))
                 self.audit.flush()
             if entry.mode == BACKLOG:
-                await self.deliver_backlog(entry.commands, events)
+                await self.deliver_backlog(entry.commands, events, entry.seq)
             else:
-                await self.publish_all(events)
+                await self.publish_all(events, entry.seq)
+        self.applied = entry.seq
         if entry.msg is not None:
-            await entry.msg.ack()
+            try:
+                await entry.msg.ack()   # AckAll: every message of the fetch, and before
+            except Exception as error:  # delivered again later, acknowledged then
+                log("partition {}: ack of seq {} failed ({})".format(self.p, entry.seq, type(error).__name__))
 
-    async def publish_all(self, events, keep_indicators=False):
+    def remember(self, line):
+        """An indicator's subject, from its bytes; and the last non-empty indicator per
+        viewer and screen, for a resync."""
+        start = line.find(b'"viewer":"')
+        end = line.find(b'"', start + 10) if start >= 0 else -1
+        raw = line[start + 10:end]
+        conv = line.find(b'"conv":')
+        typing = line.find(b',"typing":', conv)
+        if start < 0 or end < 0 or conv < 0 or typing < 0 or b"\\" in raw:
+            event = json.loads(line)
+            viewer = event["viewer"]
+            known = self.viewers.get(viewer)
+            if known is None:
+                known = self.viewers[viewer] = ("typingd.view." + token(viewer), viewer)
+            key = json.dumps([event.get("conv"), event.get("thread"), event.get("view")]).encode()
+            empty = not event.get("typing")
+        else:
+            known = self.viewers.get(raw)
+            if known is None:
+                viewer = raw.decode("utf-8")
+                known = self.viewers[raw] = ("typingd.view." + token(viewer), viewer)
+            key = line[conv:typing]
+            empty = line.startswith(b',"typing":[]', typing)
+        shown = self.shown.get(known[1])
+        if empty:
+            if shown is not None:
+                shown.pop(key, None)
+                if not shown:
+                    del self.shown[known[1]]
+        else:
+            if shown is None:
+                shown = self.shown[known[1]] = {}
+            shown[key] = line
+        return known[0]
+
+    async def publish_all(self, events, seq, keep_indicators=False):
+        """One NATS message per subject: its events' lines joined with "\\n"."""
+        groups = {}
         reply = []   # member and streak events: published with the snapshot event after them
-        for line, event in events:
-            kind = event["event"]
-            if keep_indicators and kind == "indicator":
-                self.backlog[(event["conv"], event["viewer"])] = (line, event)
-                continue
-            if kind in ("member", "streak"):
+        for line, kind, event in events:
+            if kind == "indicator":
+                if keep_indicators:
+                    event = json.loads(line)
+                    self.backlog[(event["conv"], event["viewer"])] = (line, event)
+                    continue
+                subject = self.remember(line)
+            elif kind == "member":
                 reply.append(line)
                 continue
-            subject = event_subject(event, self.p)
-            for earlier in reply:
-                await self.nc.publish(subject, earlier.rstrip(b"\n"))
-            reply = []
-            await self.nc.publish(subject, line.rstrip(b"\n"))
-            self.published += 1
+            else:
+                subject = event_subject(event, self.p)
+            group = groups.get(subject)
+            if group is None:
+                group = groups[subject] = []
+            if reply:
+                group.extend(reply)
+                reply = []
+            group.append(line)
+        if reply:
+            groups.setdefault("typingd.snapshot.{}".format(self.p), []).extend(reply)
+        if groups:
+            await self.send(groups, seq)
 
-    async def deliver_backlog(self, commands, events):
+    async def send(self, groups, seq):
+        if not self.lease.held():
+            self.lease.lost("its time ran out before seq {} was published".format(seq))
+        headers = {EPOCH: str(self.lease.epoch), PARTITION: str(self.p), SEQ: str(seq)}
+        limit = (self.max_payload or self.nc.max_payload or (1 << 20)) - 4096
+        counts = self.counts
+        for subject, lines in groups.items():
+            counts["events_published"] += len(lines)
+            chunk, size = [], 0
+            for line in lines:
+                if size + len(line) + 1 > limit and chunk:
+                    await self.publish(subject, chunk, headers)
+                    chunk, size = [], 0
+                chunk.append(line)
+                size += len(line) + 1
+            await self.publish(subject, chunk, headers)
+
+    async def publish(self, subject, lines, headers):
+        try:
+            await self.nc.publish(subject, b"\n".join(lines), headers=headers)
+            self.counts["messages_published"] += 1
+        except Exception as error:   # a full buffer while reconnecting, an event larger than max_payload
+            self.counts["dropped_events"] += len(lines)
+            log("partition {}: {} events for {} not published ({})".format(
+                self.p, len(lines), subject, type(error).__name__))
+
+    async def deliver_backlog(self, commands, events, seq):
         """A backlog message: its replies and errors are published now; of its
         indicators, each viewer's last is kept for the end of the catch-up, unless
         the viewer's screen changes after it without an event (v3: a thread or the
@@ -282,14 +680,14 @@ class Shard:
                 current.append(item)
         for index, group in enumerate(groups):
             command = commands[index] if index < len(commands) else None
-            applied = command is not None and not any(event["event"] == "error" for _, event in group)
+            applied = command is not None and not any(kind == "error" for _, kind, _ in group)
             if applied:
                 self.screen_changes(command, before=True)
-            await self.publish_all(group, keep_indicators=True)
+            await self.publish_all(group, seq, keep_indicators=True)
             if applied:
                 self.screen_changes(command, before=False)
         if current:   # nothing comes after the last line's marker, but keep whatever did
-            await self.publish_all(current, keep_indicators=True)
+            await self.publish_all(current, seq, keep_indicators=True)
 
     def screen_changes(self, command, before):
         """Forgets a kept indicator whose viewer is no longer on its screen: before a
@@ -332,26 +730,54 @@ class Shard:
                 except NotFoundError:
                     return await self.js.create_object_store(SNAPSHOTS, config=api.ObjectStoreConfig(
                         bucket=SNAPSHOTS, replicas=self.args.replicas))
-            self.store = await retry(bind)
+            self.store = await self.call(bind, "binding object store " + SNAPSHOTS)
         return self.store
 
-    async def save_snapshot(self, seq, at, events):
-        """Stores the snapshot taken after message `seq`, then purges the partition's
-        messages up to it: a rebuild needs only the snapshot and what follows."""
+    def store_snapshot(self, entry, at):
+        """Stores the snapshot taken after message entry.seq in the background: one at
+        a time; one taken while the last is still being stored is skipped."""
+        if self.snapshot_task is not None and not self.snapshot_task.done():
+            self.counts["snapshots_skipped"] += 1
+            return
+        body = b'{"seq":%d,"at":%d,"epoch":%d,"routers":%s,"events":[%s]}' % (
+            entry.seq, at, self.lease.epoch, json.dumps(entry.routers or {}, ensure_ascii=False).encode(),
+            b",".join(entry.items))
+        self.snapshot_task = asyncio.create_task(self.save_snapshot(entry.seq, body, len(entry.items)))
+
+    async def save_snapshot(self, seq, body, count):
+        """Stores the snapshot, then purges the partition's messages up to it: a rebuild
+        needs only the snapshot and what follows. A failure skips this snapshot."""
         started = time.monotonic()
-        body = json.dumps({"seq": seq, "at": at, "events": events}, ensure_ascii=False).encode()
-        store = await self.objects()
-        await retry(lambda: store.put("partition-{}".format(self.p), zlib.compress(body, 6)))
-        await retry(lambda: self.js.purge_stream(STREAM, subject=self.subject, seq=seq + 1))
-        log("partition {}: snapshot after seq {} ({} events, {} KiB compressed) stored, older messages purged, "
-            "in {:.0f} ms".format(self.p, seq, len(events), len(zlib.compress(body, 6)) // 1024,
-                                  (time.monotonic() - started) * 1000))
+        data = zlib.compress(body, 6)
+        try:
+            store = await self.objects()
+            if not self.lease.held():
+                return
+            await asyncio.wait_for(store.put("partition-{}".format(self.p), data), self.args.snapshot_timeout)
+        except Exception as error:
+            self.counts["snapshots_failed"] += 1
+            log("partition {}: snapshot after seq {} not stored ({}): skipped".format(
+                self.p, seq, type(error).__name__ or error))
+            return
+        self.counts["snapshots_stored"] += 1
+        purged = "older messages purged"
+        try:
+            if not self.lease.held():
+                raise Stopped()
+            await asyncio.wait_for(self.js.purge_stream(STREAM, subject=self.subject, seq=seq + 1),
+                                   self.args.call_timeout)
+        except Exception as error:
+            self.counts["purges_failed"] += 1
+            purged = "older messages not purged ({})".format(type(error).__name__)
+        log("partition {}: snapshot after seq {} ({} events, {} KiB compressed) stored, {}, in {:.0f} ms".format(
+            self.p, seq, count, len(data) // 1024, purged, (time.monotonic() - started) * 1000))
 
     async def load_snapshot(self):
         store = await self.objects()
         try:
-            result = await retry(lambda: store.get("partition-{}".format(self.p)), missing=True)
-        except (ObjectNotFoundError, NotFoundError):
+            result = await self.call(lambda: store.get("partition-{}".format(self.p)), "fetching the snapshot",
+                                     timeout=self.args.snapshot_timeout, missing=True)
+        except NotFoundError:
             return None
         return json.loads(zlib.decompress(result.data))
 
@@ -363,10 +789,10 @@ class Shard:
         base = 0
         if snapshot is not None:
             base = snapshot["seq"]
+            self.routers = dict(snapshot.get("routers") or {})
             lines = rebuild_lines(snapshot["events"])
-            await self.write(b"".join(line + b"\n" for line in lines), Entry(base, None, SUPPRESS))
-            marker = '{{"cmd":"query","conv":"{}","id":"{}{}"}}\n'.format(MARKER_CONV, MARKER_PREFIX, base).encode()
-            self.proc.stdin.write(marker)
+            await self.write(b"".join(line + b"\n" for line in lines) + self.marker(base),
+                             Entry(base, base, None, SUPPRESS))
             self.written = base
         # How far the events are known to be published. The snapshot's message is:
         # a shard stores a snapshot only after publishing that message's events.
@@ -377,7 +803,8 @@ class Shard:
         # Without a snapshot nothing was purged, and the floor is the shard's acks.
         published = base if snapshot is not None else await self.acknowledged()
         try:
-            last = (await retry(lambda: self.js.get_last_msg(STREAM, self.subject), missing=True)).seq
+            last = (await self.call(lambda: self.js.get_last_msg(STREAM, self.subject),
+                                    "reading the partition's last message", missing=True)).seq
         except NotFoundError:
             last = 0
         replayed = quiet = 0
@@ -386,19 +813,20 @@ class Shard:
         while self.pending:
             self.progress.clear()
             await self.progress.wait()
-        for line, event in self.backlog.values():
-            await self.nc.publish(event_subject(event, self.p), line.rstrip(b"\n"))
+        kept = len(self.backlog)
+        if self.backlog:
+            await self.publish_all([(line, "indicator", None) for line, _ in self.backlog.values()], self.written)
+        self.backlog = {}
         await self.start_consumer()
         log("partition {}: caught up in {:.0f} ms: snapshot after seq {} ({} events), {} messages replayed "
-            "({} published before: no output), {} backlog indicators published; now at seq {}".format(
+            "({} published before: no output), {} backlog indicators published; now at seq {}, epoch {}".format(
                 self.p, (time.monotonic() - started) * 1000, base,
-                len(snapshot["events"]) if snapshot else 0, replayed, quiet, len(self.backlog),
-                self.written))
-        self.backlog = {}
+                len(snapshot["events"]) if snapshot else 0, replayed, quiet, kept, self.written, self.lease.epoch))
 
     async def acknowledged(self):
         try:
-            info = await retry(lambda: self.js.consumer_info(STREAM, self.durable), missing=True)
+            info = await self.call(lambda: self.js.consumer_info(STREAM, self.durable), "reading the consumer",
+                                   missing=True)
         except NotFoundError:
             return 0
         return info.ack_floor.stream_seq or 0
@@ -411,12 +839,14 @@ class Shard:
         replayed = quiet = 0
         while self.written < last:
             start = self.written + 1
-            replay = await retry(lambda: self.js.pull_subscribe(
+            replay = await self.call(lambda: self.js.pull_subscribe(
                 self.subject, durable=None, stream=STREAM, config=api.ConsumerConfig(
                     deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=start,
-                    ack_policy=api.AckPolicy.NONE, inactive_threshold=30.0)))
+                    ack_policy=api.AckPolicy.NONE, inactive_threshold=30.0)), "making the replay consumer")
             idle = 0
             while self.written < last and idle < 5:
+                if self.stopping:
+                    raise Stopped()
                 try:
                     messages = await replay.fetch(batch=256, timeout=2)
                 except (NatsTimeout, asyncio.TimeoutError):
@@ -424,14 +854,14 @@ class Shard:
                     continue
                 except Exception:   # a reconnect, a leader election
                     idle += 1
-                    await asyncio.sleep(0.2)
+                    await self.sleep(0.2)
                     continue
                 idle = 0
                 for msg in messages:
                     seq = msg.metadata.sequence.stream
                     if seq <= self.written:
                         continue
-                    await self.apply(seq, msg.data, None, SUPPRESS if seq <= published else BACKLOG)
+                    await self.apply(seq, msg.data, msg.headers, SUPPRESS if seq <= published else BACKLOG)
                     replayed += 1
                     quiet += seq <= published
             try:
@@ -446,23 +876,29 @@ class Shard:
         """Makes the durable consumer start right after the last message applied.
         Made anew, it holds nothing for an earlier shard: no redelivery of what that
         one had fetched (replayed above), no pull request of a dead connection
-        taking a message the replay did not see. Only this shard may use it."""
+        taking a message the replay did not see. Only the lease holder uses it."""
         try:
-            await retry(lambda: self.js.delete_consumer(STREAM, self.durable), missing=True)
+            await self.call(lambda: self.js.delete_consumer(STREAM, self.durable), "deleting the old consumer",
+                            missing=True)
         except NotFoundError:
             pass
         config = api.ConsumerConfig(durable_name=self.durable, filter_subject=self.subject,
-                                    ack_policy=api.AckPolicy.EXPLICIT,
+                                    ack_policy=api.AckPolicy.ALL,
                                     deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
                                     opt_start_seq=self.written + 1,
                                     ack_wait=self.args.ack_wait, max_ack_pending=self.args.max_ack_pending)
-        await retry(lambda: self.js.add_consumer(STREAM, config=config))
+        await self.call(lambda: self.js.add_consumer(STREAM, config=config), "making the consumer")
 
     # Steady state.
 
+    def in_flight(self, seq):
+        return any(entry.first <= seq <= entry.seq for entry in self.pending)
+
     async def consume(self):
-        subscription = await retry(lambda: self.js.pull_subscribe_bind(self.durable, STREAM))
+        subscription = await self.call(lambda: self.js.pull_subscribe_bind(self.durable, STREAM),
+                                       "binding the consumer")
         failing_since = None
+        delay = 0.05
         delivered = None   # the consumer sequence of the last delivery seen
         while not self.stopping:
             try:
@@ -470,33 +906,49 @@ class Shard:
             except (NatsTimeout, asyncio.TimeoutError):
                 continue
             except Exception as error:   # a leader election, a reconnect: try again
+                now = time.monotonic()
                 if failing_since is None:
-                    failing_since = time.monotonic()
+                    failing_since = logged = now
                     log("partition {}: fetch failed ({}); retrying".format(self.p, type(error).__name__))
-                await asyncio.sleep(0.2)
+                elif now - logged >= 5:
+                    logged = now
+                    log("partition {}: fetch: waiting for the cluster for {:.0f} s".format(self.p, now - failing_since))
+                await self.sleep(delay)
+                delay = min(delay * 2, BACKOFF_CAP)
                 continue
             if failing_since is not None:
                 log("partition {}: fetching again after {:.2f} s".format(self.p, time.monotonic() - failing_since))
-                failing_since = None
+                failing_since, delay = None, 0.05
+            parts, first, last_msg = [], 0, None
             for msg in messages:
-                seq = msg.metadata.sequence.stream
+                metadata = msg.metadata
+                seq = metadata.sequence.stream
                 # Every delivery has the next consumer sequence. A jump means a
                 # delivery went elsewhere (a pull request on a connection lost in a
                 # failover): the message it carried may come again only after this
                 # one, and would then look applied. Take the partition's messages in
                 # between from the stream first, in order.
-                jumped = delivered is None or msg.metadata.sequence.consumer != delivered + 1
-                delivered = msg.metadata.sequence.consumer
+                jumped = delivered is None or metadata.sequence.consumer != delivered + 1
+                delivered = metadata.sequence.consumer
                 if seq > self.written and jumped:
+                    await self.apply_fetch(parts, first, self.written, last_msg)
+                    parts, first, last_msg = [], 0, None
                     await self.fill_gap(seq)
                 if seq <= self.written:
                     # Delivered again (a delivery lost in a failover, or slow to be
                     # acknowledged). Already applied: acknowledge it, unless its
                     # events are still on their way (then their own ack will do).
-                    if not any(entry.seq == seq for entry in self.pending):
-                        await msg.ack()
+                    if not self.in_flight(seq):
+                        try:
+                            await msg.ack()
+                        except Exception:
+                            pass
                     continue
-                await self.apply(seq, msg.data, msg, PUBLISH)
+                parts.append(self.admit(msg.headers, msg.data))
+                first = first or seq
+                self.written = seq
+                last_msg = msg
+            await self.apply_fetch(parts, first, self.written, last_msg)
 
     async def fill_gap(self, seq):
         """Applies the partition's messages stored between the last one applied and
@@ -504,8 +956,8 @@ class Shard:
         already applied."""
         while True:
             try:
-                stored = await retry(lambda: self.js.get_msg(STREAM, seq=self.written + 1, subject=self.subject,
-                                                             next=True), missing=True)
+                stored = await self.call(lambda: self.js.get_msg(STREAM, seq=self.written + 1, subject=self.subject,
+                                                                 next=True), "reading a message", missing=True)
             except NotFoundError:
                 return
             if stored is None or stored.seq >= seq:
@@ -513,7 +965,26 @@ class Shard:
             log("partition {}: message {} was not delivered before {}: applied from the stream".format(
                 self.p, stored.seq, seq))
             self.gaps_filled += 1
-            await self.apply(stored.seq, stored.data, None, PUBLISH)
+            await self.apply(stored.seq, stored.data, stored.headers, PUBLISH)
+
+    async def ticker(self):
+        """The partition's time: a tick into the partition every --tick-ms while the
+        lease is held (at: the wall clock in ms, never going back)."""
+        interval = self.args.tick_ms / 1000
+        last = 0
+        while not self.stopping:
+            await self.sleep(interval)
+            if self.stopping or not self.lease.held():
+                continue
+            last = max(int(time.time() * 1000), last)
+            epoch = str(self.lease.epoch)
+            try:
+                await self.js.publish(self.subject, b'{"cmd":"tick","at":%d}\n' % last, stream=STREAM,
+                                      timeout=max(interval * 5, 1.0),
+                                      headers={TICK: epoch, "Nats-Msg-Id": "tick:{}:{}:{}".format(self.p, epoch, last)})
+                self.counts["ticks"] += 1
+            except Exception:
+                self.counts["ticks_failed"] += 1
 
     async def finish(self):
         while self.pending and self.proc.returncode is None:
@@ -522,25 +993,82 @@ class Shard:
                 await asyncio.wait_for(self.progress.wait(), 5)
             except asyncio.TimeoutError:
                 break
+        if self.snapshot_task is not None:
+            try:
+                await asyncio.wait_for(self.snapshot_task, self.args.snapshot_timeout)
+            except Exception:
+                pass
         if self.audit:
             self.audit.flush()
 
+    # Requests: stats (owner and standbys), resync (the owner, once caught up).
 
-async def retry(call, missing=False, seconds=30.0):
-    """Calls a JetStream API until it answers (a leader election takes seconds)."""
-    deadline = time.monotonic() + seconds
-    while True:
+    async def stats(self):
+        last = lag = None
         try:
-            return await call()
-        except (NotFoundError, ObjectNotFoundError):
-            if missing:
-                raise
-            if time.monotonic() > deadline:
-                raise
+            last = (await asyncio.wait_for(self.js.get_last_msg(STREAM, self.subject), 1.0)).seq
+        except NotFoundError:
+            last = 0
         except Exception:
-            if time.monotonic() > deadline:
-                raise
-        await asyncio.sleep(0.2)
+            pass
+        if self.role == "owner":
+            try:
+                info = await asyncio.wait_for(self.js.consumer_info(STREAM, self.durable), 1.0)
+                lag = info.num_pending + info.num_ack_pending
+            except Exception:
+                pass
+        counts = self.counts
+        return {"partition": self.p, "role": self.role, "epoch": self.lease.epoch, "applied_seq": self.applied,
+                "stream_last_seq": last, "lag": lag, "events_published": counts["events_published"],
+                "messages_published": counts["messages_published"],
+                "dropped": counts["dropped_lines"] + counts["dropped_events"] + counts["snapshots_skipped"],
+                "dropped_lines": counts["dropped_lines"], "dropped_events": counts["dropped_events"],
+                "snapshots_stored": counts["snapshots_stored"], "snapshots_failed": counts["snapshots_failed"],
+                "snapshots_skipped": counts["snapshots_skipped"], "ticks": counts["ticks"],
+                "retries": counts["retries"], "lease_renewals": self.lease.renewals,
+                "gaps_filled": self.gaps_filled, "routers": self.routers,
+                "uptime_s": round(time.monotonic() - self.started, 3)}
+
+    async def on_stats(self, msg):
+        if not msg.reply:
+            return
+        stats = await self.stats()
+        if msg.data.strip() == b"prometheus":
+            labels = '{{partition="{}",role="{}"}}'.format(self.p, self.role)
+            lines = []
+            for name, value in stats.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and name != "partition":
+                    lines.append("# TYPE typingd_shard_{} {}".format(
+                        name, "counter" if name in COUNTERS else "gauge"))
+                    lines.append("typingd_shard_{}{} {}".format(name, labels, value))
+            body = ("\n".join(lines) + "\n").encode()
+        else:
+            body = json.dumps(stats).encode()
+        try:
+            await self.nc.publish(msg.reply, body)
+        except Exception:
+            pass
+
+    async def on_resync(self, msg):
+        if not msg.reply:
+            return
+        try:
+            viewer = json.loads(msg.data)["viewer"]
+            shown = self.shown.get(viewer, {})
+        except (ValueError, KeyError, TypeError):
+            shown = {}
+        body = b'{"partition":%d,"epoch":%d,"seq":%d,"indicators":[%s]}' % (
+            self.p, self.lease.epoch, self.applied, b",".join(shown.values()))
+        try:
+            await self.nc.publish(msg.reply, body, headers={EPOCH: str(self.lease.epoch), PARTITION: str(self.p),
+                                                            SEQ: str(self.applied)})
+        except Exception:
+            pass
+
+
+COUNTERS = frozenset(["events_published", "messages_published", "dropped", "dropped_lines", "dropped_events",
+                      "snapshots_stored", "snapshots_failed", "snapshots_skipped", "ticks", "retries",
+                      "lease_renewals", "gaps_filled"])
 
 
 async def main():
@@ -549,34 +1077,65 @@ async def main():
     parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
     parser.add_argument("--partition", type=int, required=True)
     parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"))
-    parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and SEQ<TAB>E "
-                                        "at the end of each message's events, to this file")
+    parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and "
+                                        "SEQ<TAB>E<TAB>FIRST:PARTITION at the end of each fetch's (or replayed "
+                                        "message's) events, to this file")
     parser.add_argument("--snapshot-every", type=int, default=0, help="messages between snapshots (0: never)")
-    parser.add_argument("--replicas", type=int, default=3, help="replicas of the snapshot store")
+    parser.add_argument("--replicas", type=int, default=3, help="replicas of the snapshot store and lease bucket "
+                                                                "when the shard makes them")
+    parser.add_argument("--lease-ttl", type=float, default=3.0,
+                        help="seconds a lease lives without renewal (default 3; renewed every third of it)")
+    parser.add_argument("--tick-ms", type=int, default=100,
+                        help="the owner's tick into its partition every this many ms (0: none, when the "
+                             "commands carry their own time and ticks)")
+    parser.add_argument("--late-at", default="clamp", choices=["clamp", "none"],
+                        help="typingd's --late-at (default clamp, when this typingd has the option)")
+    parser.add_argument("--call-timeout", type=float, default=2.0, help="deadline of one broker call, seconds")
+    parser.add_argument("--snapshot-timeout", type=float, default=10.0,
+                        help="deadline to store or fetch a snapshot, seconds")
     parser.add_argument("--ack-wait", type=float, default=5.0,
                         help="seconds before JetStream delivers an unacknowledged message again: after a "
                              "failover, a delivery that was lost comes again this much later")
-    parser.add_argument("--max-ack-pending", type=int, default=1000)
-    parser.add_argument("--fetch", type=int, default=64, help="messages per fetch")
-    parser.add_argument("--window", type=int, default=256, help="messages written ahead of the events read")
+    parser.add_argument("--max-ack-pending", type=int, default=4096)
+    parser.add_argument("--fetch", type=int, default=256, help="messages per fetch (one marker, one message per "
+                                                               "subject, one ack each)")
+    parser.add_argument("--window", type=int, default=64, help="entries (fetches) written ahead of the events read")
     parser.add_argument("--lifetime", type=float, default=0,
                         help="exit (status 124) after this many seconds, whatever happens (0: never)")
     parser.add_argument("options", nargs="*", help="typingd options (after --)")
     args = parser.parse_args()
 
+    nc = await connect(args.servers, "shard {}".format(args.partition))
+    shard = Shard(args, nc)
+    loop = asyncio.get_running_loop()
+
+    def lifetime_over():
+        if shard.proc is not None and shard.proc.returncode is None:
+            shard.proc.kill()
+        os._exit(124)
+    if args.lifetime > 0:
+        loop.call_later(args.lifetime, lifetime_over)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, shard.stop)
+    await nc.subscribe("typingd.stats.{}".format(args.partition), cb=shard.on_stats)
+    await nc.subscribe("typingd.stats", cb=shard.on_stats)
+    try:
+        await shard.lease.acquire()
+    except Stopped:
+        await nc.close()
+        log("partition {}: standby stopped".format(args.partition))
+        return
+    shard.role = "owner"
+    keeper = asyncio.create_task(shard.lease.keep())
+    watchdog = asyncio.create_task(shard.lease.watchdog())
+
     # Its own session: a Ctrl-C for the shard must not end typingd before the
     # shard has finished what it wrote. Lines up to 256 MiB: a state reply lists
     # every member of a room.
-    proc = await asyncio.create_subprocess_exec(args.typingd, "--clock", "manual", "--no-drain", *args.options,
-                                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                                limit=1 << 28, start_new_session=True)
-    nc = await connect(args.servers, "shard {}".format(args.partition))
-    shard = Shard(args, nc, nc.jetstream(), proc)
-    loop = asyncio.get_running_loop()
-    if args.lifetime > 0:
-        loop.call_later(args.lifetime, lambda: (proc.kill(), os._exit(124)))
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, lambda: setattr(shard, "stopping", True))
+    late = late_at_option(args.typingd, args.late_at)
+    proc = shard.proc = await asyncio.create_subprocess_exec(
+        args.typingd, "--clock", "manual", "--no-drain", *late, *args.options,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 28, start_new_session=True)
     reader = asyncio.create_task(shard.read_output())
 
     def reader_ended(task):
@@ -593,20 +1152,37 @@ async def main():
         os._exit(1)
 
     reader.add_done_callback(reader_ended)
-    log("partition {}: typingd pid {}, starting".format(args.partition, proc.pid))
-    await shard.rebuild()
-    await shard.consume()
+    log("partition {}: typingd pid {}{}, starting".format(args.partition, proc.pid, " " + " ".join(late) if late else ""))
+    ticker = None
+    try:
+        await shard.rebuild()
+        await nc.subscribe("typingd.resync", cb=shard.on_resync)
+        if args.tick_ms > 0:
+            ticker = asyncio.create_task(shard.ticker())
+        await shard.consume()
+    except Stopped:
+        pass
     await shard.finish()
-    shard.stopping = True
+    shard.stop()
+    if ticker is not None:
+        await ticker
     proc.stdin.close()
     await proc.wait()
     await reader
     try:
-        await nc.drain()
-    except Exception as error:   # the cluster went first: nothing left to send
-        log("partition {}: could not drain the connection ({})".format(args.partition, type(error).__name__))
-    log("partition {}: stopped at seq {}, {} events published, {} messages taken from the stream after a lost "
-        "delivery".format(args.partition, shard.written, shard.published, shard.gaps_filled))
+        await nc.flush(timeout=2)
+    except Exception:
+        pass
+    await shard.lease.release()
+    keeper.cancel()
+    watchdog.cancel()
+    await nc.close()   # everything was flushed above
+    counts = shard.counts
+    log("partition {}: stopped at seq {}, {} events in {} messages published, {} lines deduplicated, "
+        "{} snapshots stored ({} failed, {} skipped), {} messages taken from the stream after a lost delivery".format(
+            args.partition, shard.written, counts["events_published"], counts["messages_published"],
+            counts["dropped_lines"], counts["snapshots_stored"], counts["snapshots_failed"],
+            counts["snapshots_skipped"], shard.gaps_filled))
 
 
 if __name__ == "__main__":
