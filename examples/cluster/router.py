@@ -1,230 +1,683 @@
 #!/usr/bin/env python3
-"""Route typingd commands into a NATS JetStream stream, one subject per partition.
+"""Route typingd commands into the NATS JetStream stream TYPINGD, one subject per partition, and never lose or double a line.
 
-    router.py --servers nats://127.0.0.1:4222 --partitions 4 [--stamp] < commands.jsonl
+    router.py --partitions 4 [--name NAME] [--stamp] [--rate N] < commands.jsonl
 
-Each input line goes to the partitions the routing rules name (common.routes):
-its conversation's partition, or every partition for offline, user, tick, stats
-and snapshot. Lines travel in batches: while a partition's last batch waits for
-JetStream's acknowledgement, the next lines gather, so an idle router sends each
-line at once and a busy one sends hundreds per message. A partition has one batch
-in flight at a time, so its lines are stored in input order; each batch carries a
-deduplication id (Nats-Msg-Id), so a batch retried after a leader failover is
-stored once. Retries go on for --retry-for seconds, then the router exits 1.
+Routing. Each input line goes to the partitions common.routes names: its
+conversation's partition (FNV-1a of the conv id), or every partition for
+offline, user, tick, stats and snapshot; a line that is not a routable command
+goes to partition 0, whose typingd answers it with its error. Ordinary lines are
+routed without json.loads (common.Routing: one regular expression checks the
+line and finds cmd and conv); `common.py --self-test` shows both ways agree.
+Blank lines are skipped; a command whose id starts with "typingd:" (the shards'
+own) or longer than the cluster's largest message is refused, on stderr.
 
-With --stamp (live use: shards run typingd's manual clock), every command without
-an "at" gets the router's clock (ms since the Unix epoch, never going back), and a
-tick goes to every partition each --tick-ms so timeouts fire in idle partitions.
-Without it, lines pass unchanged (a workload that carries its own "at").
+Batches. A partition's lines wait up to --linger-ms for more (or until
+--batch-lines / --batch-bytes), then go as ONE message on typingd.cmd.<P>. A
+partition has one message in flight at a time, so its lines are stored in input
+order. Each message carries
+    Nats-Msg-Id:     NAME:P:FIRST:COUNT
+    Typingd-Router:  NAME
+    Typingd-Lines:   FIRST
+where FIRST is the number (from 1) of the message's first line among the lines
+NAME ever sent to partition P, and COUNT the lines in the message. The numbers
+are positions in the input, not counters of this run, so a message re-sent
+after a restart has the same id as before (JetStream drops it within its
+deduplication window), and a shard drops any line it already applied from NAME
+(Typingd-Lines), whatever the batching. Run one router per name at a time;
+one name is one input.
 
-Exits 0 when every line is stored; prints a summary on stderr.
+Restarts. The router checkpoints, in the key NAME of the KV bucket
+typingd-routers (created when missing, min(3, cluster size) replicas), the
+input position that is STORED, not the one it read: {"offset": X, "lines":
+[c0, c1, ...], ...}: every input line that ends before byte X is in the stream,
+and c_P of them went to partition P. It writes it every --checkpoint-ms and at
+the end. On start it resumes at byte X: a regular file on stdin is seeked, a
+pipe has X bytes skipped (or give --input-offset N when stdin already starts at
+byte N of the input). --from-start ignores the checkpoint (then shards drop the
+lines they already applied from NAME: give a new name to send an input anew). A
+checkpoint from before the stream was made anew (ctl.py setup) is ignored.
+
+SIGTERM or SIGINT: stop reading, wait until every line read is stored, write
+the checkpoint, print "stored through byte X (N lines); a restart with --name
+NAME resumes there" on stderr, exit 0. A second signal exits at once (status
+1): the checkpoint then lags what is stored, and a restart re-sends lines that
+the dedup ids and the shards drop.
+
+Outages. No deadline ends the router: each publish has a deadline
+(--ack-timeout) and is retried with back-off (up to 2 s between tries) with the
+same id, for as long as it takes; every 5 s it logs "waiting for the cluster:
+partition P not stored for N s". Meanwhile it reads on until --queue-lines are
+waiting for a partition, then stops reading.
+
+Time. With --stamp (live use: shards run typingd's manual clock), a command
+without "at" gets the router's clock (ms since the Unix epoch, never going
+back), inserted as text. Ticks are not the router's: the shard that owns a
+partition ticks it. Without --stamp lines pass unchanged (a workload carrying
+its own "at", like check.sh's).
+
+Stats. A request on typingd.stats.router.NAME is answered with JSON (lines
+read, stored offset, lines per partition, messages, retries, blocked_s, ...),
+or Prometheus text when the request's body is "prometheus".
+
+Examples:
+    router.py --partitions 4 --stamp --name web1 < /var/log/typing.fifo
+    router.py --partitions 4 --name replay --from-start < commands.jsonl
+
+Exit status: 0 when every line read is stored (at the end of the input or after
+SIGTERM/SIGINT), 1 after a second signal or a broken input (stdin shorter than
+the checkpoint), 64 for a bad option or a checkpoint that does not fit them.
 """
 import argparse
 import asyncio
+import collections
 import json
 import os
+import re
+import signal
+import stat
 import sys
+import threading
 import time
 
-from common import DEFAULT_SERVERS, COMMAND_SUBJECT, RESERVED, STREAM, connect, reserved_id, routes
+from common import DEFAULT_SERVERS, COMMAND_SUBJECT, RESERVED, STREAM, Routing, connect, reserved_id
+
+CHECKPOINTS = "typingd-routers"
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
+CHUNK = 1 << 17          # bytes read from stdin at a time
+READ_AHEAD = 4           # chunks read ahead of the routing
+BACKOFF_CAP = 2.0
+LOG_EVERY = 5.0
+
+
+def log(text):
+    print("router: " + text, file=sys.stderr, flush=True)
 
 
 class Partition:
-    def __init__(self, index, limit):
+    __slots__ = ("index", "subject", "pending", "first_at", "routed", "stored", "messages", "ready", "room")
+
+    def __init__(self, index, base):
         self.index = index
-        self.lines = []          # waiting for the next batch
-        self.bytes = 0
-        self.limit = limit       # lines held before the reader waits
+        self.subject = COMMAND_SUBJECT.format(index)
+        self.pending = []        # lines routed here, not yet in a message
+        self.first_at = 0.0      # when the oldest pending line arrived (monotonic)
+        self.routed = base       # lines NAME has routed here since its input began
+        self.stored = base       # of which stored
+        self.messages = 0
         self.ready = asyncio.Event()
         self.room = asyncio.Event()
         self.room.set()
-        self.batches = 0
-        self.sent_lines = 0
-
-    def add(self, line):
-        self.lines.append(line)
-        self.bytes += len(line) + 1
-        self.ready.set()
-        if len(self.lines) >= self.limit:
-            self.room.clear()
 
 
 class Router:
-    def __init__(self, args, js):
+    def __init__(self, args, nc, js):
         self.args = args
-        self.js = js
-        self.parts = [Partition(p, args.queue_lines) for p in range(args.partitions)]
-        self.done = False
-        self.retries = 0
-        self.errors = {}
+        self.nc, self.js = nc, js
+        self.kv = None
+        self.name = args.name
+        self.started = time.monotonic()
+        self.state = "starting"
+        self.routing = Routing(args.partitions)
+        self.parts = []
+        self.segments = collections.deque()   # (end offset, input lines, routed per partition): in input order
+        self.read_offset = self.stored_offset = self.checkpointed = 0
+        self.read_lines = self.stored_lines = 0
         self.refused = 0
-        self.longest = 0.0       # the longest a batch waited to be stored, retries included
-        self.failure = None
+        self.stopping = False
+        self.reading_done = False
+        self.queue = None
+        self.retries = 0
+        self.errors = collections.Counter()
+        self.blocked = 0             # partitions waiting for the cluster now
+        self.blocked_since = 0.0
+        self.blocked_total = 0.0
+        self.checkpoints = 0
+        self.checkpoint_failures = 0
+        self.stream_created = None
+        self.save_lock = asyncio.Lock()
         self.last_at = 0
-        self.prefix = "{}-{}-".format(args.name, os.getpid()) if args.name == "router" else args.name + "-"
+        self.max_line = max(1024, nc.max_payload - 4096)   # room for the headers
+
+    # -- position ---------------------------------------------------------------
+
+    def begin(self, offset, lines, counts):
+        self.read_offset = self.stored_offset = self.checkpointed = offset
+        self.read_lines = self.stored_lines = lines
+        self.stored_counts = list(counts)
+        self.parts = [Partition(p, counts[p]) for p in range(self.args.partitions)]
+
+    def advance(self):
+        """Moves the stored position past every read block whose lines are all stored."""
+        segments = self.segments
+        if not segments:
+            return
+        stored = [part.stored for part in self.parts]
+        while segments and all(s >= c for s, c in zip(stored, segments[0][2])):
+            self.stored_offset, self.stored_lines, self.stored_counts = segments.popleft()
+
+    def checkpoint_value(self):
+        # Called right after advance(): stored_offset matches the routed counts
+        # of its segment, which are the per-partition line numbers reached there.
+        return json.dumps({"offset": self.stored_offset, "lines": self.stored_counts,
+                           "partitions": self.args.partitions, "input_lines": self.stored_lines,
+                           "stream_created": self.stream_created}).encode()
+
+    async def save(self, final=False):
+        """Writes the checkpoint: once (a periodic one), or until it is stored (the final one)."""
+        async with self.save_lock:
+            self.advance()
+            offset = self.stored_offset
+            if offset == self.checkpointed and not final:
+                return
+            value = self.checkpoint_value()
+            delay, since, logged = 0.05, time.monotonic(), time.monotonic()
+            while True:
+                try:
+                    await asyncio.wait_for(self.kv.put(self.name, value), self.args.ack_timeout)
+                    self.checkpoints += 1
+                    self.checkpointed = offset
+                    return
+                except Exception as error:   # a timeout, no leader, a reconnect
+                    self.checkpoint_failures += 1
+                    if not final:
+                        return               # the next period tries again
+                    now = time.monotonic()
+                    if now - logged >= LOG_EVERY:
+                        log("waiting for the cluster: checkpoint not stored for {:.0f} s ({})".format(
+                            now - since, describe(error)))
+                        logged = now
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, BACKOFF_CAP)
+
+    # -- reading ----------------------------------------------------------------
+
+    def stop(self, signame):
+        if self.stopping:
+            self.advance()
+            log("second {}: exiting before everything read is stored: stored through byte {}, "
+                "checkpointed through byte {}; a restart with --name {} resumes at the checkpoint and re-sends "
+                "lines the dedup ids and the shards then drop".format(
+                    signame, self.stored_offset, self.checkpointed, self.name))
+            os._exit(1)
+        self.stopping = True
+        self.stop_signal = signame
+        log("{}: stopped reading at byte {}; waiting until all of it is stored".format(signame, self.read_offset))
+        if self.queue is not None:
+            self.queue.put_nowait(None)
+        for part in self.parts:
+            part.ready.set()
+            part.room.set()
 
     def now(self):
         self.last_at = max(self.last_at, int(time.time() * 1000))
         return self.last_at
 
-    async def route(self, line):
-        if reserved_id(line):
-            self.refused += 1
-            print("router: refused a command whose id starts with {!r} (reserved for shards): {}".format(
-                RESERVED, line[:200].decode("utf-8", "replace")), file=sys.stderr, flush=True)
-            return
-        if self.args.stamp:
-            try:
-                command = json.loads(line)
-            except (ValueError, UnicodeDecodeError):
-                command = None
-            if isinstance(command, dict) and "at" not in command:
-                command["at"] = self.now()
-                line = json.dumps(command, ensure_ascii=False, separators=(",", ":")).encode()
-        for p in routes(line, self.args.partitions):
-            part = self.parts[p]
-            await part.room.wait()
-            if self.failure:
-                raise self.failure
-            part.add(line)
+    def route(self, lines, size, ascii, reserved):
+        """Routes a block of whole input lines, `size` bytes with their line ends.
+        `ascii`, `reserved`: whether the block is ASCII, holds '"typingd:'."""
+        count = len(lines)
+        if reserved:
+            lines = self.refuse_reserved(lines)
+        if size > self.max_line:
+            lines = self.refuse_long(lines)   # a line may be longer than a message can be
+        out = [[] for _ in self.parts]
+        self.routing.split(lines, out, self.now() if self.args.stamp else None, ascii)
+        now = time.monotonic()
+        for part, got in zip(self.parts, out):
+            if got:
+                if not part.pending:
+                    part.first_at = now
+                part.pending += got
+                part.routed += len(got)
+                part.ready.set()
+                if len(part.pending) >= self.args.queue_lines:
+                    part.room.clear()
+        self.read_offset += size
+        self.read_lines += count
+        self.segments.append((self.read_offset, self.read_lines, [part.routed for part in self.parts]))
 
-    async def publish(self, part, payload, headers):
-        """Publishes one batch until JetStream stores it (or the time is up)."""
-        started = time.monotonic()
-        deadline = started + self.args.retry_for
-        while True:
-            try:
-                await self.js.publish(COMMAND_SUBJECT.format(part.index), payload,
-                                      timeout=self.args.ack_timeout, stream=STREAM, headers=headers)
-                self.longest = max(self.longest, time.monotonic() - started)
-                return
-            except Exception as error:   # a timeout, no responders, a reconnect, a full buffer
-                self.retries += 1
-                self.errors[type(error).__name__] = self.errors.get(type(error).__name__, 0) + 1
-                if time.monotonic() > deadline:
-                    # os._exit: the thread reading stdin may be blocked in read.
-                    print("router: partition {}: not stored after {} s ({}); giving up".format(
-                        part.index, self.args.retry_for, type(error).__name__), file=sys.stderr, flush=True)
-                    os._exit(1)
-                await asyncio.sleep(0.1)
-
-    async def sender(self, part):
-        try:
-            await self.send(part)
-        except BaseException as error:
-            # Unblock the reader, which stops at the next line.
-            self.failure = self.failure or error
-            for other in self.parts:
-                other.room.set()
-            raise
-
-    async def send(self, part):
-        while True:
-            await part.ready.wait()
-            if not part.lines:
-                part.ready.clear()
-                if self.done:
-                    return
-                continue
-            take, size = 0, 0
-            while take < len(part.lines) and take < self.args.batch_lines and size < self.args.batch_bytes:
-                size += len(part.lines[take]) + 1
-                take += 1
-            batch, part.lines = part.lines[:take], part.lines[take:]
-            part.bytes -= size
-            if len(part.lines) < part.limit:
-                part.room.set()
-            part.batches += 1
-            headers = {"Nats-Msg-Id": "{}{}-{}".format(self.prefix, part.index, part.batches)}
-            await self.publish(part, b"\n".join(batch) + b"\n", headers)
-            part.sent_lines += len(batch)
-
-    async def ticker(self):
-        while not self.done:
-            await asyncio.sleep(self.args.tick_ms / 1000)
-            if not self.done:
-                await self.route(json.dumps({"cmd": "tick", "at": self.now()}).encode())
-
-    def finish(self):
-        self.done = True
-        for part in self.parts:
-            part.ready.set()
-
-
-async def read_lines(router):
-    """Reads stdin in a thread, in large chunks, and routes whole lines."""
-    loop = asyncio.get_running_loop()
-    stdin = sys.stdin.buffer
-    rest = b""
-    count = 0
-    rate = router.args.rate
-    started = time.monotonic()
-    while True:
-        chunk = await loop.run_in_executor(None, stdin.read1, 1 << 16)
-        if not chunk:
-            break
-        lines = (rest + chunk).split(b"\n")
-        rest = lines.pop()
+    def refuse_reserved(self, lines):
+        kept = []
         for line in lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if line.strip():
-                await router.route(line)
-                count += 1
-                if rate and count % 100 == 0:
-                    ahead = count / rate - (time.monotonic() - started)
+            if b'"typingd:' in line and reserved_id(line):
+                self.refused += 1
+                log("refused a command whose id starts with {!r} (reserved for shards): {}".format(
+                    RESERVED, line[:200].decode("utf-8", "replace")))
+            else:
+                kept.append(line)
+        return kept
+
+    def refuse_long(self, lines):
+        kept = []
+        for line in lines:
+            if len(line) > self.max_line:
+                self.refused += 1
+                log("refused a line of {} bytes (the cluster takes messages up to {}): {}...".format(
+                    len(line), self.nc.max_payload, line[:100].decode("utf-8", "replace")))
+            else:
+                kept.append(line)
+        return kept
+
+    async def read_input(self, skip):
+        """Reads stdin (in a thread: a read may block) and routes whole lines."""
+        loop = asyncio.get_running_loop()
+        self.queue = asyncio.Queue()
+        permits = threading.Semaphore(READ_AHEAD)
+        thread = threading.Thread(target=read_stdin, args=(loop, self.queue, permits, skip), daemon=True)
+        thread.start()
+        self.state = "reading"
+        rate = self.args.rate
+        paced_from, paced_lines = time.monotonic(), 0
+        rest = b""
+        while not self.stopping:
+            chunk = await self.queue.get()
+            permits.release()
+            if chunk is None or self.stopping:
+                break
+            if isinstance(chunk, Exception):
+                raise chunk
+            if chunk == b"":
+                if rest:   # a last line without its line end
+                    line = rest[:-1] if rest.endswith(b"\r") else rest
+                    self.route([line], len(rest), rest.isascii(), b'"typingd:' in rest)
+                return
+            data = rest + chunk if rest else chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            block, rest = data[:cut], data[cut + 1:]
+            raw = block.split(b"\n")
+            lines = [line[:-1] if line.endswith(b"\r") else line for line in raw] if b"\r" in block else raw
+            ascii, reserved = block.isascii(), b'"typingd:' in block
+            if not rate:
+                self.route(lines, cut + 1, ascii, reserved)
+            else:
+                # Paced: slices of 10 ms worth of lines, each routed at its time.
+                step = max(1, int(rate / 100))
+                for i in range(0, len(lines), step):
+                    if self.stopping:
+                        return   # the rest of the block is not read: the position stays here
+                    piece = raw[i:i + step]
+                    self.route(lines[i:i + step], sum(map(len, piece)) + len(piece), ascii, reserved)
+                    paced_lines += len(piece)
+                    ahead = paced_lines / rate - (time.monotonic() - paced_from)
                     if ahead > 0:
                         await asyncio.sleep(ahead)
-    if rest.strip():
-        await router.route(rest)
-        count += 1
-    return count
+            for part in self.parts:
+                if not part.room.is_set() and not self.stopping:
+                    await part.room.wait()
+
+    # -- sending ----------------------------------------------------------------
+
+    async def send(self, part):
+        args = self.args
+        linger = args.linger_ms / 1000
+        while True:
+            if not part.pending:
+                if self.reading_done:
+                    return
+                part.ready.clear()
+                await part.ready.wait()
+                continue
+            if linger and not (self.reading_done or self.stopping) and len(part.pending) < args.batch_lines:
+                wait = part.first_at + linger - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+            batch = part.pending[:args.batch_lines]
+            size = sum(map(len, batch)) + len(batch)
+            while size > args.batch_bytes and len(batch) > 1:
+                batch = batch[:len(batch) // 2]
+                size = sum(map(len, batch)) + len(batch)
+            del part.pending[:len(batch)]
+            part.first_at = time.monotonic()
+            if len(part.pending) < args.queue_lines:
+                part.room.set()
+            first = part.stored + 1
+            headers = {"Nats-Msg-Id": "{}:{}:{}:{}".format(self.name, part.index, first, len(batch)),
+                       "Typingd-Router": self.name, "Typingd-Lines": str(first)}
+            await self.publish(part, b"\n".join(batch) + b"\n", headers)
+            part.stored += len(batch)
+            part.messages += 1
+
+    async def publish(self, part, payload, headers):
+        """Publishes one message until JetStream stores it: no deadline but the call's."""
+        delay, since, logged = 0.05, None, None
+        while True:
+            try:
+                await self.js.publish(part.subject, payload, timeout=self.args.ack_timeout, stream=STREAM,
+                                      headers=headers)
+                if since is not None:
+                    self.unblock()
+                    log("partition {}: stored after {:.1f} s of waiting".format(part.index, time.monotonic() - since))
+                return
+            except Exception as error:   # a timeout, no responders, a reconnect, no leader
+                self.retries += 1
+                self.errors[type(error).__name__] += 1
+                now = time.monotonic()
+                if since is None:
+                    since = logged = now
+                    self.block()
+                elif now - logged >= LOG_EVERY:
+                    log("waiting for the cluster: partition {} not stored for {:.0f} s ({})".format(
+                        part.index, now - since, describe(error)))
+                    logged = now
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_CAP)
+
+    def block(self):
+        if self.blocked == 0:
+            self.blocked_since = time.monotonic()
+        self.blocked += 1
+
+    def unblock(self):
+        self.blocked -= 1
+        if self.blocked == 0:
+            self.blocked_total += time.monotonic() - self.blocked_since
+
+    async def checkpointer(self):
+        while True:
+            await asyncio.sleep(self.args.checkpoint_ms / 1000)
+            await self.save()
+
+    # -- stats ------------------------------------------------------------------
+
+    def stats(self):
+        self.advance()
+        blocked = self.blocked_total + (time.monotonic() - self.blocked_since if self.blocked else 0)
+        return {
+            "router": self.name, "state": self.state, "partitions": self.args.partitions,
+            "read_offset": self.read_offset, "lines_read": self.read_lines,
+            "stored_offset": self.stored_offset, "lines_stored": self.stored_lines,
+            "checkpoint_offset": self.checkpointed,
+            "partition_lines_routed": [p.routed for p in self.parts],
+            "partition_lines_stored": [p.stored for p in self.parts],
+            "lines_pending": sum(len(p.pending) for p in self.parts),
+            "lines_refused": self.refused,
+            "lines_fast_path": self.routing.fast, "lines_json": self.routing.slow,
+            "messages_published": sum(p.messages for p in self.parts),
+            "retries": self.retries, "blocked_partitions": self.blocked, "blocked_s": round(blocked, 3),
+            "checkpoints_written": self.checkpoints, "checkpoint_failures": self.checkpoint_failures,
+            "uptime_s": round(time.monotonic() - self.started, 3),
+        }
+
+    async def on_stats(self, msg):
+        stats = self.stats()
+        if msg.data.strip() == b"prometheus":
+            body = prometheus(stats).encode()
+        else:
+            body = json.dumps(stats).encode()
+        if msg.reply:
+            await msg.respond(body)
 
 
-async def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
-    parser.add_argument("--partitions", type=int, required=True)
-    parser.add_argument("--stamp", action="store_true", help="stamp 'at' and send ticks (live use)")
-    parser.add_argument("--tick-ms", type=int, default=100)
-    parser.add_argument("--batch-lines", type=int, default=1000)
-    parser.add_argument("--batch-bytes", type=int, default=256 * 1024)
-    parser.add_argument("--queue-lines", type=int, default=20000, help="lines held per partition")
-    parser.add_argument("--ack-timeout", type=float, default=2.0)
-    parser.add_argument("--retry-for", type=float, default=60.0)
-    parser.add_argument("--rate", type=float, default=0, help="at most this many lines a second (0: no limit)")
-    parser.add_argument("--name", default="router",
-                        help="deduplication id prefix (default: router-PID). Ids protect the retries "
-                             "of one router run; run one router per name at a time")
-    args = parser.parse_args()
-    if args.partitions < 1:
-        parser.error("--partitions must be at least 1")
+def prometheus(stats):
+    label = 'router="{}"'.format(stats["router"])
+    counters = {"lines_read", "lines_stored", "lines_refused", "lines_fast_path", "lines_json",
+                "messages_published", "retries", "blocked_s", "checkpoints_written", "checkpoint_failures"}
+    out = []
+    for key, value in stats.items():
+        if key in ("router", "state"):
+            continue
+        metric = "typingd_router_" + key + ("_total" if key in counters else "")
+        kind = "counter" if key in counters else "gauge"
+        out.append("# TYPE {} {}".format(metric, kind))
+        if isinstance(value, list):
+            for p, v in enumerate(value):
+                out.append('{}{{{},partition="{}"}} {}'.format(metric, label, p, v))
+        else:
+            out.append("{}{{{}}} {}".format(metric, label, value))
+    out.append("# TYPE typingd_router_state gauge")
+    out.append('typingd_router_state{{{},state="{}"}} 1'.format(label, stats["state"]))
+    return "\n".join(out) + "\n"
 
-    nc = await connect(args.servers, "router")
+
+def describe(error):
+    return "{}: {}".format(type(error).__name__, error) if str(error) else type(error).__name__
+
+
+def read_stdin(loop, queue, permits, skip):
+    """The reading thread: skips `skip` bytes, then hands chunks to the loop
+    (b"" at the end, an exception if reading fails), READ_AHEAD at most ahead."""
+    try:
+        while skip > 0:
+            data = os.read(0, min(skip, 1 << 20))
+            if not data:
+                raise EOFError("stdin ended {} bytes before the checkpoint's position".format(skip))
+            skip -= len(data)
+        while True:
+            permits.acquire()
+            data = os.read(0, CHUNK)
+            loop.call_soon_threadsafe(queue.put_nowait, data)
+            if not data:
+                return
+    except Exception as error:
+        loop.call_soon_threadsafe(queue.put_nowait, error)
+
+
+async def until_done(router, what, call, timeout):
+    """Calls `call()` until it succeeds: each try within `timeout`, back-off between
+    tries, a log line every 5 s. None when the router is told to stop meanwhile."""
+    delay, since, logged = 0.05, time.monotonic(), time.monotonic()
+    while not router.stopping:
+        try:
+            return await asyncio.wait_for(call(), timeout)
+        except Exception as error:
+            now = time.monotonic()
+            if now - logged >= LOG_EVERY:
+                log("waiting for the cluster: {} for {:.0f} s ({})".format(what, now - since, describe(error)))
+                logged = now
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_CAP)
+    return None
+
+
+async def checkpoint_bucket(js, timeout):
+    """The KV bucket typingd-routers, made when missing with min(3, cluster size) replicas."""
+    from nats.js.errors import APIError, BucketNotFoundError
+    try:
+        return await js.key_value(CHECKPOINTS)
+    except BucketNotFoundError:
+        pass
+    for replicas in (3, 2, 1):
+        try:
+            return await js.create_key_value(bucket=CHECKPOINTS, history=1, replicas=replicas,
+                                             description="typingd routers' stored input positions")
+        except APIError as error:
+            # Fewer nodes than replicas: "insufficient resources", or "replicas > 1
+            # not supported in non-clustered mode".
+            text = str(error).lower()
+            if replicas == 1 or ("replica" not in text and "resources" not in text):
+                raise
+    raise AssertionError("unreachable")
+
+
+async def load_checkpoint(router, args):
+    """(offset, input lines, lines per partition) to resume at, from the checkpoint."""
+    from nats.js.errors import KeyNotFoundError
+    zero = (args.input_offset, 0, [0] * args.partitions)
+
+    async def get():
+        try:
+            return await router.kv.get(args.name)
+        except KeyNotFoundError:
+            return False
+    entry = await until_done(router, "reading the checkpoint", get, args.ack_timeout)
+    if not entry:
+        return zero
+    try:
+        saved = json.loads(entry.value)
+        offset, counts = int(saved["offset"]), [int(c) for c in saved["lines"]]
+    except (ValueError, KeyError, TypeError):
+        log("checkpoint {!r} of bucket {} is not one (ignored): {!r}".format(args.name, CHECKPOINTS, entry.value[:200]))
+        return zero
+    if saved.get("stream_created") != router.stream_created:
+        log("checkpoint of {} (byte {}) is from an earlier stream {}, made anew since: starting from the input's "
+            "beginning".format(args.name, offset, STREAM))
+        return zero
+    if len(counts) != args.partitions:
+        log("the checkpoint of {} is for {} partitions, not {}: its line numbers would not fit. Give the same "
+            "--partitions, or a new --name (a new input)".format(args.name, len(counts), args.partitions))
+        sys.exit(64)
+    if offset < args.input_offset:
+        log("the checkpoint of {} is at byte {}, before stdin's start (--input-offset {}): the lines in between "
+            "were never stored. Give stdin from byte {} (or --from-start)".format(
+                args.name, offset, args.input_offset, offset))
+        sys.exit(1)
+    return offset, int(saved.get("input_lines", 0)), counts
+
+
+async def main(args):
+    loop = asyncio.get_running_loop()
+    holder = {}
+
+    def on_signal(signame):
+        router = holder.get("router")
+        if router is None:
+            log("{} before connecting: nothing read, exiting".format(signame))
+            os._exit(0)
+        router.stop(signame)
+    for signum, signame in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
+        loop.add_signal_handler(signum, on_signal, signame)
+
+    since, logged = time.monotonic(), time.monotonic()
+    while True:
+        try:
+            nc = await connect(args.servers, "router " + args.name, timeout=5)
+            break
+        except Exception as error:
+            if time.monotonic() - logged >= LOG_EVERY:
+                log("waiting for the cluster: no server at {} for {:.0f} s ({})".format(
+                    args.servers, time.monotonic() - since, describe(error)))
+                logged = time.monotonic()
+            await asyncio.sleep(1)
     js = nc.jetstream()
-    router = Router(args, js)
-    started = time.monotonic()
-    senders = [asyncio.create_task(router.sender(part)) for part in router.parts]
-    ticker = asyncio.create_task(router.ticker()) if args.stamp and args.tick_ms > 0 else None
-    count = await read_lines(router)
-    router.finish()
-    if ticker:
-        ticker.cancel()
-    await asyncio.gather(*senders)
-    seconds = time.monotonic() - started
-    await nc.drain()
-    batches = sum(p.batches for p in router.parts)
+    router = Router(args, nc, js)
+    holder["router"] = router
+
+    info = await until_done(router, "stream {} (made by ctl.py setup)".format(STREAM),
+                            lambda: js.stream_info(STREAM), args.ack_timeout)
+    if info is None:
+        return 0
+    router.stream_created = info.created.isoformat() if info.created else None
+    router.kv = await until_done(router, "bucket " + CHECKPOINTS, lambda: checkpoint_bucket(js, args.ack_timeout),
+                                 args.ack_timeout * 3)
+    if router.kv is None:
+        return 0
+    if args.from_start:
+        offset, lines, counts = args.input_offset, 0, [0] * args.partitions
+    else:
+        offset, lines, counts = await load_checkpoint(router, args)
+    router.begin(offset, lines, counts)
+    skip = offset - args.input_offset
+    if skip or lines:
+        log("{}: resuming at byte {} (input line {}) from its checkpoint{}".format(
+            args.name, offset, lines + 1, "" if args.from_start else " (--from-start ignores it)"))
+    if skip:
+        mode = os.fstat(0).st_mode
+        if stat.S_ISREG(mode):
+            position = os.lseek(0, skip, os.SEEK_CUR)
+            if position > os.fstat(0).st_size:
+                log("stdin (a file of {} bytes) ends before the checkpoint's byte {}: is it the same input?".format(
+                    os.fstat(0).st_size, offset))
+                return 1
+            skip = 0
+    await nc.subscribe("typingd.stats.router." + args.name, cb=router.on_stats)
+    await nc.flush()
+    senders = [asyncio.create_task(router.send(part)) for part in router.parts]
+    checkpointer = asyncio.create_task(router.checkpointer())
+    status = 0
+    try:
+        await router.read_input(skip)
+    except EOFError as error:
+        log("{}: is it the same input?".format(error))
+        status = 1
+    router.reading_done = True
+    router.state = "draining"
+    for part in router.parts:
+        part.ready.set()
+    for sender in senders:
+        await sender
+    checkpointer.cancel()
+    await router.save(final=True)
+    router.state = "stopped"
+    seconds = time.monotonic() - router.started
+    stats = router.stats()
     retried = ", ".join("{} {}".format(n, name) for name, n in sorted(router.errors.items()))
-    print("router: {} lines in {:.2f} s ({:.0f} lines/s), {} messages, {} retries{}; "
-          "longest wait for a batch to be stored {:.2f} s{}".format(
-              count, seconds, count / seconds if seconds else 0, batches, router.retries,
-              " ({})".format(retried) if retried else "", router.longest,
-              "; {} lines refused".format(router.refused) if router.refused else ""), file=sys.stderr)
+    log("{} lines in {:.2f} s ({:.0f} lines/s), {} messages ({} fast-path, {} json lines), {} retries{}{}".format(
+        stats["lines_read"] - lines, seconds, (stats["lines_read"] - lines) / seconds if seconds else 0,
+        stats["messages_published"], stats["lines_fast_path"], stats["lines_json"], router.retries,
+        " ({})".format(retried) if retried else "",
+        "; {} lines refused".format(router.refused) if router.refused else ""))
+    ending = "{} ".format(router.stop_signal) if router.stopping else "end of input: "
+    log("{}stored through byte {} ({} lines); a restart with --name {} resumes there".format(
+        ending, router.stored_offset, router.stored_lines, args.name))
+    try:
+        await asyncio.wait_for(nc.close(), 5)
+    except Exception:
+        pass
+    return status
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(64, "router.py: {}\n(router.py --help explains every option)\n".format(message))
+
+
+def parse(argv):
+    doc = __doc__
+    parser = Parser(prog="router.py", description=doc.split("\n\n")[0], epilog=doc.split("\n\n", 2)[2],
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--servers", default=DEFAULT_SERVERS,
+                        help="comma-separated NATS URLs (default: cluster.sh's nodes, %(default)s)")
+    parser.add_argument("--partitions", type=int, required=True,
+                        help="number of partitions: the same for every router and shard of a stream")
+    parser.add_argument("--name", default="router",
+                        help="this input's name: dedup ids, headers, checkpoint key (default: %(default)s); "
+                             "letters, digits, _ and -")
+    parser.add_argument("--stamp", action="store_true", help="stamp \"at\" (ms since the epoch) on commands without")
+    parser.add_argument("--linger-ms", type=float, default=20.0,
+                        help="how long a partition's first waiting line waits for others to share its message "
+                             "(default: %(default)s; 0: send as soon as the previous message is stored)")
+    parser.add_argument("--batch-lines", type=int, default=1000, help="lines per message at most (default: %(default)s)")
+    parser.add_argument("--batch-bytes", type=int, default=256 * 1024,
+                        help="bytes per message at most (default: %(default)s; at most the servers' max_payload)")
+    parser.add_argument("--queue-lines", type=int, default=20000,
+                        help="lines waiting for one partition before the router stops reading (default: %(default)s)")
+    parser.add_argument("--ack-timeout", type=float, default=2.0,
+                        help="deadline of one publish or checkpoint write, retried after it (default: %(default)s s)")
+    parser.add_argument("--checkpoint-ms", type=float, default=200.0,
+                        help="how often the stored position is checkpointed (default: %(default)s)")
+    parser.add_argument("--rate", type=float, default=0, help="at most this many lines a second (default: no limit)")
+    parser.add_argument("--input-offset", type=int, default=0, metavar="N",
+                        help="stdin starts at byte N of the input (the checkpoint's positions count from the input's "
+                             "first byte)")
+    parser.add_argument("--from-start", action="store_true", help="ignore the checkpoint: start at stdin's first byte")
+    parser.add_argument("--retry-for", help=argparse.SUPPRESS)
+    parser.add_argument("--tick-ms", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.retry_for is not None:
+        parser.error("--retry-for is gone: the router waits for the cluster as long as it takes, and says so "
+                     "every 5 s; stop it with SIGTERM (it then drains and checkpoints)")
+    if args.tick_ms is not None:
+        parser.error("--tick-ms is gone: the shard that owns a partition ticks it (shard.py --tick-ms)")
+    if args.partitions < 1:
+        parser.error("--partitions must be at least 1, not {}".format(args.partitions))
+    if not NAME.match(args.name):
+        parser.error("--name {!r}: use 1 to 64 letters, digits, _ or - (it is a header, a subject token "
+                     "and a key)".format(args.name))
+    for option in ("linger_ms", "rate", "input_offset"):
+        if getattr(args, option) < 0:
+            parser.error("--{} must not be negative".format(option.replace("_", "-")))
+    for option in ("batch_lines", "batch_bytes", "queue_lines", "ack_timeout", "checkpoint_ms"):
+        if getattr(args, option) <= 0:
+            parser.error("--{} must be positive".format(option.replace("_", "-")))
+    if args.from_start and args.input_offset:
+        parser.error("--from-start reads stdin from its first byte: it does not go with --input-offset")
+    return args
 
 
 if __name__ == "__main__":
-    try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        sys.exit(130)
+    sys.exit(asyncio.run(main(parse(sys.argv[1:]))))
