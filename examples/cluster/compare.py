@@ -4,10 +4,11 @@
     compare.py REFERENCE AUDIT... [--label TEXT]
 
 REFERENCE is one typingd's output for the whole workload. Each AUDIT file is a
-shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E<TAB>FIRST:PARTITION
+shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH
 once the events of the partition's messages FIRST..SEQ, one fetch or one replayed
-message, are all written; an older shard wrote SEQ<TAB>E<TAB> for one message),
-given in the order the shards started. A partition's records are merged by
+message, are all written; an older shard wrote SEQ<TAB>E<TAB> for one message, and
+then the files must be given in the order the shards started). A partition's
+records are taken in the order of their owners' lease epochs, and merged by
 sequence number, ignoring one without its E line (the shard was killed while
 writing it): messages applied by two shards (a replacement applies again every
 message after its snapshot, one record each) must have given the same events both
@@ -128,43 +129,49 @@ def main():
     backlog = 0
     cut_short = 0
     replayed_twice = mismatched_twice = uncompared = 0
-    for path in args.audits:
-        records = []
+    records = []   # (partition, epoch, file, first, last, lines)
+    for index, path in enumerate(args.audits):
         lines_of = collections.defaultdict(list)
         with open(path, "rb") as file:
             for raw in file:
                 seq, flag, line = raw.rstrip(b"\n").split(b"\t", 2)
                 if flag == b"E":
-                    first, _, part = line.partition(b":")
-                    records.append((part or None, int(first) if first else int(seq), int(seq),
-                                    lines_of.pop(int(seq), [])))
+                    first, part, epoch = (line.split(b":") + [b"", b""])[:3]
+                    records.append((part or None, int(epoch or 0), index, int(first) if first else int(seq),
+                                    int(seq), lines_of.pop(int(seq), [])))
                     continue
                 lines_of[int(seq)].append(line)
                 backlog += flag == b"B"
         cut_short += len(lines_of)      # the shard died while writing these events
-        runs = {}                       # partition -> the copies met since the last aligned span
-        for part, first, last, lines in records:
-            mine = taken[part]
-            end = mine[-1][1] if mine else 0
-            if first > end:
-                if runs.get(part):
-                    uncompared += len(runs.pop(part))
-                mine.append((first, last, lines))
-                continue
-            replayed_twice += 1
-            run = runs.setdefault(part, [])
-            run.append((first, last, lines))
-            # Aligned: the run starts where a taken record starts and ends where one ends.
-            i = bisect.bisect_left(mine, (run[0][0],))
-            if i == len(mine) or mine[i][0] != run[0][0]:
-                continue
-            j = next((k for k in range(i, len(mine)) if mine[k][1] >= last), None)
-            if j is None or mine[j][1] != last:
-                continue
-            if unnumbered([l for r in mine[i:j + 1] for l in r[2]]) != unnumbered([l for r in run for l in r[2]]):
-                mismatched_twice += len(run)
-            del runs[part]
-        uncompared += sum(len(run) for run in runs.values())
+    # In the order the owners held the partition (their epochs grow), each owner's in
+    # the order written; files without epochs (older shards) in the order given.
+    records.sort(key=lambda r: (str(r[0]), r[1], r[2]))
+    runs = {}                           # partition -> (owner, the copies met since the last aligned span)
+    for part, epoch, index, first, last, lines in records:
+        mine = taken[part]
+        end = mine[-1][1] if mine else 0
+        owner = (epoch, index)
+        if part in runs and runs[part][0] != owner:
+            uncompared += len(runs.pop(part)[1])
+        if first > end:
+            if part in runs:
+                uncompared += len(runs.pop(part)[1])
+            mine.append((first, last, lines))
+            continue
+        replayed_twice += 1
+        run = runs.setdefault(part, (owner, []))[1]
+        run.append((first, last, lines))
+        # Aligned: the run starts where a taken record starts and ends where one ends.
+        i = bisect.bisect_left(mine, (run[0][0],))
+        if i == len(mine) or mine[i][0] != run[0][0]:
+            continue
+        j = next((k for k in range(i, len(mine)) if mine[k][1] >= last), None)
+        if j is None or mine[j][1] != last:
+            continue
+        if unnumbered([l for r in mine[i:j + 1] for l in r[2]]) != unnumbered([l for r in run for l in r[2]]):
+            mismatched_twice += len(run)
+        del runs[part]
+    uncompared += sum(len(run) for _, run in runs.values())
     produced = [line for record in sorted((r for mine in taken.values() for r in mine), key=lambda r: r[1])
                 for line in record[2]]
 

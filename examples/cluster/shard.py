@@ -556,13 +556,13 @@ class Shard:
             if not self.lease.held():
                 self.lease.lost("its time ran out before seq {} was published".format(entry.seq))
             if self.audit:
-                # One write per entry, ending with an E line (SEQ, E, FIRST:PARTITION): a
+                # One write per entry, ending with an E line (SEQ, E, FIRST:PARTITION:EPOCH): a
                 # shard killed mid-entry leaves no E, and the checker ignores that copy.
                 # In the kernel before the ack: a shard killed after acknowledging has
                 # the events in its audit file.
                 prefix = b"%d\t%s\t" % (entry.seq, b"P" if entry.mode == PUBLISH else b"B")
                 self.audit.write(b"".join(prefix + item[0] + b"\n" for item in events if item is not LINE_END)
-                                 + b"%d\tE\t%d:%d\n" % (entry.seq, entry.first, self.p))
+                                 + b"%d\tE\t%d:%d:%d\n" % (entry.seq, entry.first, self.p, self.lease.epoch))
                 self.audit.flush()
             if entry.mode == BACKLOG:
                 await self.deliver_backlog(entry.commands, events, entry.seq)
@@ -1026,7 +1026,8 @@ class Shard:
                 "snapshots_stored": counts["snapshots_stored"], "snapshots_failed": counts["snapshots_failed"],
                 "snapshots_skipped": counts["snapshots_skipped"], "ticks": counts["ticks"],
                 "retries": counts["retries"], "lease_renewals": self.lease.renewals,
-                "gaps_filled": self.gaps_filled, "routers": self.routers,
+                "gaps_filled": self.gaps_filled, "routers": self.routers, "pid": os.getpid(),
+                "lease_owner": self.lease.owner,
                 "uptime_s": round(time.monotonic() - self.started, 3)}
 
     async def on_stats(self, msg):
@@ -1037,7 +1038,7 @@ class Shard:
             labels = '{{partition="{}",role="{}"}}'.format(self.p, self.role)
             lines = []
             for name, value in stats.items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool) and name != "partition":
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in ("partition", "pid"):
                     lines.append("# TYPE typingd_shard_{} {}".format(
                         name, "counter" if name in COUNTERS else "gauge"))
                     lines.append("typingd_shard_{}{} {}".format(name, labels, value))
@@ -1078,7 +1079,7 @@ async def main():
     parser.add_argument("--partition", type=int, required=True)
     parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"))
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and "
-                                        "SEQ<TAB>E<TAB>FIRST:PARTITION at the end of each fetch's (or replayed "
+                                        "SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH at the end of each fetch's (or replayed "
                                         "message's) events, to this file")
     parser.add_argument("--snapshot-every", type=int, default=0, help="messages between snapshots (0: never)")
     parser.add_argument("--replicas", type=int, default=3, help="replicas of the snapshot store and lease bucket "
