@@ -16,7 +16,8 @@
 # Every process runs under `timeout` and is stopped by its pid. Ends with
 # "N passed, N failed"; exits 0 when all passed. Environment: TYPINGD_BINARY
 # (default .build/release/typingd, built when missing), LINES (200000, before
-# the workload's additions), PHASES ("1 2 3": which to run), PORT_BASE (14222),
+# the workload's additions), PHASES ("0 1 2 3": which to run; 0 is the router
+# alone: common.py --self-test and router_check.py), PORT_BASE (14222),
 # KEEP=1 to keep the work folder.
 set -eu
 case ${1:-} in
@@ -26,7 +27,7 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 lines=${LINES:-200000}
-phases=${PHASES:-1 2 3}
+phases=${PHASES:-0 1 2 3}
 partitions=4
 started_at=$(date +%s)
 
@@ -107,6 +108,21 @@ total=$(wc -l < "$work/workload.jsonl")
 echo "check.sh: starting a 3-node JetStream cluster on 127.0.0.1"
 "$here/cluster.sh" start "$work/nats"
 ctl ready
+
+case " $phases " in *" 0 "*)
+# 0. The router alone: its fast path routes every line as json.loads does, and
+# restarts (SIGTERM on a file and on pipes, kill -9) lose and double no line.
+"$py" "$here/common.py" --self-test > "$work/self-test.log" 2>&1 && status=0 || status=1
+sed 's/^/  /' "$work/self-test.log"
+result "router: the routing fast path agrees with json.loads" $status
+ctl setup
+head -n 20000 "$work/workload.jsonl" > "$work/router-input.jsonl"
+timeout 120 "$py" "$here/router_check.py" --servers "$urls" --input "$work/router-input.jsonl" > "$work/router-check.log" 2>&1 \
+    && status=0 || status=1
+grep -E "^(PASS|FAIL)" "$work/router-check.log" | sed 's/^/  /'
+[ $status -eq 0 ] || tail -n 30 "$work/router-check.log" >&2
+result "router: restarts lose and double no line" $status
+;; esac
 
 # phase NAME ROUTER_RATE SNAPSHOT_EVERY: a fresh stream, 4 shards, the router in the background.
 begin_phase() {

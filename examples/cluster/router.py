@@ -571,9 +571,6 @@ async def main(args):
         offset, lines, counts = await load_checkpoint(router, args)
     router.begin(offset, lines, counts)
     skip = offset - args.input_offset
-    if skip or lines:
-        log("{}: resuming at byte {} (input line {}) from its checkpoint{}".format(
-            args.name, offset, lines + 1, "" if args.from_start else " (--from-start ignores it)"))
     if skip:
         mode = os.fstat(0).st_mode
         if stat.S_ISREG(mode):
@@ -585,6 +582,8 @@ async def main(args):
             skip = 0
     await nc.subscribe("typingd.stats.router." + args.name, cb=router.on_stats)
     await nc.flush()
+    log("{}: reading at byte {} (input line {}){}".format(
+        args.name, offset, lines + 1, ", from its checkpoint (--from-start ignores it)" if skip or lines else ""))
     senders = [asyncio.create_task(router.send(part)) for part in router.parts]
     checkpointer = asyncio.create_task(router.checkpointer())
     status = 0

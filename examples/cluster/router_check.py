@@ -52,13 +52,21 @@ def router(args, name, extra=(), stdin=None, shell_input=None):
 
 
 def finish(proc, label, kill_after=None, sig=signal.SIGTERM):
-    """Waits for a router run (signalling it after kill_after s); its status and stderr."""
+    """Waits for a router run (signalling it kill_after s after it starts
+    reading); its status and stderr."""
+    head = b""
     if kill_after is not None:
+        while b": reading at byte" not in head:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            head += line
         try:
             proc.wait(kill_after)
         except subprocess.TimeoutExpired:
             proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
+    err = head + err
     if proc.feeder:
         proc.feeder.kill()
         proc.feeder.wait()
