@@ -1,27 +1,298 @@
 #!/usr/bin/env python3
-"""What a gateway does: subscribe to one viewer's indicators, from every shard.
+"""A gateway for a set of viewers: their indicators from every shard, kept right through gaps.
 
-    watch.py --servers URLS --viewer ID [--seconds S]
+    watch.py [--servers URLS] --viewer ID [--viewer ID ...] [--all-viewers]
+             [--partitions N] [--finals FILE] [--seconds S] [--slow-ms N]
 
-Prints each `indicator` event for the viewer as it arrives, one JSON line each,
-from subject typingd.view.<token> (common.token: the id itself when plain, else
-'~' and its UTF-8 hex). Ends after --seconds (default: never) or on SIGTERM.
+Subscribes to typingd.view.<token> of each viewer (common.token: the id itself
+when plain, else '~' and its UTF-8 hex), or to typingd.view.* with
+--all-viewers (every viewer it hears of). A message's body is one or more event
+lines (a shard sends the events of one fetch for one subject as one message);
+each indicator line is printed on stdout as it is applied, and kept as the
+viewer's current indicator for its screen (conv, thread, view).
+
+Every message carries Typingd-Epoch, Typingd-Partition and Typingd-Seq. The
+gateway keeps the highest epoch seen per partition and drops a message with a
+lower one (a deposed owner's late events). It RESYNCS after a slow-consumer
+error (messages were dropped), a reconnect (messages may have been lost), or a
+new epoch for a partition (a takeover: its catch-up sends only each viewer's
+last indicator): for each viewer, a request on typingd.resync with body
+{"viewer": ID}; each partition's owner answers {"partition", "epoch", "seq",
+"indicators"} (the last non-empty indicator per screen it published for that
+viewer). The gateway takes one answer per partition (the highest epoch, and
+not lower than one it has seen), replaces the viewer's screens of that
+partition with it (a screen not listed is empty), and drops the messages still
+queued that the answer already covers (Typingd-Seq at or below its "seq").
+Partitions that did not answer are asked again (back-off up to 2 s) until they
+do; another trigger during a resync starts one more after it.
+
+At the end (--seconds, SIGTERM or SIGINT) it finishes what is queued (at most
+--drain-s seconds), then writes every viewer's final indicator per screen, one
+JSON line each: {"viewer", "conv", "thread", "view", "indicator"} (the last
+indicator event applied, or null), to --finals (default: stderr's summary only),
+and a summary on stderr. --slow-ms N blocks the gateway N ms per message (a busy
+gateway: it reproduces a slow consumer), --pending-limit its queue in messages.
+Defaults for --servers and --partitions come from cluster.conf (PORT_BASE,
+PARTITIONS).
 """
 import argparse
 import asyncio
+import json
 import signal
 import sys
+import time
 
-from common import DEFAULT_SERVERS, connect, token
+import nats
+from nats.errors import SlowConsumerError
+
+from common import partition_of, servers, token
+
+EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
+
+
+def conf_value(name, default):
+    """A KEY=VALUE from cluster.conf next to this file (the environment wins)."""
+    import os
+    import shlex
+    if os.environ.get(name):
+        return os.environ[name]
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")) as file:
+            for line in file:
+                key, sep, value = line.strip().partition("=")
+                if sep and key == name and not line.lstrip().startswith("#"):
+                    return " ".join(shlex.split(value, comments=True))
+    except OSError:
+        pass
+    return default
+
+
+def log(text):
+    print("watch: " + text, file=sys.stderr, flush=True)
+
+
+class Gateway:
+    def __init__(self, args, nc):
+        self.args, self.nc = args, nc
+        self.partitions = args.partitions
+        self.all = args.all_viewers
+        self.viewers = set(args.viewer)
+        # viewer -> {(conv, thread, view): (line, partition)}
+        self.screens = {v: {} for v in self.viewers}
+        self.epoch = {}            # partition -> highest epoch seen
+        self.floor = {}            # (viewer, partition) -> (epoch, seq) a resync covered
+        self.counts = dict(messages=0, indicators=0, stale_epoch=0, covered=0, slow_consumer=0,
+                           reconnects=0, new_epochs=0, resyncs=0, resync_requests=0, resync_retries=0)
+        self.wanted = asyncio.Event()   # a resync is due
+        self.resyncing = False
+        self.slow = args.slow_ms / 1000
+        self.received = open(args.received, "wb") if args.received else None
+
+    # Messages.
+    async def on_message(self, msg):
+        if self.slow:
+            time.sleep(self.slow)   # blocking on purpose: a gateway busy for that long
+        self.counts["messages"] += 1
+        headers = msg.headers or {}
+        try:
+            epoch, p, seq = int(headers[EPOCH]), int(headers[PARTITION]), int(headers[SEQ])
+        except (KeyError, ValueError):
+            epoch = p = seq = None
+        if p is not None:
+            known = self.epoch.get(p)
+            if known is not None and epoch < known:
+                self.counts["stale_epoch"] += 1
+                return
+            if known is None or epoch > known:
+                self.epoch[p] = epoch
+                if known is not None:
+                    self.counts["new_epochs"] += 1
+                    log("partition {}: new epoch {} (was {}): resync".format(p, epoch, known))
+                    self.want_resync()
+        for line in msg.data.split(b"\n"):
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            if event.get("event") != "indicator":
+                continue
+            viewer = event["viewer"]
+            if viewer not in self.viewers:
+                if not self.all:
+                    continue
+                self.viewers.add(viewer)
+                self.screens[viewer] = {}
+            if p is not None:
+                floor = self.floor.get((viewer, p))
+                if floor is not None and (epoch, seq) <= floor:
+                    self.counts["covered"] += 1   # a resync already gave this or later
+                    continue
+            self.apply(viewer, event, line, p)
+
+    def apply(self, viewer, event, line, p, show=True):
+        key = (event["conv"], event.get("thread"), event.get("view"))
+        self.screens[viewer][key] = (line, p if p is not None else partition_of(event["conv"], self.partitions))
+        if show:   # received as an event (a resync's answer is not printed)
+            self.counts["indicators"] += 1
+            sys.stdout.buffer.write(line + b"\n")
+            if self.received:
+                self.received.write(b"%d\t%s\n" % (int(time.time() * 1000), line))
+
+    # Resync.
+    def want_resync(self):
+        self.wanted.set()
+
+    async def on_error(self, error):
+        if isinstance(error, SlowConsumerError):
+            self.counts["slow_consumer"] += 1
+            if self.counts["slow_consumer"] in (1, 10, 100, 1000, 10000):
+                log("slow consumer: messages dropped ({} so far): resync".format(self.counts["slow_consumer"]))
+            self.want_resync()
+        else:
+            log("nats: {}".format(error or type(error).__name__))
+
+    async def on_reconnect(self):
+        self.counts["reconnects"] += 1
+        log("reconnected to {}: resync".format(self.nc.connected_url.netloc if self.nc.connected_url else "?"))
+        self.want_resync()
+
+    async def resync_loop(self):
+        while True:
+            await self.wanted.wait()
+            self.wanted.clear()
+            self.resyncing = True
+            try:
+                await self.resync()
+            except Exception as error:   # never let the loop die
+                log("resync failed: {!r}".format(error))
+                self.wanted.set()
+                await asyncio.sleep(0.5)
+            finally:
+                self.resyncing = False
+
+    async def resync(self, patience=None):
+        """Every viewer's screens from one answer per partition, asked until each answered."""
+        self.counts["resyncs"] += 1
+        started = time.monotonic()
+        missing = {v: set(range(self.partitions)) for v in sorted(self.viewers)}
+        delay = 0.2
+        while missing:
+            viewers = list(missing)
+            answers = await asyncio.gather(*(self.ask(v, missing[v]) for v in viewers))
+            for viewer, answered in zip(viewers, answers):
+                missing[viewer] -= answered
+                if not missing[viewer]:
+                    del missing[viewer]
+            if not missing:
+                break
+            if patience is not None and time.monotonic() - started > patience:
+                log("resync: {} viewers without an answer from every partition after {:.1f} s; left".format(
+                    len(missing), patience))
+                return
+            self.counts["resync_retries"] += 1
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        log("resync {} done in {:.2f} s for {} viewers".format(
+            self.counts["resyncs"], time.monotonic() - started, len(self.viewers)))
+
+    async def ask(self, viewer, partitions, timeout=1.0):
+        """One request; the partitions whose answer was taken."""
+        inbox = self.nc.new_inbox()
+        best = {}
+        done = asyncio.Event()
+
+        async def answer(msg):
+            try:
+                body = json.loads(msg.data)
+                p, epoch, seq = int(body["partition"]), int(body["epoch"]), int(body["seq"])
+            except (ValueError, KeyError, TypeError):
+                return
+            if p in partitions and (p not in best or epoch > best[p][0]):
+                best[p] = (epoch, seq, body["indicators"])
+            if len(best) == len(partitions):
+                done.set()
+
+        sub = await self.nc.subscribe(inbox, cb=answer)
+        self.counts["resync_requests"] += 1
+        try:
+            await self.nc.publish("typingd.resync", json.dumps({"viewer": viewer}).encode(), reply=inbox)
+            try:
+                await asyncio.wait_for(done.wait(), timeout)
+            except asyncio.TimeoutError:
+                pass
+        finally:
+            await sub.unsubscribe()
+        taken = set()
+        for p, (epoch, seq, indicators) in best.items():
+            known = self.epoch.get(p)
+            if known is not None and epoch < known:
+                continue   # a deposed owner answered: ask again
+            self.epoch[p] = epoch
+            screens = self.screens.setdefault(viewer, {})
+            for key in [k for k, (_, q) in screens.items() if q == p]:
+                line, _ = screens[key]
+                if json.loads(line).get("typing"):
+                    # Not listed: empty now. Written as an empty indicator of the screen.
+                    del screens[key]
+            for event in indicators:
+                line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+                self.apply(viewer, event, line, p, show=False)
+            self.floor[(viewer, p)] = (epoch, seq)
+            taken.add(p)
+        return taken
+
+    def finals(self):
+        for viewer in sorted(self.viewers):
+            for key, (line, _) in sorted(self.screens.get(viewer, {}).items(), key=lambda kv: json.dumps(kv[0])):
+                event = json.loads(line)
+                yield {"viewer": viewer, "conv": key[0], "thread": key[1], "view": key[2],
+                       "indicator": event if event.get("typing") else None}
 
 
 async def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
-    parser.add_argument("--viewer", required=True)
-    parser.add_argument("--seconds", type=float, default=0)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    base = int(conf_value("PORT_BASE", "14222"))
+    parser.add_argument("--servers", default=",".join("nats://127.0.0.1:{}".format(base + i) for i in range(3)),
+                        help="comma-separated NATS URLs (default: cluster.sh's nodes at PORT_BASE)")
+    parser.add_argument("--viewer", action="append", default=[], help="a viewer id (repeat for more)")
+    parser.add_argument("--viewers-file", help="viewer ids, one a line")
+    parser.add_argument("--all-viewers", action="store_true", help="subscribe to typingd.view.*: every viewer")
+    parser.add_argument("--partitions", type=int, default=int(conf_value("PARTITIONS", "4")))
+    parser.add_argument("--finals", help="write each viewer's final indicator per screen here at the end")
+    parser.add_argument("--received", help="also write each indicator applied here, after the wall clock (ms) "
+                                           "and a tab")
+    parser.add_argument("--seconds", type=float, default=0, help="end after this many seconds (default: never)")
+    parser.add_argument("--slow-ms", type=float, default=0, help="block this many ms per message")
+    parser.add_argument("--pending-limit", type=int, default=65536, help="messages queued per subscription before "
+                                                                        "the client drops (slow consumer)")
+    parser.add_argument("--drain-s", type=float, default=60, help="at the end, finish the queue for at most this long")
+    parser.add_argument("--no-resync", action="store_true", help="never resync (to see what it costs)")
     args = parser.parse_args()
-    nc = await connect(args.servers, "watch")
+    if args.viewers_file:
+        with open(args.viewers_file) as file:
+            args.viewer += [line.rstrip("\n") for line in file if line.strip()]
+    if not args.viewer and not args.all_viewers:
+        parser.error("give --viewer, --viewers-file or --all-viewers")
+
+    gateway = None
+
+    async def error_cb(error):
+        if gateway is not None:
+            await gateway.on_error(error)
+
+    async def reconnected_cb():
+        if gateway is not None:
+            await gateway.on_reconnect()
+
+    async def disconnected_cb():
+        log("disconnected")
+
+    nc = await nats.connect(servers=servers(args.servers), name="watch", max_reconnect_attempts=-1,
+                            reconnect_time_wait=0.2, connect_timeout=2, error_cb=error_cb,
+                            reconnected_cb=reconnected_cb, disconnected_cb=disconnected_cb)
+    gateway = Gateway(args, nc)
+    if args.no_resync:
+        gateway.want_resync = lambda: None
     done = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -29,15 +300,46 @@ async def main():
     if args.seconds:
         loop.call_later(args.seconds, done.set)
 
-    async def show(msg):
-        sys.stdout.buffer.write(msg.data + b"\n")
-        sys.stdout.flush()
-
-    await nc.subscribe("typingd.view." + token(args.viewer), cb=show)
+    subs = []
+    if args.all_viewers:
+        subs.append(await nc.subscribe("typingd.view.*", cb=gateway.on_message, pending_msgs_limit=args.pending_limit))
+    for viewer in sorted(set(args.viewer)):
+        if not args.all_viewers:
+            subs.append(await nc.subscribe("typingd.view." + token(viewer), cb=gateway.on_message,
+                                           pending_msgs_limit=args.pending_limit))
     await nc.flush()
-    print("watch: subscribed", file=sys.stderr, flush=True)
+    resyncer = asyncio.create_task(gateway.resync_loop())
+    log("subscribed: {} viewers{}".format(len(gateway.viewers), " and every other" if args.all_viewers else ""))
+    if gateway.viewers and not args.no_resync:
+        # Whatever was shown before it started: the owners up now (no retries).
+        await gateway.resync(patience=0)
     await done.wait()
-    await nc.drain()
+
+    # Finish what is queued and any resync due, then write the finals.
+    deadline = time.monotonic() + args.drain_s
+    while time.monotonic() < deadline and (any(s.pending_msgs for s in subs) or gateway.resyncing
+                                           or gateway.wanted.is_set()):
+        await asyncio.sleep(0.05)
+    resyncer.cancel()
+    sys.stdout.flush()
+    if gateway.received:
+        gateway.received.close()
+    finals = list(gateway.finals())
+    if args.finals:
+        with open(args.finals, "w") as file:
+            for item in finals:
+                file.write(json.dumps(item, ensure_ascii=False) + "\n")
+    c = gateway.counts
+    log("{} viewers, {} screens ({} showing someone): {} messages, {} indicators applied; dropped: {} of a lower "
+        "epoch, {} covered by a resync, {} slow-consumer errors; {} reconnects, {} new epochs, {} resyncs "
+        "({} requests, {} retries)".format(
+            len(gateway.viewers), len(finals), sum(1 for f in finals if f["indicator"]), c["messages"],
+            c["indicators"], c["stale_epoch"], c["covered"], c["slow_consumer"], c["reconnects"], c["new_epochs"],
+            c["resyncs"], c["resync_requests"], c["resync_retries"]))
+    try:
+        await asyncio.wait_for(nc.close(), 5)
+    except Exception:
+        pass
 
 
 if __name__ == "__main__":

@@ -1,0 +1,371 @@
+#!/bin/sh
+# The fault suite: each row of issue 20's table, on a real 3-node cluster.
+#
+#   examples/cluster/faults.sh [--quick | --all | SCENARIO ...]
+#
+# Scenarios (--quick, the default: all but paced, quorum-45 and quorum-75):
+#   steady          4 shards, the router unpaced: the baseline
+#   paced           the router paced at 5,000 lines/s
+#   backlog         everything routed (8 lines a message) before the shards start
+#   two-shards      two runners per partition; partition 1's owner killed (kill -9)
+#   router-sigterm  SIGTERM mid-run, restarted with the same --name
+#   router-kill     kill -9 mid-run, restarted with the same --name
+#   quorum-15       two of the three nodes stopped 15 s mid-run (snapshots every 10)
+#   quorum-45       the same for 45 s
+#   quorum-75       the same for 75 s
+#   slow-gateway    a gateway for every viewer, 1 ms a message
+#   router-stopped-while-typing  live input, stamped; the router ends while people type
+#   two-routers     two stamping routers at once, half the conversations each
+# Each ends with: 0 conversations differing from one typingd (compare.py; for the
+# stamped ones, one typingd per partition fed the lines the partition applied),
+# every gateway viewer on the right final indicator (faults.py finals), nothing
+# lost or doubled (faults.py applied); one line per scenario, then "N passed, N
+# failed" (exit 1 on a failure). Every process runs under `timeout` and is
+# stopped by its pid; 127.0.0.1 only. Reads cluster.conf (PARTITIONS,
+# TYPINGD_OPTIONS, LEASE_TTL, STORAGE, REPLICAS); environment: PORT_BASE (17222,
+# never the example's own), FAULTS_LINES (30000, before the workload's
+# additions), TYPINGD_BINARY, SHARD, ROUTER, WATCH (other copies of the scripts,
+# to see a check fail), KEEP=1 to keep the work folder.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+scenarios=""
+quick="steady backlog two-shards router-sigterm router-kill quorum-15 slow-gateway router-stopped-while-typing two-routers"
+all="steady paced backlog two-shards router-sigterm router-kill quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
+for arg in "$@"; do
+    case $arg in
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --quick) scenarios="$scenarios $quick" ;;
+    --all) scenarios="$scenarios $all" ;;
+    -*) echo "faults.sh: unknown option $arg" >&2; exit 64 ;;
+    *) case " $all " in *" $arg "*) scenarios="$scenarios $arg" ;;
+       *) echo "faults.sh: no scenario $arg (see --help)" >&2; exit 64 ;; esac ;;
+    esac
+done
+[ -n "$scenarios" ] || scenarios=$quick
+
+# The configuration: cluster.conf, the environment winning; its own ports.
+port_base=${PORT_BASE:-17222}
+for key in PARTITIONS TYPINGD_OPTIONS LEASE_TTL STORAGE REPLICAS; do eval "saved_$key=\${$key-}"; done
+. "$here/cluster.conf"
+for key in PARTITIONS TYPINGD_OPTIONS LEASE_TTL STORAGE REPLICAS; do
+    eval "[ -z \"\$saved_$key\" ] || $key=\$saved_$key"
+done
+PORT_BASE=$port_base
+export PORT_BASE
+partitions=$PARTITIONS
+lines=${FAULTS_LINES:-30000}
+cd "$root"   # TYPINGD_OPTIONS' paths are the repository's
+
+py=$here/.venv/bin/python
+"$py" -c 'import nats' 2>/dev/null || { echo "faults.sh: needs $here/.venv with nats-py (see README)" >&2; exit 1; }
+command -v nats-server >/dev/null || { echo "faults.sh: needs nats-server (apt-get install nats-server)" >&2; exit 1; }
+typingd=${TYPINGD_BINARY:-$root/.build/release/typingd}
+[ -x "$typingd" ] || { echo "faults.sh: no typingd at $typingd (swift build -c release)" >&2; exit 1; }
+shard_py=${SHARD:-$here/shard.py}
+router_py=${ROUTER:-$here/router.py}
+watch_py=${WATCH:-$here/watch.py}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/typingd-faults.XXXXXX")
+export CLUSTER_LIFETIME=${CLUSTER_LIFETIME:-1800}
+urls=$("$here/cluster.sh" urls)
+pids=""
+kill_tree() { # PID: its children first (processes run under `timeout`), then it
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do kill_tree "$child"; done
+    kill -KILL "$1" 2>/dev/null || true
+}
+cleanup() {
+    for pid in $pids; do kill_tree "$pid"; done
+    "$here/cluster.sh" stop "$work/nats" 2>/dev/null || true
+    if [ "${KEEP:-0}" = 1 ]; then echo "faults.sh: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+ctl() { timeout 150 "$py" "$here/ctl.py" --servers "$urls" "$@"; }
+fpy() { timeout 300 "$py" "$here/faults.py" "$@"; }
+wait_for() { # FILE PATTERN SECONDS
+    tries=0
+    until grep -q "$2" "$1" 2>/dev/null; do
+        tries=$((tries + 1)); [ $tries -lt $(($3 * 10)) ] || return 1; sleep 0.1
+    done
+}
+
+# shard P LABEL [SHARD OPTIONS...]: one runner (its audit and log: $dir/audit-P-LABEL, shard-P-LABEL.log)
+shard() {
+    p=$1 label=$2; shift 2
+    # shellcheck disable=SC2086
+    TYPINGD_BINARY=$typingd timeout -s KILL 600 "$py" "$shard_py" --servers "$urls" --partition "$p" \
+        --lease-ttl "$LEASE_TTL" --replicas "$REPLICAS" --audit "$dir/audit-$p-$label" "$@" -- $TYPINGD_OPTIONS \
+        >> "$dir/shard-$p-$label.log" 2>&1 &
+    last_pid=$!
+    pids="$pids $last_pid"
+    shard_pids="$shard_pids $last_pid"
+    eval "pid_${p}_$label=$last_pid"
+}
+shards() { # LABEL [OPTIONS...]: one per partition, each caught up
+    label=$1; shift
+    p=0; while [ $p -lt "$partitions" ]; do shard $p "$label" "$@"; p=$((p + 1)); done
+    p=0; while [ $p -lt "$partitions" ]; do
+        wait_for "$dir/shard-$p-$label.log" "caught up" 120 || { echo "  shard $p did not catch up" >&2; status=1; }
+        p=$((p + 1))
+    done
+}
+stop_pids() { # PIDS...: SIGTERM, wait
+    for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+}
+gateway() { # [WATCH OPTIONS...]
+    timeout -s KILL 900 "$py" "$watch_py" --servers "$urls" --partitions "$partitions" --finals "$dir/finals.jsonl" \
+        "$@" > "$dir/watched.jsonl" 2> "$dir/watch.log" &
+    gateway_pid=$!
+    pids="$pids $gateway_pid"
+    wait_for "$dir/watch.log" "subscribed" 30 || { echo "  the gateway did not subscribe" >&2; return 1; }
+}
+router() { # NAME INPUT [ROUTER OPTIONS...]  (in the background: $router_pid)
+    name=$1 input=$2; shift 2
+    timeout -s KILL 600 "$py" "$router_py" --servers "$urls" --partitions "$partitions" --name "$name" "$@" \
+        < "$input" 2>> "$dir/router-$name.log" &
+    router_pid=$!
+    pids="$pids $router_pid"
+}
+# A fresh stream, snapshot store and lease bucket; a folder for the scenario.
+begin() { # NAME
+    scenario=$1 dir=$work/$1 shard_pids="" figures="" status=0 began=$(now)
+    mkdir -p "$dir"
+    ctl setup --storage "$STORAGE" --replicas "$REPLICAS" --lease-ttl "$LEASE_TTL" > "$dir/setup.log" 2>&1 \
+        || { cat "$dir/setup.log" >&2; return 1; }
+}
+idle() { ctl idle --partitions "$partitions" --timeout "${1:-120}" > "$dir/idle.log" 2>&1 || { cat "$dir/idle.log" >&2; status=1; }; }
+# check LABEL COMMAND...: runs a check, keeps its last line as a figure, counts a failure
+check() {
+    label=$1; shift
+    if "$@" > "$dir/check-$label.log" 2>&1; then :; else status=1; sed 's/^/    /' "$dir/check-$label.log" | tail -n 12; fi
+    figures="$figures; $(tail -n 1 "$dir/check-$label.log")"
+}
+# The three checks of a scenario on the workload (the reference: one typingd on it).
+checks() { # VIEWERS_OPTION AUDITS...
+    viewers=$1; shift
+    check compare timeout 300 "$py" "$here/compare.py" "$work/reference.jsonl" "$@" --label compare
+    check finals "$py" "$here/faults.py" finals "$work/reference.jsonl" "$dir/finals.jsonl" $viewers
+}
+end_gateway() {
+    stop_pids "$gateway_pid"
+    figures="$figures; $(sed -n 's/^watch: \([0-9]* viewers.*\)/gateway: \1/p' "$dir/watch.log" | tail -n 1)"
+}
+passed=0 failed=0 summary=""
+finish() {
+    stop_pids $shard_pids
+    line="$scenario: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $(since "$began") s$figures"
+    echo "$line"
+    summary="$summary
+$line"
+    if [ $status -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+router_figure() { # NAME
+    figures="$figures; router $1: $(grep -h "lines in" "$dir/router-$1.log" | tail -n 1 | sed 's/^router[^:]*: //')"
+}
+
+echo "faults.sh: workload of $lines lines, one typingd for reference; cluster on 127.0.0.1:$PORT_BASE"
+# Without the workload's last tick (far past every deadline): the run ends with
+# typing still shown, so that the gateways' final indicators say something.
+"$py" "$here/workload.py" --lines "$lines" | grep -v '"cmd":"tick"' > "$work/workload.jsonl"
+# shellcheck disable=SC2086
+timeout 300 "$typingd" --clock manual --no-drain $TYPINGD_OPTIONS < "$work/workload.jsonl" > "$work/reference.jsonl"
+total=$(wc -l < "$work/workload.jsonl")
+"$py" "$here/faults.py" viewers "$work/reference.jsonl" 50 > "$work/viewers"
+"$py" "$here/faults.py" unstamp < "$work/workload.jsonl" > "$work/live.jsonl"
+# Its ports must be free: clients PORT_BASE+0..2, routes +2000, monitoring +4000
+# (another cluster's routes or monitoring may sit where these clients would).
+"$py" -c 'import socket, sys
+b = int(sys.argv[1])
+for port in [b + o + i for o in (0, 2000, 4000) for i in range(3)]:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        sys.exit("faults.sh: port %d (PORT_BASE %d: clients +0..2, routes +2000, monitoring +4000) is taken: "
+                 "give another PORT_BASE" % (port, b))
+    finally:
+        s.close()' "$PORT_BASE"
+"$here/cluster.sh" start "$work/nats"
+ctl ready > /dev/null
+for node in n1 n2 n3; do
+    kill -0 "$(cat "$work/nats/$node.pid")" 2>/dev/null || { echo "faults.sh: node $node died:" >&2; tail -n 3 "$work/nats/$node.log" >&2; exit 1; }
+done
+suite_began=$(now)
+
+run_steady() {
+    begin steady
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    router steady "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure steady
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "steady=$work/workload.jsonl" --whole
+    finish
+}
+
+run_paced() {
+    begin paced
+    shards a --tick-ms 0 --snapshot-every "$SNAPSHOT_EVERY"
+    gateway --viewers-file "$work/viewers"
+    router paced "$work/workload.jsonl" --rate 5000
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure paced
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "paced=$work/workload.jsonl"
+    finish
+}
+
+run_backlog() {
+    begin backlog
+    router backlog "$work/workload.jsonl" --batch-lines 8 --linger-ms 0
+    wait "$router_pid" || status=1
+    router_figure backlog
+    gateway --viewers-file "$work/viewers"
+    started=$(now)
+    shards a --tick-ms 0 --snapshot-every 0
+    caught=$(since "$started")
+    messages=$(ctl info --partitions "$partitions" 2>/dev/null | grep -o "messages [0-9]*" | head -n 1 || true)
+    replayed=$(grep -ho "[0-9]* messages replayed" "$dir"/shard-*-a.log | awk '{ n += $1; if ($1 > m) m = $1 } END { print n, m }')
+    figures="$figures; 4 shards drained ${replayed% *} messages (the largest partition ${replayed#* }) in $caught s"
+    idle; end_gateway
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "backlog=$work/workload.jsonl" --whole
+    finish
+}
+
+run_two_shards() {
+    begin two-shards
+    shards a --tick-ms 0 --snapshot-every 10
+    p=0; while [ $p -lt "$partitions" ]; do shard $p b --tick-ms 0 --snapshot-every 10; p=$((p + 1)); done
+    p=0; while [ $p -lt "$partitions" ]; do
+        wait_for "$dir/shard-$p-b.log" "standby\|held by" 30 || true; p=$((p + 1))
+    done
+    gateway --viewers-file "$work/viewers"
+    router two-shards "$work/workload.jsonl" --rate $((total / 6))
+    sleep 2
+    kill -KILL "$pid_1_a"
+    killed=$(now)
+    wait_for "$dir/shard-1-b.log" "caught up" 60 || status=1
+    figures="$figures; partition 1's owner killed, its standby caught up $(since "$killed") s later"
+    wait "$router_pid" || status=1
+    idle; end_gateway
+    checks "--viewers $work/viewers" $(for p in $(seq 0 $((partitions - 1))); do echo "$dir/audit-$p-a $dir/audit-$p-b"; done)
+    check applied fpy applied --servers "$urls" --input "two-shards=$work/workload.jsonl"
+    # The standbys of the other partitions published nothing.
+    extra=$(for p in 0 2 3; do cat "$dir/audit-$p-b" 2>/dev/null; done | wc -l)
+    [ "$extra" -eq 0 ] || status=1
+    figures="$figures; standbys of partitions 0, 2, 3 wrote $extra events"
+    finish
+}
+
+router_restart() { # NAME SIGNAL
+    begin "$1"
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    router "$1" "$work/workload.jsonl" --rate $((total / 4))
+    sleep 1.5
+    kill "-$2" "$router_pid"
+    wait "$router_pid" || true
+    figures="$figures; $(grep -ho "stored through byte [0-9]*" "$dir/router-$1.log" | head -n 1 || echo "killed")"
+    router "$1" "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure "$1"
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "$1=$work/workload.jsonl" --whole
+    finish
+}
+run_router_sigterm() { router_restart router-sigterm TERM; }
+run_router_kill() { router_restart router-kill KILL; }
+
+quorum() { # SECONDS
+    begin "quorum-$1"
+    shards a --tick-ms 0 --snapshot-every 10
+    gateway --viewers-file "$work/viewers"
+    router "quorum-$1" "$work/workload.jsonl" --rate $((total / ($1 + 20)))
+    sleep 5
+    "$here/cluster.sh" kill n2 "$work/nats"
+    "$here/cluster.sh" kill n3 "$work/nats"
+    sleep "$1"
+    "$here/cluster.sh" restart n2 "$work/nats"
+    "$here/cluster.sh" restart n3 "$work/nats"
+    back=$(now)
+    wait "$router_pid" || status=1
+    idle 180; end_gateway; router_figure "quorum-$1"
+    figures="$figures; nodes n2 n3 down $1 s; idle $(since "$back") s after their restart"
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "quorum-$1=$work/workload.jsonl"
+    finish
+}
+run_quorum_15() { quorum 15; }
+run_quorum_45() { quorum 45; }
+run_quorum_75() { quorum 75; }
+
+run_slow_gateway() {
+    begin slow-gateway
+    shards a --tick-ms 0 --snapshot-every "$SNAPSHOT_EVERY"
+    gateway --all-viewers --slow-ms 1 --drain-s 300
+    router slow-gateway "$work/workload.jsonl" --rate 5000
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure slow-gateway
+    checks "" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "slow-gateway=$work/workload.jsonl"
+    finish
+}
+
+run_router_stopped_while_typing() {
+    begin router-stopped-while-typing
+    "$py" "$here/faults.py" typing --convs 40 --seconds 4 > "$dir/input.jsonl"
+    shards a --tick-ms 100 --snapshot-every 0
+    gateway --all-viewers --received "$dir/received.tsv"
+    router typing "$dir/input.jsonl" --stamp --rate $(($(wc -l < "$dir/input.jsonl") / 4))
+    wait "$router_pid" || status=1
+    sleep 4   # the deadline (3 s) of the last keystrokes, and a margin
+    idle; end_gateway; router_figure typing
+    stop_pids $shard_pids; shard_pids=""
+    audits=$(for p in $(seq 0 $((partitions - 1))); do printf ' --audit %s=%s' $p "$dir/audit-$p-a"; done)
+    # shellcheck disable=SC2086
+    check replay fpy replay --servers "$urls" --typingd "$typingd" --out "$dir/replayed.jsonl" $audits -- $TYPINGD_OPTIONS
+    check finals "$py" "$here/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl"
+    check clears fpy clears --servers "$urls" --received "$dir/received.tsv"
+    check applied fpy applied --servers "$urls" --input "typing=$dir/input.jsonl" --whole --stamped
+    finish
+}
+
+run_two_routers() {
+    begin two-routers
+    "$py" "$here/faults.py" split "$work/live.jsonl" "$dir/r1.jsonl" "$dir/r2.jsonl"
+    shards a --tick-ms 100 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    router r1 "$dir/r1.jsonl" --stamp --rate 5000
+    r1=$router_pid
+    router r2 "$dir/r2.jsonl" --stamp --rate 5000
+    wait "$r1" || status=1
+    wait "$router_pid" || status=1
+    sleep 4
+    idle; end_gateway; router_figure r1; router_figure r2
+    audits=$(for p in $(seq 0 $((partitions - 1))); do printf ' --audit %s=%s' $p "$dir/audit-$p-a"; done)
+    # shellcheck disable=SC2086
+    check replay fpy replay --servers "$urls" --typingd "$typingd" --out "$dir/replayed.jsonl" $audits -- $TYPINGD_OPTIONS
+    not_member=$(cat "$dir"/audit-* | grep -c '"not_member"' || true)
+    [ "$not_member" -eq 0 ] || status=1
+    figures="$figures; $not_member not_member"
+    check finals "$py" "$here/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl" --viewers "$work/viewers"
+    check applied fpy applied --servers "$urls" --input "r1=$dir/r1.jsonl" --input "r2=$dir/r2.jsonl" --whole --stamped
+    finish
+}
+
+for name in $scenarios; do
+    fn=run_$(echo "$name" | tr - _)
+    $fn || { status=1; finish; }
+done
+echo "faults.sh: $(since "$suite_began") s for$scenarios"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
