@@ -1,6 +1,8 @@
 #include "CJanssonArena.h"
 
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -35,6 +37,21 @@ typedef struct {
 
 static _Thread_local arena_t arena;
 
+// A thread's block is freed when the thread ends: parsing threads come and go with
+// each session of a program that embeds the library (and the fuzzer's runs).
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t key;
+static int key_made;
+static atomic_size_t blocks;   // blocks allocated and not yet released, over all threads
+
+static void release_block(void *block) {
+    UNPOISON(block, ARENA_BYTES);
+    free(block);
+    atomic_fetch_sub(&blocks, 1);
+}
+
+static void make_key(void) { key_made = pthread_key_create(&key, release_block) == 0; }
+
 static void *arena_malloc(size_t size) {
     if (arena.active) {
         size_t need = (size + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1);
@@ -67,6 +84,9 @@ void cj_arena_begin(void) {
     if (arena.base == NULL) {
         arena.base = aligned_alloc(ARENA_ALIGN, ARENA_BYTES);
         if (arena.base == NULL) return;   // no block: malloc as before
+        atomic_fetch_add(&blocks, 1);
+        pthread_once(&key_once, make_key);
+        if (key_made) pthread_setspecific(key, arena.base);
         POISON(arena.base, ARENA_BYTES);
     }
     arena.active = 1;
@@ -75,6 +95,8 @@ void cj_arena_begin(void) {
 void cj_arena_end(void) { arena.active = 0; }
 
 size_t cj_arena_live(void) { return arena.live; }
+
+size_t cj_arena_blocks(void) { return atomic_load(&blocks); }
 
 int cj_arena_owns(const void *pointer) {
     return arena.base != NULL && (uintptr_t)pointer - (uintptr_t)arena.base < ARENA_BYTES;

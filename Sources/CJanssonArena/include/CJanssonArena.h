@@ -31,6 +31,10 @@ void cj_arena_end(void);
 /// The allocations of the calling thread's arena not yet freed (for tests).
 size_t cj_arena_live(void);
 
+/// The arena blocks of all threads not yet released: a thread's block is freed
+/// when the thread ends (for tests).
+size_t cj_arena_blocks(void);
+
 /// True when `pointer` lies in the calling thread's arena (for tests).
 int cj_arena_owns(const void *pointer);
 
