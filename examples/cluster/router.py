@@ -12,10 +12,15 @@ line and finds cmd and conv); `common.py --self-test` shows both ways agree.
 Blank lines are skipped; a command whose id starts with "typingd:" (the shards'
 own) or longer than the cluster's largest message is refused, on stderr.
 
-Batches. A partition's lines wait up to --linger-ms for more (or until
---batch-lines / --batch-bytes), then go as ONE message on typingd.cmd.<P>. A
-partition has one message in flight at a time, so its lines are stored in input
-order. Each message carries
+Batches. A partition sends at most one message every --linger-ms: a line
+that comes later than that after the partition's last message goes at once; one
+that comes sooner waits for the rest of the period, and every line that arrives
+meanwhile (up to --batch-lines / --batch-bytes) goes in the same message on
+typingd.cmd.<P>. So a quiet partition adds no delay, and a busy one costs
+1000/linger messages a second however many lines it gets (CPU follows messages,
+in the nats-servers and the shards most: see README, "Cost"). A partition has
+one message in flight at a time, so its lines are stored in input order. Each
+message carries
     Nats-Msg-Id:     NAME:P:FIRST:COUNT
     Typingd-Router:  NAME
     Typingd-Lines:   FIRST
@@ -95,13 +100,13 @@ def log(text):
 
 
 class Partition:
-    __slots__ = ("index", "subject", "pending", "first_at", "routed", "stored", "messages", "ready", "room")
+    __slots__ = ("index", "subject", "pending", "sent_at", "routed", "stored", "messages", "ready", "room")
 
     def __init__(self, index, base):
         self.index = index
         self.subject = COMMAND_SUBJECT.format(index)
         self.pending = []        # lines routed here, not yet in a message
-        self.first_at = 0.0      # when the oldest pending line arrived (monotonic)
+        self.sent_at = 0.0       # when the last message was sent (monotonic)
         self.routed = base       # lines NAME has routed here since its input began
         self.stored = base       # of which stored
         self.messages = 0
@@ -223,11 +228,8 @@ class Router:
             lines = self.refuse_long(lines)   # a line may be longer than a message can be
         out = [[] for _ in self.parts]
         self.routing.split(lines, out, self.now() if self.args.stamp else None, ascii)
-        now = time.monotonic()
         for part, got in zip(self.parts, out):
             if got:
-                if not part.pending:
-                    part.first_at = now
                 part.pending += got
                 part.routed += len(got)
                 part.ready.set()
@@ -322,7 +324,7 @@ class Router:
                 await part.ready.wait()
                 continue
             if linger and not (self.reading_done or self.stopping) and len(part.pending) < args.batch_lines:
-                wait = part.first_at + linger - time.monotonic()
+                wait = part.sent_at + linger - time.monotonic()
                 if wait > 0:
                     await asyncio.sleep(wait)
             batch = part.pending[:args.batch_lines]
@@ -331,7 +333,7 @@ class Router:
                 batch = batch[:len(batch) // 2]
                 size = sum(map(len, batch)) + len(batch)
             del part.pending[:len(batch)]
-            part.first_at = time.monotonic()
+            part.sent_at = time.monotonic()
             if len(part.pending) < args.queue_lines:
                 part.room.set()
             first = part.stored + 1
@@ -637,9 +639,9 @@ def parse(argv):
                         help="this input's name: dedup ids, headers, checkpoint key (default: %(default)s); "
                              "letters, digits, _ and -")
     parser.add_argument("--stamp", action="store_true", help="stamp \"at\" (ms since the epoch) on commands without")
-    parser.add_argument("--linger-ms", type=float, default=20.0,
-                        help="how long a partition's first waiting line waits for others to share its message "
-                             "(default: %(default)s; 0: send as soon as the previous message is stored)")
+    parser.add_argument("--linger-ms", type=float, default=100.0,
+                        help="a partition's messages are at least this far apart; lines arriving meanwhile share "
+                             "the next one (default: %(default)s; 0: send as soon as the previous one is stored)")
     parser.add_argument("--batch-lines", type=int, default=1000, help="lines per message at most (default: %(default)s)")
     parser.add_argument("--batch-bytes", type=int, default=256 * 1024,
                         help="bytes per message at most (default: %(default)s; at most the servers' max_payload)")
