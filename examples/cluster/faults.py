@@ -197,7 +197,10 @@ async def stats(servers):
     got = []
 
     async def answer(msg):
-        got.append(json.loads(msg.data))
+        try:
+            got.append(json.loads(msg.data))
+        except ValueError:
+            pass
     sub = await nc.subscribe(inbox, cb=answer)
     await nc.publish("typingd.stats", b"", reply=inbox)
     await asyncio.sleep(1.5)

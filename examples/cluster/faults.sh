@@ -251,7 +251,7 @@ run_two_shards() {
     gateway --viewers-file "$work/viewers"
     router two-shards "$work/workload.jsonl" --rate $((total / 6))
     sleep 2
-    kill -KILL "$pid_1_a"
+    kill_tree "$pid_1_a"   # the shard under its `timeout`, with its typingd
     killed=$(now)
     wait_for "$dir/shard-1-b.log" "caught up" 60 || status=1
     figures="$figures; partition 1's owner killed, its standby caught up $(since "$killed") s later"
@@ -272,7 +272,7 @@ router_restart() { # NAME SIGNAL
     gateway --viewers-file "$work/viewers"
     router "$1" "$work/workload.jsonl" --rate $((total / 4))
     sleep 1.5
-    kill "-$2" "$router_pid"
+    if [ "$2" = KILL ]; then kill_tree "$router_pid"; else kill -TERM "$router_pid"; fi   # `timeout` passes TERM on
     wait "$router_pid" || true
     figures="$figures; $(grep -ho "stored through byte [0-9]*" "$dir/router-$1.log" | head -n 1 || echo "killed")"
     router "$1" "$work/workload.jsonl"
@@ -329,13 +329,13 @@ run_router_stopped_while_typing() {
     wait "$router_pid" || status=1
     sleep 4   # the deadline (3 s) of the last keystrokes, and a margin
     idle; end_gateway; router_figure typing
+    check applied fpy applied --servers "$urls" --input "typing=$dir/input.jsonl" --whole --stamped
     stop_pids $shard_pids; shard_pids=""
     audits=$(for p in $(seq 0 $((partitions - 1))); do printf ' --audit %s=%s' $p "$dir/audit-$p-a"; done)
     # shellcheck disable=SC2086
     check replay fpy replay --servers "$urls" --typingd "$typingd" --out "$dir/replayed.jsonl" $audits -- $TYPINGD_OPTIONS
     check finals "$py" "$here/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl"
     check clears fpy clears --servers "$urls" --received "$dir/received.tsv"
-    check applied fpy applied --servers "$urls" --input "typing=$dir/input.jsonl" --whole --stamped
     finish
 }
 
@@ -351,6 +351,8 @@ run_two_routers() {
     wait "$router_pid" || status=1
     sleep 4
     idle; end_gateway; router_figure r1; router_figure r2
+    check applied fpy applied --servers "$urls" --input "r1=$dir/r1.jsonl" --input "r2=$dir/r2.jsonl" --whole --stamped
+    stop_pids $shard_pids; shard_pids=""
     audits=$(for p in $(seq 0 $((partitions - 1))); do printf ' --audit %s=%s' $p "$dir/audit-$p-a"; done)
     # shellcheck disable=SC2086
     check replay fpy replay --servers "$urls" --typingd "$typingd" --out "$dir/replayed.jsonl" $audits -- $TYPINGD_OPTIONS
@@ -358,7 +360,6 @@ run_two_routers() {
     [ "$not_member" -eq 0 ] || status=1
     figures="$figures; $not_member not_member"
     check finals "$py" "$here/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl" --viewers "$work/viewers"
-    check applied fpy applied --servers "$urls" --input "r1=$dir/r1.jsonl" --input "r2=$dir/r2.jsonl" --whole --stamped
     finish
 }
 

@@ -21,8 +21,10 @@ last indicator): for each viewer, a request on typingd.resync with body
 "indicators"} (the last non-empty indicator per screen it published for that
 viewer). The gateway takes one answer per partition (the highest epoch, and
 not lower than one it has seen), replaces the viewer's screens of that
-partition with it (a screen not listed is empty), and drops the messages still
-queued that the answer already covers (Typingd-Seq at or below its "seq").
+partition with it (a screen not listed is empty), but for a screen a later
+message already set (the answer and the messages come on two subscriptions,
+taken in either order), and drops the messages still queued that the answer
+covers (Typingd-Seq at or below its "seq").
 Partitions that did not answer are asked again (back-off up to 2 s) until they
 do; another trigger during a resync starts one more after it.
 
@@ -126,11 +128,13 @@ class Gateway:
                 if floor is not None and (epoch, seq) <= floor:
                     self.counts["covered"] += 1   # a resync already gave this or later
                     continue
-            self.apply(viewer, event, line, p)
+            self.apply(viewer, event, line, p, (epoch, seq) if p is not None else None)
 
-    def apply(self, viewer, event, line, p, show=True):
+    def apply(self, viewer, event, line, p, stamp=None, show=True):
         key = (event["conv"], event.get("thread"), event.get("view"))
-        self.screens[viewer][key] = (line, p if p is not None else partition_of(event["conv"], self.partitions))
+        if p is None:
+            p = partition_of(event["conv"], self.partitions)
+        self.screens[viewer][key] = (line, p, stamp or (0, 0))
         if show:   # received as an event (a resync's answer is not printed)
             self.counts["indicators"] += 1
             sys.stdout.buffer.write(line + b"\n")
@@ -227,22 +231,27 @@ class Gateway:
             if known is not None and epoch < known:
                 continue   # a deposed owner answered: ask again
             self.epoch[p] = epoch
+            stamp = (epoch, seq)
             screens = self.screens.setdefault(viewer, {})
-            for key in [k for k, (_, q) in screens.items() if q == p]:
-                line, _ = screens[key]
-                if json.loads(line).get("typing"):
-                    # Not listed: empty now. Written as an empty indicator of the screen.
-                    del screens[key]
+            # The answer is the state at `stamp`; a screen set by a message after it
+            # (queued apart from the answer, and taken first) keeps that newer state.
+            listed = {}
             for event in indicators:
-                line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
-                self.apply(viewer, event, line, p, show=False)
-            self.floor[(viewer, p)] = (epoch, seq)
+                listed[(event["conv"], event.get("thread"), event.get("view"))] = event
+            for key in [k for k, (_, q, _) in screens.items() if q == p and k not in listed]:
+                if screens[key][2] <= stamp:
+                    del screens[key]   # not listed: nothing shown now
+            for key, event in listed.items():
+                if key not in screens or screens[key][2] <= stamp:
+                    line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
+                    self.apply(viewer, event, line, p, stamp, show=False)
+            self.floor[(viewer, p)] = max(stamp, self.floor.get((viewer, p), (0, 0)))
             taken.add(p)
         return taken
 
     def finals(self):
         for viewer in sorted(self.viewers):
-            for key, (line, _) in sorted(self.screens.get(viewer, {}).items(), key=lambda kv: json.dumps(kv[0])):
+            for key, (line, _, _) in sorted(self.screens.get(viewer, {}).items(), key=lambda kv: json.dumps(kv[0])):
                 event = json.loads(line)
                 yield {"viewer": viewer, "conv": key[0], "thread": key[1], "view": key[2],
                        "indicator": event if event.get("typing") else None}
