@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """faults.sh's checks and inputs (each prints one line of figures; exit 1 when it fails).
 
-    faults.py viewers REFERENCE N               the N viewers with the most indicators
+    faults.py viewers REFERENCE N               the N viewers with the most indicators (0: all)
     faults.py finals REFERENCE FINALS [--viewers FILE] [--ignore-at]
         every (viewer, conv, thread, view) of the gateway's finals (watch.py --finals) and of
         the reference's last indicators (of those viewers, or all with no --viewers): the
@@ -35,6 +35,7 @@ import os
 import random
 import subprocess
 import sys
+import zlib
 
 from common import STREAM, connect, partition_of, routes
 
@@ -78,7 +79,7 @@ def cmd_viewers(args):
         for line in file:
             if b'"indicator"' in line:
                 counts[json.loads(line)["viewer"]] += 1
-    for viewer, _ in counts.most_common(args.n):
+    for viewer, _ in counts.most_common(args.n or None):
         print(viewer)
 
 
@@ -223,7 +224,7 @@ def cmd_applied(args):
     notes = []
     for name in inputs:
         for p in range(args.partitions):
-            last = owners.get(p, {}).get("routers", {}).get(name)
+            last = owners.get(p, {}).get("routers", {}).get(name, 0 if p in owners else None)
             if last != len(expected[name][p]):
                 failed = True
                 notes.append("  router {}: partition {}: the owner applied through line {}, the input has {} "
@@ -271,9 +272,13 @@ def audit_events(paths):
 
 
 def unnumbered(line):
+    """An event without what counts the shard's own marker lines: an error's line
+    number; of a `stats` event, only the live counters."""
     event = json.loads(line)
     if event.get("event") == "error":
         event.pop("line", None)
+    elif event.get("event") == "stats":
+        event = {k: v for k, v in event.items() if k not in ("lines", "commands", "events")}
     return event
 
 
@@ -336,7 +341,7 @@ def cmd_split(args):
     with open(args.a, "wb") as a, open(args.b, "wb") as b:
         for line in input_lines(args.input):
             conv = json.loads(line).get("conv")
-            side = a if isinstance(conv, str) and partition_of(conv + "~", 2) == 0 else b
+            side = a if isinstance(conv, str) and zlib.crc32(conv.encode()) % 2 == 0 else b
             side.write(line + b"\n")
 
 

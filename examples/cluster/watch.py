@@ -5,8 +5,8 @@
              [--partitions N] [--finals FILE] [--seconds S] [--slow-ms N]
 
 Subscribes to typingd.view.<token> of each viewer (common.token: the id itself
-when plain, else '~' and its UTF-8 hex), or to typingd.view.* with
---all-viewers (every viewer it hears of). A message's body is one or more event
+when plain, else '~' and its UTF-8 hex), or once to typingd.view.* with
+--all-viewers (the viewers given, and every other it hears of). A message's body is one or more event
 lines (a shard sends the events of one fetch for one subject as one message);
 each indicator line is printed on stdout as it is applied, and kept as the
 viewer's current indicator for its screen (conv, thread, view).
@@ -265,7 +265,8 @@ async def main():
                         help="comma-separated NATS URLs (default: cluster.sh's nodes at PORT_BASE)")
     parser.add_argument("--viewer", action="append", default=[], help="a viewer id (repeat for more)")
     parser.add_argument("--viewers-file", help="viewer ids, one a line")
-    parser.add_argument("--all-viewers", action="store_true", help="subscribe to typingd.view.*: every viewer")
+    parser.add_argument("--all-viewers", action="store_true", help="one subscription, typingd.view.*: the viewers "
+                                                                   "given and every other it hears of")
     parser.add_argument("--partitions", type=int, default=int(conf_value("PARTITIONS", "4")))
     parser.add_argument("--finals", help="write each viewer's final indicator per screen here at the end")
     parser.add_argument("--received", help="also write each indicator applied here, after the wall clock (ms) "
@@ -324,11 +325,26 @@ async def main():
         await gateway.resync(patience=0)
     await done.wait()
 
-    # Finish what is queued and any resync due, then write the finals.
+    # Finish what the server has sent (a flush: its answer comes after every
+    # message sent before it), what is queued and any resync due; then the finals.
     deadline = time.monotonic() + args.drain_s
-    while time.monotonic() < deadline and (any(s.pending_msgs for s in subs) or gateway.resyncing
-                                           or gateway.wanted.is_set()):
+    while time.monotonic() < deadline:
+        try:
+            await nc.flush(timeout=max(1, deadline - time.monotonic()))
+        except Exception:
+            pass
+        while time.monotonic() < deadline and (any(s.pending_msgs for s in subs) or gateway.resyncing
+                                               or gateway.wanted.is_set()):
+            await asyncio.sleep(0.05)
+        before = gateway.counts["messages"]
+        try:
+            await nc.flush(timeout=max(1, deadline - time.monotonic()))
+        except Exception:
+            pass
         await asyncio.sleep(0.05)
+        if gateway.counts["messages"] == before and not any(s.pending_msgs for s in subs) \
+                and not gateway.resyncing and not gateway.wanted.is_set():
+            break
     resyncer.cancel()
     sys.stdout.flush()
     if gateway.received:
