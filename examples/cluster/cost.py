@@ -27,6 +27,7 @@ time goes, not for the figures).
 """
 import argparse
 import asyncio
+import json
 import os
 import signal
 import statistics
@@ -217,8 +218,16 @@ class Cost:
                     break
                 done += 1
             if done == PARTITIONS:
+                published = {"events_published": 0, "messages_published": 0}
+                for p in range(PARTITIONS):
+                    try:   # what the shards published (their stats), for where the nodes' time goes
+                        reply = json.loads((await nc.request("typingd.stats.{}".format(p), b"", timeout=2)).data)
+                        for key in published:
+                            published[key] += int(reply.get(key, 0))
+                    except Exception:
+                        pass
                 await nc.close()
-                return last
+                return last, published
             await asyncio.sleep(0.05)
         sys.exit("cost.py: the shards were still busy after 300 s")
 
@@ -238,7 +247,7 @@ class Cost:
             router_cpu = rusage_wait(router)
         if router.returncode != 0:
             sys.exit("cost.py: the router exited {}; see {}".format(router.returncode, err.name))
-        messages = asyncio.run(self.wait_idle())
+        messages, published = asyncio.run(self.wait_idle())
         wall = time.monotonic() - started
         # Children that appeared meanwhile (a restarted typingd) count from 0.
         for proc in self.shards:
@@ -247,7 +256,8 @@ class Cost:
                     roles[child], before[child] = "typingd", 0.0
         after = {pid: cpu_of(pid) for pid in roles}
         self.stop_shards()
-        result = {"router": router_cpu, "wall": wall, "messages": messages}
+        result = {"router": router_cpu, "wall": wall, "messages": messages,
+                  "events": published["events_published"], "event messages": published["messages_published"]}
         for pid, role in roles.items():
             result[role] = result.get(role, 0.0) + max(0.0, after[pid] - before[pid])
         result["total"] = sum(result.get(k, 0.0) for k in ("router", "shard", "typingd", "nats-server"))
@@ -297,10 +307,12 @@ def main():
                     got = cost.plain(rate) if kind == "plain" else cost.cluster(rate, run)
                     results.setdefault((rate, kind), []).append(got)
                     parts = ", ".join("{} {:.2f}".format(k, per100k(v, cost.count))
-                                      for k, v in got.items() if k not in ("total", "wall", "messages"))
+                                      for k, v in got.items() if k not in ("total", "wall", "messages", "events", "event messages"))
                     print("run {} rate {:>5}: {:<7} {:6.2f} CPU-s per 100k lines ({}) in {:.1f} s{}".format(
                         run + 1, int(rate) or "max", kind, per100k(got["total"], cost.count), parts, got["wall"],
-                        ", {} messages".format(got["messages"]) if "messages" in got else ""), flush=True)
+                        ", {} messages in, {} events out in {} messages".format(
+                            got["messages"], got["events"], got["event messages"]) if "messages" in got else ""),
+                        flush=True)
     finally:
         cost.stop_shards()
         subprocess.call([os.path.join(HERE, "cluster.sh"), "stop", os.path.join(cost.work, "nats")], env=cost.env)

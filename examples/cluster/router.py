@@ -36,8 +36,8 @@ Restarts. The router checkpoints, in the key NAME of the KV bucket
 typingd-routers (created when missing, min(3, cluster size) replicas), the
 input position that is STORED, not the one it read: {"offset": X, "lines":
 [c0, c1, ...], ...}: every input line that ends before byte X is in the stream,
-and c_P of them went to partition P. It writes it every --checkpoint-ms and at
-the end. On start it resumes at byte X: a regular file on stdin is seeked, a
+and c_P of them went to partition P. It writes it every --checkpoint-ms (a
+write is a replicated message too) and at the end. On start it resumes at byte X: a regular file on stdin is seeked, a
 pipe has X bytes skipped (or give --input-offset N when stdin already starts at
 byte N of the input). --from-start ignores the checkpoint (then shards drop the
 lines they already applied from NAME: give a new name to send an input anew). A
@@ -649,7 +649,7 @@ def parse(argv):
                         help="lines waiting for one partition before the router stops reading (default: %(default)s)")
     parser.add_argument("--ack-timeout", type=float, default=2.0,
                         help="deadline of one publish or checkpoint write, retried after it (default: %(default)s s)")
-    parser.add_argument("--checkpoint-ms", type=float, default=200.0,
+    parser.add_argument("--checkpoint-ms", type=float, default=1000.0,
                         help="how often the stored position is checkpointed (default: %(default)s)")
     parser.add_argument("--rate", type=float, default=0, help="at most this many lines a second (default: no limit)")
     parser.add_argument("--input-offset", type=int, default=0, metavar="N",

@@ -12,9 +12,9 @@ restarted on the way:
            --input-offset X, X read from the router's "stored through byte X";
   skip     stdin a pipe of the whole input; SIGTERM, restarted on the whole input
            again (the router skips the stored bytes);
-  kill     kill -9 mid-run, lines waiting 0.5 s for their message (the checkpoint
-           lags what is stored), restarted: lines are sent again, under the same
-           line numbers.
+  kill     kill -9 mid-run, lines waiting 0.5 s for their message while
+           checkpoints are written every 0.1 s (the checkpoint lags what is
+           read), restarted: lines are sent again, under the same line numbers.
 
 Then it reads every message of the stream and applies, per router name and
 partition, the shards' rule (Typingd-Router, Typingd-Lines: a line numbered at
@@ -142,7 +142,8 @@ def main():
     with open(path, "rb") as f:
         # Lines wait 0.5 s for their message: checkpoints written meanwhile must
         # not count them (a checkpoint of the position read would lose them).
-        code1, _ = finish(router(args, "kill", ["--linger-ms", "500"], stdin=f), "kill run 1", spell * 0.5,
+        code1, _ = finish(router(args, "kill", ["--linger-ms", "500", "--checkpoint-ms", "100"], stdin=f),
+                          "kill run 1", spell * 0.5,
                           signal.SIGKILL)
     with open(path, "rb") as f:
         code2, err2 = finish(router(args, "kill", stdin=f), "kill run 2")
