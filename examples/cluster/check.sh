@@ -137,8 +137,10 @@ begin_phase() {
         wait_caught_up "$work/$phase/shard-$p.log" || { echo "check.sh: shard $p did not start:" >&2; tail -n 5 "$work/$phase/shard-$p.log" >&2; }
     done
     phase_started=$(date +%s.%N)
+    # --linger-ms 20: about 600 messages, not the default's 180, so that the
+    # kills land mid-run and a replacement has messages left to apply and trim.
     timeout 200 "$py" "$here/router.py" --servers "$urls" --partitions $partitions --rate "$rate" \
-        --name "$phase" < "$work/workload.jsonl" 2> "$work/$phase/router.log" &
+        --linger-ms 20 --name "$phase" < "$work/workload.jsonl" 2> "$work/$phase/router.log" &
     router_pid=$!
 }
 end_phase() { # NAME AUDITS...

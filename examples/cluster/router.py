@@ -143,6 +143,7 @@ class Router:
         self.save_lock = asyncio.Lock()
         self.last_at = 0
         self.max_line = max(1024, nc.max_payload - 4096)   # room for the headers
+        self.batch_bytes = min(args.batch_bytes, self.max_line)
 
     # -- position ---------------------------------------------------------------
 
@@ -329,7 +330,7 @@ class Router:
                     await asyncio.sleep(wait)
             batch = part.pending[:args.batch_lines]
             size = sum(map(len, batch)) + len(batch)
-            while size > args.batch_bytes and len(batch) > 1:
+            while size > self.batch_bytes and len(batch) > 1:
                 batch = batch[:len(batch) // 2]
                 size = sum(map(len, batch)) + len(batch)
             del part.pending[:len(batch)]
