@@ -16,7 +16,8 @@
 # Every process runs under `timeout` and is stopped by its pid. Ends with
 # "N passed, N failed"; exits 0 when all passed. Environment: TYPINGD_BINARY
 # (default .build/release/typingd, built when missing), LINES (200000, before
-# the workload's additions), PHASES ("0 1 2 3": which to run; 0 is the router
+# the workload's additions), PHASES ("0 1 2 3 F": which to run; F is the fault
+# suite's quick scenarios, faults.sh --quick, on FAULTS_LINES; 0 is the router
 # alone: common.py --self-test and router_check.py), PORT_BASE (14222),
 # KEEP=1 to keep the work folder.
 set -eu
@@ -27,7 +28,7 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 lines=${LINES:-200000}
-phases=${PHASES:-0 1 2 3}
+phases=${PHASES:-0 1 2 3 F}
 partitions=4
 lease_ttl=3   # shards' --lease-ttl: the default, but in phase 2
 started_at=$(date +%s)
@@ -240,6 +241,17 @@ if grep -q "caught up.*snapshot after seq [1-9]" "$work/takeover/shard-$victim-b
 else
     result "phase 3: the replacement rebuilt from a snapshot, and kept trimming the stream" 1
 fi
+;; esac
+
+case " $phases " in *" F "*)
+# F. The fault suite's quick scenarios (faults.sh --quick), on its own cluster on
+# the same ports: this one is stopped first (one cluster at a time).
+"$here/cluster.sh" stop "$work/nats"
+PORT_BASE=${PORT_BASE:-14222} TYPINGD_BINARY=$typingd timeout 1200 "$here/faults.sh" --quick > "$work/faults.log" 2>&1 \
+    && status=0 || status=1
+grep -E "^(faults.sh: [0-9.]+ s for|[a-z0-9-]+: (PASS|FAIL))" "$work/faults.log" | sed 's/^/  /' | cut -c1-400
+[ $status -eq 0 ] || tail -n 40 "$work/faults.log" >&2
+result "faults.sh --quick: every quick scenario of the fault suite" $status
 ;; esac
 
 echo "check.sh: $(( $(date +%s) - started_at )) s in all"

