@@ -359,6 +359,7 @@ class Shard:
         self.stop_event = asyncio.Event()
         self.written = 0          # the last stream sequence written to typingd
         self.applied = 0          # the last stream sequence whose events are published
+        self.clock = 0            # typingd's time after the last entry applied (from its marker reply)
         self.gaps_filled = 0      # messages taken from the stream because their delivery was lost
         self.since_snapshot = 0
         self.backlog = {}         # (conv, viewer) -> (the last indicator line, its event) while catching up
@@ -535,6 +536,7 @@ class Shard:
                     self.store_snapshot(head, event["at"])
                     continue
                 if kind == "state" and isinstance(ident, str) and ident.startswith(MARKER_PREFIX):
+                    self.clock = event["at"]   # the partition's time once the entry is applied
                     entry = pending.popleft()
                     self.progress.set()
                     await self.deliver(entry, events)
@@ -969,14 +971,22 @@ class Shard:
 
     async def ticker(self):
         """The partition's time: a tick into the partition every --tick-ms while the
-        lease is held (at: the wall clock in ms, never going back)."""
+        lease is held and the partition's clock is that far behind the wall clock (at:
+        the wall clock in ms, never going back). While stamped commands flow, their
+        own `at` moves the clock and no tick is needed: each tick is a stored,
+        replicated message, and at 10 a second per partition they would outnumber a
+        paced router's messages."""
         interval = self.args.tick_ms / 1000
         last = 0
         while not self.stopping:
             await self.sleep(interval)
             if self.stopping or not self.lease.held():
                 continue
-            last = max(int(time.time() * 1000), last)
+            wall = int(time.time() * 1000)
+            if wall - self.clock < self.args.tick_ms:
+                self.counts["ticks_skipped"] += 1
+                continue
+            last = max(wall, last)
             epoch = str(self.lease.epoch)
             try:
                 await self.js.publish(self.subject, b'{"cmd":"tick","at":%d}\n' % last, stream=STREAM,
@@ -1025,6 +1035,7 @@ class Shard:
                 "dropped_lines": counts["dropped_lines"], "dropped_events": counts["dropped_events"],
                 "snapshots_stored": counts["snapshots_stored"], "snapshots_failed": counts["snapshots_failed"],
                 "snapshots_skipped": counts["snapshots_skipped"], "ticks": counts["ticks"],
+                "ticks_skipped": counts["ticks_skipped"],
                 "retries": counts["retries"], "lease_renewals": self.lease.renewals,
                 "gaps_filled": self.gaps_filled, "routers": self.routers, "pid": os.getpid(),
                 "lease_owner": self.lease.owner,
@@ -1180,10 +1191,11 @@ async def main():
     await nc.close()   # everything was flushed above
     counts = shard.counts
     log("partition {}: stopped at seq {}, {} events in {} messages published, {} lines deduplicated, "
-        "{} snapshots stored ({} failed, {} skipped), {} messages taken from the stream after a lost delivery".format(
+        "{} snapshots stored ({} failed, {} skipped), {} messages taken from the stream after a lost delivery, "
+        "{} ticks ({} not needed: stamped commands had moved the clock)".format(
             args.partition, shard.written, counts["events_published"], counts["messages_published"],
             counts["dropped_lines"], counts["snapshots_stored"], counts["snapshots_failed"],
-            counts["snapshots_skipped"], shard.gaps_filled))
+            counts["snapshots_skipped"], shard.gaps_filled, counts["ticks"], counts["ticks_skipped"]))
 
 
 if __name__ == "__main__":
