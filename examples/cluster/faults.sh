@@ -30,8 +30,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scenarios=""
-# quorum-15 belongs here once a replacement no longer rebuilds without its snapshot
-# after an outage (README, "Fault suite").
+# quorum-15 belongs here once a replacement never rebuilds without its snapshot
+# after an outage (it did once: README, "Fault suite").
 quick="steady backlog two-shards router-sigterm router-kill slow-gateway router-stopped-while-typing two-routers"
 all="steady paced backlog two-shards router-sigterm router-kill quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
