@@ -42,12 +42,14 @@ static _Thread_local arena_t arena;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static int key_made;
-static atomic_size_t blocks;   // blocks allocated and not yet released, over all threads
+static atomic_size_t blocks;     // blocks allocated and not yet released, over all threads
+static atomic_size_t released;   // blocks released when their thread ended, ever
 
 static void release_block(void *block) {
     UNPOISON(block, ARENA_BYTES);
     free(block);
     atomic_fetch_sub(&blocks, 1);
+    atomic_fetch_add(&released, 1);
 }
 
 static void make_key(void) { key_made = pthread_key_create(&key, release_block) == 0; }
@@ -97,6 +99,8 @@ void cj_arena_end(void) { arena.active = 0; }
 size_t cj_arena_live(void) { return arena.live; }
 
 size_t cj_arena_blocks(void) { return atomic_load(&blocks); }
+
+size_t cj_arena_released(void) { return atomic_load(&released); }
 
 int cj_arena_owns(const void *pointer) {
     return arena.base != NULL && (uintptr_t)pointer - (uintptr_t)arena.base < ARENA_BYTES;

@@ -64,7 +64,7 @@ struct ArenaTests {
             i % 5 == 0 ? #"{"cmd":"join","conv":"g\#(i)""# : #"{"cmd":"type","conv":"c\#(i % 97)","user":"u\#(i)","at":\#(i)}"#
         }
         let expected = ArenaTests.decodeAll(lines)
-        let before = cj_arena_blocks()
+        let releasedBefore = cj_arena_released()
         let results = Results()
         let done = DispatchSemaphore(value: 0)
         for _ in 0..<4 {
@@ -76,11 +76,12 @@ struct ArenaTests {
         for _ in 0..<4 { done.wait() }
         #expect(results.all.count == 4)
         // Each thread's block goes with the thread (key destructors run just after
-        // the thread's body, so give them a moment; other tests' threads come and go
-        // meanwhile, so the count need only come back down to where it was).
+        // the thread's body, so give them a moment). Other tests' threads come and
+        // go meanwhile, so count releases, which only go up: four threads that each
+        // had a block have ended.
         let deadline = Date().addingTimeInterval(5)
-        while cj_arena_blocks() > before && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(cj_arena_blocks() <= before, "the threads' arena blocks were not released")
+        while cj_arena_released() - releasedBefore < 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(cj_arena_released() - releasedBefore >= 4, "the threads' arena blocks were not released")
         for (result, live) in results.all {
             #expect(result == expected)
             #expect(live == 0)

@@ -35,6 +35,10 @@ size_t cj_arena_live(void);
 /// when the thread ends (for tests).
 size_t cj_arena_blocks(void);
 
+/// The blocks released so far because their thread ended (for tests: it counts
+/// every thread's, so it is robust to other threads coming and going).
+size_t cj_arena_released(void);
+
 /// True when `pointer` lies in the calling thread's arena (for tests).
 int cj_arena_owns(const void *pointer);
 
