@@ -88,6 +88,7 @@ EXIT_LEASE_LOST = 75
 EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
 ROUTER, LINES, TICK = "Typingd-Router", "Typingd-Lines", "Typingd-Tick"
 BACKOFF_CAP = 2.0                   # seconds between two tries of a broker call, at most
+SNAPSHOT_CONFIRMATIONS = 3          # "no snapshot" answers in a row believed after the cluster failed
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
 FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
@@ -775,13 +776,29 @@ class Shard:
             self.p, seq, count, len(data) // 1024, purged, (time.monotonic() - started) * 1000))
 
     async def load_snapshot(self):
+        """The partition's latest snapshot, or None when it has none. A "not found"
+        that comes just after the cluster failed to answer is not believed at once:
+        in a fault run (two of three nodes stopped 15 s) a replacement got
+        ServiceUnavailable and then "not found" for a snapshot that existed, rebuilt
+        from the purged stream alone, and 239 conversations differed. It must then be
+        the answer SNAPSHOT_CONFIRMATIONS times in a row, a second apart, without a
+        failure in between."""
         store = await self.objects()
-        try:
-            result = await self.call(lambda: store.get("partition-{}".format(self.p)), "fetching the snapshot",
-                                     timeout=self.args.snapshot_timeout, missing=True)
-        except NotFoundError:
-            return None
-        return json.loads(zlib.decompress(result.data))
+        confirmations = 0
+        while True:
+            before = self.counts["retries"]
+            try:
+                result = await self.call(lambda: store.get("partition-{}".format(self.p)), "fetching the snapshot",
+                                         timeout=self.args.snapshot_timeout, missing=True)
+                return json.loads(zlib.decompress(result.data))
+            except NotFoundError:
+                if self.counts["retries"] == 0:
+                    return None   # the cluster has answered this shard every time
+                confirmations = 1 if self.counts["retries"] != before else confirmations + 1
+                if confirmations >= SNAPSHOT_CONFIRMATIONS:
+                    return None
+                log("partition {}: no snapshot, after the cluster failed to answer; asking again".format(self.p))
+                await self.sleep(1.0)
 
     # Start: rebuild, catch up.
 
