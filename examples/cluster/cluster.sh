@@ -5,6 +5,9 @@
 #   cluster.sh stop DIR           stop every node (TERM, then KILL after 5 s)
 #   cluster.sh kill NODE DIR      kill -9 one node (n1, n2 or n3)
 #   cluster.sh restart NODE DIR   start a killed node again, with its stored state
+#   cluster.sh pause NODE DIR     freeze one node (SIGSTOP): unreachable, as behind a
+#                                 network partition, but nothing of its state is lost
+#   cluster.sh resume NODE DIR    let a paused node run again (SIGCONT)
 #   cluster.sh urls               the client URLs, comma-separated
 #
 # Ports: clients PORT_BASE+0..2 (default 14222..14224), routes +2000, monitoring
@@ -75,7 +78,7 @@ index_of() {
     case $1 in n1) echo 0 ;; n2) echo 1 ;; n3) echo 2 ;; *) echo "cluster.sh: no node $1" >&2; exit 64 ;; esac
 }
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 case ${1:-} in
 start)
@@ -91,6 +94,14 @@ kill)
 restart)
     [ $# -ge 3 ] || usage
     start_node "$2" "$(index_of "$2")" "$3" ;;
+pause|resume)
+    [ $# -ge 3 ] || usage
+    index_of "$2" > /dev/null
+    pid=$(cat "$3/$2.pid" 2>/dev/null || true)
+    if [ -z "$pid" ] || ! grep -q "nats-server" "/proc/$pid/cmdline" 2>/dev/null; then
+        echo "cluster.sh: $2 is not running" >&2; exit 1
+    fi
+    if [ "$1" = pause ]; then kill -STOP "$pid"; else kill -CONT "$pid"; fi ;;
 urls)
     urls ;;
 *)
