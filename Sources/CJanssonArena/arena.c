@@ -55,7 +55,9 @@ static void release_block(void *block) {
 static void make_key(void) { key_made = pthread_key_create(&key, release_block) == 0; }
 
 static void *arena_malloc(size_t size) {
-    if (arena.active) {
+    // size 0 goes to malloc: on a full block it would be the block's end, which
+    // arena_free would take for someone else's pointer.
+    if (arena.active && size > 0) {
         size_t need = (size + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1);
         if (need >= size && need <= ARENA_BYTES - arena.used) {
             void *pointer = arena.base + arena.used;
