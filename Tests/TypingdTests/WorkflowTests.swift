@@ -187,7 +187,8 @@ struct WorkflowTests {
             #expect(status == 65 && error.contains(expected), "\(body): \(status) \(error)")
         }
         for (text, expected) in [("{\"cmd\":\"stats\"}\n", "not a record"), ("#typingd-record v9\n#end 0\n", "version v9"),
-                                 ("#typingd-record v1 --style loud\n#end 0\n", "loud")] {
+                                 ("#typingd-record v1 --style loud\n#end 0\n", "loud"),
+                                 ("#typingd-record v1 --clock manual --late-at clamp\n#end 0\n", "--late-at clamp")] {
             try text.write(to: file, atomically: true, encoding: .utf8)
             let (_, error, status) = try replay(file)
             #expect(status == 65 && error.contains(expected), "\(text): \(status) \(error)")

@@ -144,6 +144,11 @@ enum RecordOptions {
             throw CheckFailure("the record's header names options this typingd does not take: "
                                + SessionOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
         }
+        if options.lateAt != .refuse {
+            // SessionOptions validated it against the header's own --clock, which the
+            // replay then replaces: refuse it here, where the clock is known.
+            throw CheckFailure("the record's header names --late-at \(options.lateAt.rawValue), but a record is played on the real clock, where no command carries \"at\"")
+        }
         options.clock = .real
         options.noDrain = true
         return options
