@@ -13,8 +13,27 @@ import re
 import sys
 
 STREAM = "TYPINGD"
-# cluster.sh's three nodes (PORT_BASE, 14222 unless set): every script's default --servers.
-_BASE = int(os.environ.get("PORT_BASE") or 14222)
+
+
+def conf_value(name, default):
+    """A KEY=VALUE of cluster.conf beside this file; the environment wins."""
+    import shlex
+    if os.environ.get(name):
+        return os.environ[name]
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")) as file:
+            for line in file:
+                key, sep, value = line.strip().partition("=")
+                if sep and key == name and not line.lstrip().startswith("#"):
+                    return " ".join(shlex.split(value, comments=True))
+    except OSError:
+        pass
+    return default
+
+
+# cluster.sh's three nodes (PORT_BASE: the environment, else cluster.conf, else
+# 14222): every script's default --servers.
+_BASE = int(conf_value("PORT_BASE", "14222"))
 DEFAULT_SERVERS = ",".join("nats://127.0.0.1:{}".format(_BASE + i) for i in range(3))
 SNAPSHOTS = "typingd-snapshots"   # the object store: one object per partition
 COMMAND_SUBJECT = "typingd.cmd.{}"

@@ -37,29 +37,9 @@ import subprocess
 import sys
 import zlib
 
-from common import STREAM, connect, partition_of, routes
+from common import DEFAULT_SERVERS, STREAM, conf_value, connect, partition_of, routes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def conf_value(name, default):
-    import shlex
-    if os.environ.get(name):
-        return os.environ[name]
-    try:
-        with open(os.path.join(HERE, "cluster.conf")) as file:
-            for line in file:
-                key, sep, value = line.strip().partition("=")
-                if sep and key == name and not line.lstrip().startswith("#"):
-                    return " ".join(shlex.split(value, comments=True))
-    except OSError:
-        pass
-    return default
-
-
-def default_servers():
-    base = int(conf_value("PORT_BASE", "14222"))
-    return ",".join("nats://127.0.0.1:{}".format(base + i) for i in range(3))
 
 
 def key_of(event):
@@ -413,7 +393,7 @@ def main():
     p.add_argument("--ignore-at", action="store_true")
     for name in ("applied", "replay", "clears"):
         p = sub.add_parser(name)
-        p.add_argument("--servers", default=default_servers())
+        p.add_argument("--servers", default=DEFAULT_SERVERS)
         p.add_argument("--partitions", type=int, default=int(conf_value("PARTITIONS", "4")))
         if name == "applied":
             p.add_argument("--input", action="append", required=True)

@@ -47,26 +47,9 @@ import time
 import nats
 from nats.errors import SlowConsumerError
 
-from common import partition_of, servers, token
+from common import DEFAULT_SERVERS, conf_value, partition_of, servers, token
 
 EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
-
-
-def conf_value(name, default):
-    """A KEY=VALUE from cluster.conf next to this file (the environment wins)."""
-    import os
-    import shlex
-    if os.environ.get(name):
-        return os.environ[name]
-    try:
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")) as file:
-            for line in file:
-                key, sep, value = line.strip().partition("=")
-                if sep and key == name and not line.lstrip().startswith("#"):
-                    return " ".join(shlex.split(value, comments=True))
-    except OSError:
-        pass
-    return default
 
 
 def log(text):
@@ -260,8 +243,7 @@ class Gateway:
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    base = int(conf_value("PORT_BASE", "14222"))
-    parser.add_argument("--servers", default=",".join("nats://127.0.0.1:{}".format(base + i) for i in range(3)),
+    parser.add_argument("--servers", default=DEFAULT_SERVERS,
                         help="comma-separated NATS URLs (default: cluster.sh's nodes at PORT_BASE)")
     parser.add_argument("--viewer", action="append", default=[], help="a viewer id (repeat for more)")
     parser.add_argument("--viewers-file", help="viewer ids, one a line")
