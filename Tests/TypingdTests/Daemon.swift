@@ -18,6 +18,15 @@ enum Daemon {
         return tests.deletingLastPathComponent().appendingPathComponent("typingd")
     }
 
+    /// A path in the temporary folder no other test, test case or test run uses:
+    /// parameterized cases run at once in one process, so a name made of the pid
+    /// and the arguments is shared, and one case's clean-up removes another's input
+    /// before it is opened (CI saw it: one issue, no hang).
+    static func temporaryFile(_ prefix: String, suffix: String = "") -> URL {
+        FileManager.default.temporaryDirectory
+            .appendingPathComponent("typingd-\(prefix)-\(getpid())-\(UUID().uuidString)\(suffix)")
+    }
+
     /// What a finished run produced.
     struct Run {
         var stdout: Data

@@ -17,8 +17,7 @@ struct DocumentTests {
 
     @Test("documented example", arguments: examples)
     func example(_ example: DocumentExample) throws {
-        let input = FileManager.default.temporaryDirectory
-            .appendingPathComponent("typingd-doc-\(ProcessInfo.processInfo.processIdentifier)-\(example.line).jsonl")
+        let input = Daemon.temporaryFile("doc-\(example.line)", suffix: ".jsonl")
         try (example.input.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: input) }
         let run = try Daemon.run(example.arguments, input: input, folder: DocumentExample.root)

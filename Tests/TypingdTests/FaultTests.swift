@@ -24,7 +24,7 @@ struct FaultTests {
         }
         input += Array(#"{"cmd":"stats","pad":""#.utf8) + Array(repeating: UInt8(ascii: "z"), count: 3 << 20)
         bad += 1  // the last line: too long, and without LF
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-hostile-\(getpid())")
+        let file = Daemon.temporaryFile("hostile")
         try Data(input).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
@@ -195,7 +195,7 @@ struct SignalTests {
 
     @Test("a file-size limit (SIGXFSZ) is an I/O error: a message and exit 74, not death by signal")
     func fileSizeLimit() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-fsize-\(getpid())")
+        let file = Daemon.temporaryFile("fsize")
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")

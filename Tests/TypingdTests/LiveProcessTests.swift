@@ -87,7 +87,7 @@ struct LiveProcessTests {
         // the signal thread in sigwaitinfo took SIGUSR1 as an ending signal and
         // never paused, and the crash waited ~32 s before the backtrace.
         let cc = try Tools.require("cc", for: "building the crashing library")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-crash-\(getpid())")
+        let folder = Daemon.temporaryFile("crash")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("crash.c"), library = folder.appendingPathComponent("crash.so")
@@ -157,7 +157,7 @@ struct LiveProcessTests {
         }
         #expect(daemon.waitForExit() == 0)
 
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-slow-\(getpid()).jsonl")
+        let file = Daemon.temporaryFile("slow", suffix: ".jsonl")
         try input.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let reference = try Daemon.run(["--clock", "manual", "--timeout-ms", "60000", "--no-drain"], input: file)

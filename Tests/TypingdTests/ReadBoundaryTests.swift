@@ -11,7 +11,7 @@ struct ReadBoundaryTests {
     /// `count` stats commands, one per line, each exactly `lineBytes` long with its LF.
     static func stats(_ count: Int, lineBytes: Int = 16) throws -> URL {
         let line = #"{"cmd":"stats"}"# + String(repeating: " ", count: lineBytes - 16) + "\n"
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-boundary-\(getpid())-\(count)-\(lineBytes).jsonl")
+        let url = Daemon.temporaryFile("boundary-\(count)-\(lineBytes)", suffix: ".jsonl")
         try String(repeating: line, count: count).write(to: url, atomically: true, encoding: .utf8)
         return url
     }
@@ -37,7 +37,7 @@ struct ReadBoundaryTests {
                 defer { try? FileManager.default.removeItem(at: input) }
                 let run = try Daemon.run(["--clock", clock, "--threads", String(threads), "--read-buffer", String(read)],
                                          input: input, timeout: 20)
-                #expect(run.status == 0, "read \(read) × \(reads): exit \(run.status)")
+                #expect(run.status == 0, "read \(read) × \(reads): exit \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
                 let replies = run.stdout.split(separator: 0x0A)
                 #expect(replies.count == count, "read \(read) × \(reads), \(threads) threads: \(replies.count) of \(count) replies")
                 #expect(String(decoding: replies.last ?? Data(), as: UTF8.self).contains("\"lines\":\(count),"))
