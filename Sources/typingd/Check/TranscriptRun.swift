@@ -235,15 +235,18 @@ enum OutputDiff {
         case extra(Int, after: Int)
     }
 
-    /// Pairs the lines of two runs of differing lines: a longest common subsequence
-    /// keeps equal lines out of the report; the rest pair up in order as changes,
-    /// or are missing or extra. Large runs pair up by position.
+    /// Pairs the lines of two runs of differing lines: a shortest edit script
+    /// (Myers' O((N+M)·D) algorithm) keeps equal lines out of the report; between two
+    /// equal lines, the removed and added lines pair up in order as changes, the
+    /// rest are missing or extra. When more than ``maxEdits`` lines are removed
+    /// and added, the lines pair up by position instead, and a pair of equal lines
+    /// is still left out: a line is never reported as changed into itself.
     static func align(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> [Change] {
         var changes: [Change] = []
-        guard old.count * new.count <= 4_000_000 else {
+        guard let edits = shortestEdits(old, new) else {
             for index in 0..<max(old.count, new.count) {
                 if index < old.count && index < new.count {
-                    changes.append(.changed(index, index))
+                    if old[index] != new[index] { changes.append(.changed(index, index)) }
                 } else if index < old.count {
                     changes.append(.missing(index))
                 } else {
@@ -251,13 +254,6 @@ enum OutputDiff {
                 }
             }
             return changes
-        }
-        // lengths[i][j]: the longest common subsequence of old[i...] and new[j...].
-        var lengths = [[Int]](repeating: [Int](repeating: 0, count: new.count + 1), count: old.count + 1)
-        for i in stride(from: old.count - 1, through: 0, by: -1) {
-            for j in stride(from: new.count - 1, through: 0, by: -1) {
-                lengths[i][j] = old[i] == new[j] ? lengths[i + 1][j + 1] + 1 : max(lengths[i + 1][j], lengths[i][j + 1])
-            }
         }
         var i = 0, j = 0
         var removed: [Int] = [], added: [Int] = []
@@ -268,21 +264,86 @@ enum OutputDiff {
             removed.removeAll()
             added.removeAll()
         }
-        while i < old.count || j < new.count {
-            if i < old.count && j < new.count && old[i] == new[j] {
+        for edit in edits {
+            switch edit {
+            case .keep:
                 settle()
                 i += 1
                 j += 1
-            } else if j < new.count && (i == old.count || lengths[i][j + 1] >= lengths[i + 1][j]) {
+            case .add:
                 added.append(j)
                 j += 1
-            } else {
+            case .remove:
                 removed.append(i)
                 i += 1
             }
         }
         settle()
         return changes
+    }
+
+    /// At most this many lines removed and added are aligned line by line.
+    static let maxEdits = 1_000
+
+    enum Edit {
+        case keep, remove, add
+    }
+
+    /// A shortest edit script from `old` to `new` (Myers 1986), or nil when it would
+    /// take more than ``maxEdits`` edits. Time O((N+M)·D), memory O(D²): each step
+    /// keeps the 2d + 1 diagonals it could have reached, for the way back.
+    static func shortestEdits(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> [Edit]? {
+        let n = old.count, m = new.count
+        let limit = min(n + m, maxEdits)
+        let offset = limit + 1
+        // furthest[k + offset]: the furthest x on diagonal k (y = x - k) after d edits.
+        var furthest = [Int](repeating: 0, count: 2 * limit + 3)
+        var trace: [[Int]] = []
+        for d in 0...limit {
+            trace.append(Array(furthest[(offset - d)...(offset + d)]))
+            for k in stride(from: -d, through: d, by: 2) {
+                var x = (k == -d || (k != d && furthest[k - 1 + offset] < furthest[k + 1 + offset]))
+                    ? furthest[k + 1 + offset]            // down: an added line
+                    : furthest[k - 1 + offset] + 1        // right: a removed line
+                var y = x - k
+                while x < n && y < m && old[x] == new[y] {
+                    x += 1
+                    y += 1
+                }
+                furthest[k + offset] = x
+                if x >= n && y >= m {
+                    return backtrack(trace: trace, d: d, n: n, m: m)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The edits of the path that ``shortestEdits(_:_:)`` found, first to last.
+    private static func backtrack(trace: [[Int]], d: Int, n: Int, m: Int) -> [Edit] {
+        var edits: [Edit] = []
+        var x = n, y = m
+        for step in stride(from: d, to: 0, by: -1) {
+            let before = trace[step]   // diagonal k's furthest x after step - 1 edits, at k + step
+            let k = x - y
+            let down = k == -step || (k != step && before[k - 1 + step] < before[k + 1 + step])
+            let previousK = down ? k + 1 : k - 1
+            let previousX = before[previousK + step], previousY = previousX - previousK
+            while x > previousX + (down ? 0 : 1) && y > previousY + (down ? 1 : 0) {
+                edits.append(.keep)
+                x -= 1
+                y -= 1
+            }
+            edits.append(down ? .add : .remove)
+            x = previousX
+            y = previousY
+        }
+        while x > 0 && y > 0 {
+            edits.append(.keep)
+            x -= 1
+            y -= 1
+        }
+        return edits.reversed()
     }
 
     /// Which keys of two event lines differ, as a sentence.

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+@testable import typingd
+
+/// `typingd check`'s report of what differs: it must name the lines that differ and
+/// no others, however large the differing region.
+@Suite("check's difference report")
+struct OutputDiffTests {
+    static func bytes(_ lines: [String]) -> [UInt8] {
+        Array(lines.map { $0 + "\n" }.joined().utf8)
+    }
+
+    /// Lines with distinct content, like a transcript's events.
+    static func events(_ range: Range<Int>) -> [String] {
+        range.map { #"{"event":"indicator","conv":"c\#($0)","viewer":"v","text":""}"# }
+    }
+
+    @Test("one line inserted early in a long region is one added line, not thousands changed")
+    func insertionInLargeRegion() {
+        // The region between the equal first and last lines is 5,000 × 5,001 lines:
+        // over the size where a quadratic table was given up for pairing by position.
+        var expected = ["first"] + Self.events(0..<5_000) + ["last"]
+        var actual = expected
+        actual.insert(#"{"event":"error","code":"bad_json"}"#, at: 2)
+        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)) == "1 line added")
+        let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
+        #expect(report == #"  extra line after expected line 2: {"event":"error","code":"bad_json"}"#, "\(report)")
+        expected[4_000] = #"{"event":"stats"}"#
+        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)) == "1 line changed, 1 added")
+    }
+
+    @Test("past the edit limit, lines pair by position and an equal pair is never reported")
+    func beyondTheLimit() {
+        let expected = Self.events(0..<6_000)
+        var actual = expected
+        for index in stride(from: 0, to: 6_000, by: 2) {   // 3,000 changed: 6,000 edits
+            actual[index] = actual[index].replacingOccurrences(of: #""text":"""#, with: #""text":"Ana is typing...""#)
+        }
+        let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
+        #expect(report.hasPrefix(#"  line 1: key "text": expected "", got "Ana is typing...""#), "\(report)")
+        #expect(report.contains("  line 1: ") && report.contains("  line 3: ") && !report.contains("  line 2: "), "\(report)")
+        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)) == "3000 lines changed")
+    }
+
+    @Test("the edits found are a shortest script: as many kept lines as a longest common subsequence",
+          arguments: 0..<40)
+    func shortest(seed: Int) throws {
+        var generator = SplitMix(seed: UInt64(seed))
+        let alphabet = ["a", "b", "c", "d"]
+        let old = (0..<Int(generator.next() % 30)).map { _ in alphabet[Int(generator.next() % 4)] }
+        let new = (0..<Int(generator.next() % 30)).map { _ in alphabet[Int(generator.next() % 4)] }
+        let oldLines = old.map { ArraySlice($0.utf8) }, newLines = new.map { ArraySlice($0.utf8) }
+        let edits = try #require(OutputDiff.shortestEdits(oldLines, newLines))
+        // Applying the script to old gives new.
+        var x = 0, y = 0, kept = 0
+        for edit in edits {
+            switch edit {
+            case .keep:
+                #expect(old[x] == new[y])
+                x += 1; y += 1; kept += 1
+            case .remove: x += 1
+            case .add: y += 1
+            }
+        }
+        #expect(x == old.count && y == new.count)
+        #expect(kept == Self.lcs(old, new), "\(old) → \(new)")
+        // And the report pairs only lines that differ.
+        for change in OutputDiff.align(oldLines, newLines) {
+            if case let .changed(i, j) = change { #expect(old[i] != new[j]) }
+        }
+    }
+
+    static func lcs(_ a: [String], _ b: [String]) -> Int {
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in stride(from: a.count - 1, through: 0, by: -1) {
+            for j in stride(from: b.count - 1, through: 0, by: -1) {
+                table[i][j] = a[i] == b[j] ? table[i + 1][j + 1] + 1 : max(table[i + 1][j], table[i][j + 1])
+            }
+        }
+        return table[0][0]
+    }
+
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
