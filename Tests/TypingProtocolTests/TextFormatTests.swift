@@ -75,6 +75,11 @@ struct TextFormatTests {
         #expect(safe == "file \\u{\(hex)}name\nline 2")
     }
 
+    @Test("terminalSafe keeps every line break, a CR before one included (escaped on its own line)")
+    func terminalSafeCRLF() {
+        #expect(TextFormat.terminalSafe("a\r\nb\u{1B}\nc") == "a\\u{d}\nb\\u{1b}\nc")
+    }
+
     @Test("every line starts with its time, ok and error lines too: the time the line was applied or refused at")
     func timeOnEveryLine() throws {
         let output = Self.text([

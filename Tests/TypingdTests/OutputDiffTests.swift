@@ -70,6 +70,23 @@ struct OutputDiffTests {
         }
     }
 
+    @Test("bytes that are not UTF-8 are shown as \\xNN, so two lines that differ there do not print alike")
+    func invalidBytes() {
+        #expect(OutputDiff.show(ArraySlice(Array("a".utf8) + [0xFF] + Array("é".utf8) + [0xC3]))
+                == "a\\xFFé\\xC3")
+        #expect(OutputDiff.show(ArraySlice("a\u{FFFD}".utf8)) == "a\u{FFFD}")
+        let long = ArraySlice(Array(repeating: UInt8(ascii: "z"), count: 5_000))
+        #expect(OutputDiff.show(long) == String(repeating: "z", count: 300) + " …")
+    }
+
+    @Test("an empty file is not said to lack a final line break")
+    func emptySide() {
+        let report = OutputDiff.describe(expected: [], actual: Array("a\nb\n".utf8)) ?? ""
+        #expect(!report.contains("line break"), "\(report)")
+        let other = OutputDiff.describe(expected: Array("a\nb\n".utf8), actual: []) ?? ""
+        #expect(!other.contains("line break") && other.contains("line 1 is missing"), "\(other)")
+    }
+
     static func lcs(_ a: [String], _ b: [String]) -> Int {
         var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
         for i in stride(from: a.count - 1, through: 0, by: -1) {

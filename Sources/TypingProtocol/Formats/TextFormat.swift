@@ -257,9 +257,11 @@ public struct TextFormat: EventFormat {
     package static func terminalSafe(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { $0 != "\n" && isUnsafe($0) }) else { return text }
         var out = OutputBuffer()
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // By scalars: as Characters, "\r\n" is one, which is not "\n", and the line
+        // break would be escaped with its CR.
+        for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if index > 0 { out.append(UInt8(ascii: "\n")) }
-            self.text(String(line), into: &out)
+            self.text(String(String.UnicodeScalarView(line)), into: &out)
         }
         return String(decoding: out.bytes, as: UTF8.self)
     }

@@ -189,7 +189,8 @@ enum OutputDiff {
                 report.append("  extra line after expected line \(prefix + before): \(show(newMiddle[j]))")
             }
         }
-        if expected.last != actual.last && (expected.last == 0x0A || actual.last == 0x0A) {
+        if !expected.isEmpty && !actual.isEmpty && expected.last != actual.last
+            && (expected.last == 0x0A || actual.last == 0x0A) {
             report.append(actual.last == 0x0A ? "  the expected file does not end with a line break"
                                               : "  the output does not end with a line break")
         }
@@ -292,7 +293,12 @@ enum OutputDiff {
     /// A shortest edit script from `old` to `new` (Myers 1986), or nil when it would
     /// take more than ``maxEdits`` edits. Time O((N+M)·D), memory O(D²): each step
     /// keeps the 2d + 1 diagonals it could have reached, for the way back.
-    static func shortestEdits(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> [Edit]? {
+    static func shortestEdits(_ oldLines: [ArraySlice<UInt8>], _ newLines: [ArraySlice<UInt8>]) -> [Edit]? {
+        // Each distinct line gets a number first: the search compares numbers, not
+        // lines that may be long and alike up to their last bytes.
+        var numbers: [ArraySlice<UInt8>: Int] = [:]
+        let old = oldLines.map { line in numbers[line] ?? { numbers[line] = numbers.count; return numbers.count - 1 }() }
+        let new = newLines.map { line in numbers[line] ?? { numbers[line] = numbers.count; return numbers.count - 1 }() }
         let n = old.count, m = new.count
         let limit = min(n + m, maxEdits)
         let offset = limit + 1
@@ -371,9 +377,40 @@ enum OutputDiff {
     }
 
     /// A line for a report, shortened when long.
+    /// Bytes that are not UTF-8 are written as `\xNN`, so that two lines that differ
+    /// only there do not print the same.
     static func show(_ line: ArraySlice<UInt8>) -> String {
-        let text = String(decoding: line, as: UTF8.self)
-        return text.unicodeScalars.count > 300 ? String(text.unicodeScalars.prefix(300)) + " …" : text
+        let head = line.prefix(1_200)   // 300 scalars are at most 1,200 bytes
+        var text = String(validating: head, as: UTF8.self) ?? hexInvalid(head)
+        if head.count < line.count || text.unicodeScalars.count > 300 {
+            text = String(String.UnicodeScalarView(text.unicodeScalars.prefix(300))) + " …"
+        }
+        return text
+    }
+
+    /// `bytes` as text, each byte of an invalid UTF-8 sequence as `\xNN`.
+    static func hexInvalid(_ bytes: ArraySlice<UInt8>) -> String {
+        var out = ""
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var position = bytes.startIndex
+        while true {
+            let start = position
+            switch decoder.decode(&iterator) {
+            case let .scalarValue(scalar):
+                out.unicodeScalars.append(scalar)
+                position += UTF8.width(scalar)
+            case .error:
+                // The decoder consumed at least one byte; show the first as \xNN and
+                // start again right after it.
+                out += "\\x" + String(bytes[start], radix: 16, uppercase: true).leftPadded(to: 2)
+                position = start + 1
+                iterator = bytes[position...].makeIterator()
+                decoder = UTF8()
+            case .emptyInput:
+                return out
+            }
+        }
     }
 }
 
@@ -417,5 +454,12 @@ final class JSONLine {
         guard let text = json_dumps(value, Int(JSON_COMPACT | JSON_ENCODE_ANY)) else { return "?" }
         defer { free(text) }
         return String(cString: text)
+    }
+}
+
+extension String {
+    /// The string with "0" in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: Swift.max(0, width - count)) + self
     }
 }
