@@ -69,7 +69,31 @@ struct WorkflowTests {
         #expect(status == 0, "\(out)")
         try "--style 'loud'\n".write(to: dir.appendingPathComponent("q.args"), atomically: true, encoding: .utf8)
         let (bad, _, badStatus) = try Self.typingd(["check", dir.path])
-        #expect(badStatus == 1 && bad.contains("bad options") && bad.contains("loud"), "\(bad)")
+        #expect(badStatus == 1 && bad.contains("bad options in \(dir.path)/q.args: ") && bad.contains("loud"), "\(bad)")
+    }
+
+    @Test("check: past 20 differences, the report counts them all and gives a command that shows every one")
+    func everyDifference() throws {
+        let dir = try Self.folder("many")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("m.in.jsonl")
+        let stats = (0..<30).map { #"{"cmd":"stats","id":\#($0)}"# }
+        try (stats.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+        try "--order name\n".write(to: dir.appendingPathComponent("m.args"), atomically: true, encoding: .utf8)
+        _ = try Self.typingd(["check", "--bless", dir.path])
+        // 30 expected lines changed, and one more line of input: 30 changed, 1 added.
+        let expected = dir.appendingPathComponent("m.out.jsonl")
+        let blessed = try String(contentsOf: expected, encoding: .utf8)
+        #expect(blessed.split(separator: "\n").count == 30)
+        try blessed.replacingOccurrences(of: #"{"event":"stats","#, with: #"{"event":"stats","x":1,"#)
+            .write(to: expected, atomically: true, encoding: .utf8)
+        try (stats.joined(separator: "\n") + "\n" + #"{"cmd":"stats","id":"x"}"# + "\n")
+            .write(to: input, atomically: true, encoding: .utf8)
+        let (report, _, status) = try Self.typingd(["check", dir.path])
+        #expect(status == 1)
+        #expect(report.components(separatedBy: "\n  line ").count - 1 == 20, "\(report)")
+        #expect(report.contains("  … and 11 more differences: 30 lines changed, 1 added in all; to see every one: ")
+                && report.contains(" --clock manual --order name < \(input.path) | diff \(expected.path) -"), "\(report)")
     }
 
     /// A live session with keystrokes, a timeout that fires while typingd is idle,

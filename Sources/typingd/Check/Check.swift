@@ -12,8 +12,10 @@ struct Check: ParsableCommand {
         searched recursively, each once however many symlinks lead to it), runs it in \
         this process as `typingd --clock manual` would, with the options in NAME.args \
         when there is one, and compares the output with NAME.out.jsonl byte for byte. \
-        For each failure it prints which lines differ and, for an event line, which \
-        keys. It ends with the line "N passed, N failed".
+        For each failure it prints which lines differ (a shortest set of changed, \
+        missing and extra lines) and, for an event line, which keys; past 20 \
+        differences it counts the rest and prints a command whose diff shows every \
+        one. It ends with the line "N passed, N failed".
 
         NAME.args holds options separated by white space; quote a value that holds \
         white space with "…" or '…', and start a comment with #. A transcript whose \
@@ -133,14 +135,17 @@ struct TranscriptCheck {
     func check(_ transcript: Transcript, report: (String) -> Void) -> String? {
         let actual: [UInt8]
         let expected: [UInt8]?
+        var seeAll = ""
         do {
             let input = try FileBytes.read(transcript.input)
             let words = FileBytes.exists(transcript.arguments)
                 ? try ArgumentWords.split(String(decoding: try FileBytes.read(transcript.arguments), as: UTF8.self))
                 : nil
+            seeAll = transcript.seeAll(words: words, recorded: input.withUnsafeBytes { RecordFormat.isRecord($0) })
             let folder = transcript.stem.lastIndex(of: "/").map { String(transcript.stem[..<$0]) } ?? "."
-            actual = try TranscriptRun.output(of: input, words: words, folder: folder, checksInvariants: checksInvariants,
-                                              stop: stop)
+            actual = try TranscriptRun.output(of: input, words: words, folder: folder,
+                                              argumentsFile: words == nil ? nil : transcript.arguments,
+                                              checksInvariants: checksInvariants, stop: stop)
             expected = FileBytes.exists(transcript.expected) ? try FileBytes.read(transcript.expected) : nil
         } catch {
             report("FAIL \(transcript): \(error)")
@@ -169,7 +174,8 @@ struct TranscriptCheck {
             report("FAIL \(transcript): \(message)")
             return message
         }
-        guard let difference = OutputDiff.describe(expected: expected, actual: actual) else { return nil }
+        guard let difference = OutputDiff.describe(expected: expected, actual: actual,
+                                                   seeAll: seeAll) else { return nil }
         report("FAIL \(transcript): the output differs from \(transcript.expected)\n\(difference)")
         return difference
     }

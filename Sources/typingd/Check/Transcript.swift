@@ -12,6 +12,33 @@ struct Transcript: Sendable, CustomStringConvertible {
     var expected: String { stem + ".out.jsonl" }
     var arguments: String { stem + ".args" }
 
+    /// A shell command that shows every difference: this typingd run on the input
+    /// as check runs it (`words`: NAME.args's, nil without one), its output
+    /// compared with `diff`.
+    func seeAll(words: [String]?, recorded: Bool) -> String {
+        let typingd = Self.shellQuoted(CommandLine.arguments.first ?? "typingd")
+        let run: String
+        if recorded {
+            run = "\(typingd) replay \(Self.shellQuoted(input))"
+        } else {
+            let words = words ?? []
+            let clock = words.contains { $0 == "--clock" || $0.hasPrefix("--clock=") } ? [] : ["--clock", "manual"]
+            run = ([typingd] + (clock + words).map(Self.shellQuoted)).joined(separator: " ") + " < \(Self.shellQuoted(input))"
+        }
+        return run + " | diff \(Self.shellQuoted(expected)) -"
+    }
+
+    /// `word` for a POSIX shell: as it is when safe, else in single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        let safe = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", "+", ",", "@", "%": return true
+            default: return false
+            }
+        }
+        return safe ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
+
     /// Every transcript under `paths` (files named `*.in.jsonl`, or folders searched
     /// recursively, each folder once however many symlinks lead to it), sorted by
     /// path within each folder; a path that is neither is an error.

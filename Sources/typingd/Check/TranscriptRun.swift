@@ -20,8 +20,10 @@ enum TranscriptRun {
     /// without one; `--clock manual` unless they name a clock). Stops early when
     /// `stop` says so (a signal).
     /// Relative `--phrases` paths are taken from `folder` (the transcript's).
-    static func output(of input: [UInt8], words: [String]?, folder: String? = nil, checksInvariants: Bool,
+    static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
+                       checksInvariants: Bool,
                        stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
+        let badOptions = "bad options" + (argumentsFile.map { " in \($0)" } ?? "") + ": "
         if input.withUnsafeBytes({ RecordFormat.isRecord($0) }) {
             guard words == nil else {
                 throw CheckFailure("the input is a record, which carries its own options: remove the .args file")
@@ -36,13 +38,13 @@ enum TranscriptRun {
         do {
             options = try TranscriptOptions.parse(words)
         } catch {
-            throw CheckFailure("bad options: " + TranscriptOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
+            throw CheckFailure(badOptions + TranscriptOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
         }
         var configuration: SessionConfiguration
         do {
             configuration = try options.session.configuration(relativeTo: folder)
         } catch {
-            throw CheckFailure("bad options: \(error)")
+            throw CheckFailure(badOptions + "\(error)")
         }
         configuration.checksInvariants = checksInvariants
         switch options.session.format {
@@ -158,11 +160,14 @@ enum RecordOptions {
 /// What differs between expected and actual output, for people: line numbers and,
 /// for an event line, the keys that differ.
 enum OutputDiff {
-    /// At most this many differing lines are described in full.
+    /// At most this many differences (a changed, missing or extra line each) are
+    /// described in full.
     static let maxReported = 20
 
-    /// The report, or nil when `expected` and `actual` are the same bytes.
-    static func describe(expected: [UInt8], actual: [UInt8]) -> String? {
+    /// The report, or nil when `expected` and `actual` are the same bytes. When not
+    /// every difference is described, the report ends with how many there are in
+    /// all and `seeAll`, a way to see them.
+    static func describe(expected: [UInt8], actual: [UInt8], seeAll: String? = nil) -> String? {
         guard expected != actual else { return nil }
         let old = lines(expected), new = lines(actual)
         var report: [String] = []
@@ -172,11 +177,8 @@ enum OutputDiff {
         while suffix < old.count - prefix && suffix < new.count - prefix
             && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
         let oldMiddle = Array(old[prefix..<(old.count - suffix)]), newMiddle = Array(new[prefix..<(new.count - suffix)])
-        for change in align(oldMiddle, newMiddle) {
-            if report.count >= maxReported {
-                report.append("  … and more differences")
-                break
-            }
+        let changes = align(oldMiddle, newMiddle)
+        for change in changes.prefix(maxReported) {
             switch change {
             case let .changed(i, j):
                 let line = prefix + i + 1
@@ -188,6 +190,10 @@ enum OutputDiff {
             case let .extra(j, before):
                 report.append("  extra line after expected line \(prefix + before): \(show(newMiddle[j]))")
             }
+        }
+        if changes.count > maxReported {
+            report.append("  … and \(changes.count - maxReported) more differences: \(tally(changes)) in all"
+                          + (seeAll.map { "; to see every one: \($0)" } ?? ""))
         }
         if !expected.isEmpty && !actual.isEmpty && expected.last != actual.last
             && (expected.last == 0x0A || actual.last == 0x0A) {
@@ -205,17 +211,23 @@ enum OutputDiff {
         var suffix = 0
         while suffix < old.count - prefix && suffix < new.count - prefix
             && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
+        let changes = align(Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)]))
+        return changes.isEmpty ? "the line breaks changed" : tally(changes)
+    }
+
+    /// "2 lines changed, 1 removed, 3 added".
+    static func tally(_ changes: [Change]) -> String {
         var changed = 0, removed = 0, added = 0
-        for change in align(Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)])) {
+        for change in changes {
             switch change {
             case .changed: changed += 1
             case .missing: removed += 1
             case .extra: added += 1
             }
         }
-        let parts = [(changed, "changed"), (removed, "removed"), (added, "added")].filter { $0.0 > 0 }
+        return [(changed, "changed"), (removed, "removed"), (added, "added")].filter { $0.0 > 0 }
             .enumerated().map { index, part in index == 0 ? "\(count(part.0, "line")) \(part.1)" : "\(part.0) \(part.1)" }
-        return parts.isEmpty ? "the line breaks changed" : parts.joined(separator: ", ")
+            .joined(separator: ", ")
     }
 
     /// "1 line", "3 lines".
