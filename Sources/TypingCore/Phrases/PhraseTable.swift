@@ -37,8 +37,8 @@ public struct PhraseTable: Sendable, Equatable {
             self.message = message
         }
 
-        /// "key: message".
-        public var description: String { "\(key): \(message)" }
+        /// "key: message"; the message alone for the file as a whole (an empty key).
+        public var description: String { key.isEmpty ? message : "\(key): \(message)" }
     }
 
     /// The subjects' keys: how many names are shown (0–3), then `+1` when one more

@@ -54,7 +54,7 @@ enum PhraseFiles {
         }
         switch result {
         case .success(let table): return table
-        case .failure(let error): throw Failure(description: "--phrases \(path): \(error.key): \(error.message)")
+        case .failure(let error): throw Failure(description: "--phrases \(path): \(error)")
         }
     }
 }

@@ -50,7 +50,7 @@ struct SessionOptions: ParsableArguments {
     var phraseTables: [String] = []
 
     @Option(name: .customLong("default-locale"), help: ArgumentHelp(
-        "The locale of users who give none: the table they get.",
+        "The locale of users who give none: the table they get. A locale with no table loaded (see --phrases) falls back to en, silently, as a user's own locale does.",
         valueName: "tag"))
     var defaultLocale: String = PhraseBook.english.defaultLocale
 
