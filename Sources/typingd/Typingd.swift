@@ -93,7 +93,7 @@ struct Typingd: ParsableCommand {
         valueName: "file"))
     var record: String?
 
-    @OptionGroup(title: "Threads")
+    @OptionGroup(title: "Parsing threads (speed only, not conversation threads)")
     var threading: ThreadOptions
 
     /// For install.sh: write the manual pages into this folder, and nothing else.
