@@ -37,9 +37,10 @@ struct OutputDiffTests {
             actual[index] = actual[index].replacingOccurrences(of: #""text":"""#, with: #""text":"Ana is typing...""#)
         }
         let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
-        #expect(report.hasPrefix(#"  line 1: key "text": expected "", got "Ana is typing...""#), "\(report)")
+        #expect(report.contains("\n" + #"  line 1: key "text": expected "", got "Ana is typing...""#), "\(report)")
         #expect(report.contains("  line 1: ") && report.contains("  line 3: ") && !report.contains("  line 2: "), "\(report)")
-        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)) == "3000 lines changed")
+        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual))
+                == "3000 lines changed (compared by position: over 1000 lines removed and added)")
     }
 
     @Test("the edits found are a shortest script: as many kept lines as a longest common subsequence",
@@ -85,6 +86,36 @@ struct OutputDiffTests {
         #expect(!report.contains("line break"), "\(report)")
         let other = OutputDiff.describe(expected: Array("a\nb\n".utf8), actual: []) ?? ""
         #expect(!other.contains("line break") && other.contains("line 1 is missing"), "\(other)")
+    }
+
+    @Test("the command that shows every difference: quoted, --phrases from the transcript's folder, no command where it would mislead")
+    func seeAll() {
+        let typingd = Transcript.shellQuoted(CommandLine.arguments.first ?? "typingd")
+        let t = Transcript(stem: "t/sub/it's here")
+        #expect(t.seeAll(words: ["--phrases", "../p", "--phrases=/abs", "--phrases=x y"], recorded: false)
+                == typingd + #" --clock manual --phrases t/sub/../p --phrases=/abs '--phrases=t/sub/x y' < 't/sub/it'\''s here.in.jsonl' | diff 't/sub/it'\''s here.out.jsonl' -"#)
+        #expect(Transcript(stem: "-x").seeAll(words: nil, recorded: true) == typingd + " replay ./-x.in.jsonl | diff ./-x.out.jsonl -")
+        #expect(Transcript(stem: "-x").seeAll(words: nil, recorded: false) == typingd + " --clock manual < -x.in.jsonl | diff ./-x.out.jsonl -")
+        #expect(t.seeAll(words: ["--clock", "real"], recorded: false) == nil)
+        #expect(t.seeAll(words: ["--clock=real"], recorded: false) == nil)
+        #expect(Transcript(stem: "esc\u{1B}[31m").seeAll(words: nil, recorded: false) == nil)
+        #expect(t.seeAll(words: ["--phrases", "a\u{202E}b"], recorded: false) == nil)
+    }
+
+    @Test("past the edit limit the report says lines are compared by position; one more difference is singular")
+    func byPosition() {
+        var expected = Self.events(0..<3_000)
+        var actual = expected
+        actual.insert("inserted", at: 0)
+        for index in stride(from: 1, to: 3_001, by: 2) { actual[index] += " " }
+        let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
+        #expect(report.hasPrefix("  (over 1000 lines removed and added: lines are compared by position"), "\(report)")
+        #expect(report.contains(" in all by position"), "\(report)")
+        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)).hasSuffix("(compared by position: over 1000 lines removed and added)"))
+        expected = Self.events(0..<21)
+        actual = expected.map { $0 + " " }
+        let one = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
+        #expect(one.hasSuffix("  … and 1 more difference: 21 lines changed in all"), "\(one)")
     }
 
     static func lcs(_ a: [String], _ b: [String]) -> Int {

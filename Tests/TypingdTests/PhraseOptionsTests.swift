@@ -44,12 +44,15 @@ struct PhraseOptionsTests {
         try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
         let notJSON = dir.appendingPathComponent("notes.txt")
         try "- names\n".write(to: notJSON, atomically: true, encoding: .utf8)
+        let emptyKey = dir.appendingPathComponent("empty-key.txt")
+        try "{\"\":1}\n".write(to: emptyKey, atomically: true, encoding: .utf8)
         for (options, says) in [
             (["--phrases", table.path], ["xx.json", "names.2+n", "{2}"]),
             (["--phrases", dir.path], ["xx.json", "names.2+n"]),
             (["--phrases", dir.appendingPathComponent("none.json").path], ["none.json", "No such file"]),
             (["--phrases", "/dev/zero"], ["/dev/zero", "not a regular file"]),
             (["--phrases", notJSON.path], ["--phrases \(notJSON.path): line 1: invalid JSON"]),
+            (["--phrases", emptyKey.path], ["--phrases \(emptyKey.path): \"\": is not a key of a table"]),
             (["--default-locale", "de_DE"], ["--default-locale", "de_DE"]),
             (["--list-style", "tiny"], ["--list-style", "tiny"]),
         ] {

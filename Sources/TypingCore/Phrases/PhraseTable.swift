@@ -37,8 +37,14 @@ public struct PhraseTable: Sendable, Equatable {
             self.message = message
         }
 
-        /// "key: message"; the message alone for the file as a whole (an empty key).
-        public var description: String { key.isEmpty ? message : "\(key): \(message)" }
+        /// The key of an error about the table as a whole (not JSON, too large, …).
+        public static let wholeTable = "(file)"
+
+        /// "key: message"; the message alone for the table as a whole; `""` for the
+        /// empty key.
+        public var description: String {
+            key == Self.wholeTable ? message : "\(key.isEmpty ? "\"\"" : key): \(message)"
+        }
     }
 
     /// The subjects' keys: how many names are shown (0–3), then `+1` when one more

@@ -14,22 +14,22 @@ public enum PhraseTableFile {
     /// template is an error naming the key.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(PhraseTable.Error) -> PhraseTable {
         guard bytes.count <= maxBytes else {
-            throw PhraseTable.Error(key: "", message: "it is \(bytes.count) bytes long; a table may have at most \(maxBytes)")
+            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it is \(bytes.count) bytes long; a table may have at most \(maxBytes)")
         }
         if Bytes.firstIndex(of: 0, in: bytes) != nil {
-            throw PhraseTable.Error(key: "", message: "it holds a NUL byte, which JSON text cannot contain")
+            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it holds a NUL byte, which JSON text cannot contain")
         }
         guard let base = bytes.baseAddress else {
-            throw PhraseTable.Error(key: "", message: "it is empty; a table is a JSON object")
+            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it is empty; a table is a JSON object")
         }
         var error = json_error_t()
         guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count, Int(JSON_REJECT_DUPLICATES), &error) else {
             let report = CommandDecoder.report(error, line: Int(error.line))
-            throw PhraseTable.Error(key: "", message: "line \(error.line): \(report.message)")
+            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "line \(error.line): \(report.message)")
         }
         defer { json_decref(root) }
         guard cj_is_object(root) != 0 else {
-            throw PhraseTable.Error(key: "", message: "a table is a JSON object, not \(JSONObject.describe(root))")
+            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "a table is a JSON object, not \(JSONObject.describe(root))")
         }
         let known = ["locale", "plural", "names", "verbs", "clause", "separator", "end"]
         for key in keys(of: root) where !known.contains(key) {

@@ -15,7 +15,8 @@ struct Check: ParsableCommand {
         For each failure it prints which lines differ (a shortest set of changed, \
         missing and extra lines) and, for an event line, which keys; past 20 \
         differences it counts the rest and prints a command whose diff shows every \
-        one. It ends with the line "N passed, N failed".
+        one (past 1,000 lines removed and added, lines are compared by position, and \
+        the report says so). It ends with the line "N passed, N failed".
 
         NAME.args holds options separated by white space; quote a value that holds \
         white space with "…" or '…', and start a comment with #. A transcript whose \
@@ -135,7 +136,7 @@ struct TranscriptCheck {
     func check(_ transcript: Transcript, report: (String) -> Void) -> String? {
         let actual: [UInt8]
         let expected: [UInt8]?
-        var seeAll = ""
+        var seeAll: String?
         do {
             let input = try FileBytes.read(transcript.input)
             let words = FileBytes.exists(transcript.arguments)

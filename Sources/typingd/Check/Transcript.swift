@@ -1,4 +1,5 @@
 import Glibc
+import TypingProtocol
 
 /// One golden transcript: `NAME.in.jsonl` (the input: commands, or a record made by
 /// `typingd --record`), optional `NAME.args` (the options; a record carries its own)
@@ -14,18 +15,58 @@ struct Transcript: Sendable, CustomStringConvertible {
 
     /// A shell command that shows every difference: this typingd run on the input
     /// as check runs it (`words`: NAME.args's, nil without one), its output
-    /// compared with `diff`.
-    func seeAll(words: [String]?, recorded: Bool) -> String {
-        let typingd = Self.shellQuoted(CommandLine.arguments.first ?? "typingd")
-        let run: String
+    /// compared with `diff`, to be run from the folder check was run in. Nil when
+    /// no command can: with `--clock real` (check stands the clock at 0, which no
+    /// command line can ask for), and when a path or word holds a character a
+    /// terminal would act on (the report escapes it, which would make the command
+    /// name another file).
+    func seeAll(words: [String]?, recorded: Bool) -> String? {
+        let typingd = CommandLine.arguments.first ?? "typingd"
+        var run: [String]
         if recorded {
-            run = "\(typingd) replay \(Self.shellQuoted(input))"
+            run = [typingd, "replay", Self.pathWord(input)]
         } else {
             let words = words ?? []
+            if words.contains(where: { $0 == "--clock=real" })
+                || zip(words, words.dropFirst()).contains(where: { $0 == "--clock" && $1 == "real" }) {
+                return nil
+            }
             let clock = words.contains { $0 == "--clock" || $0.hasPrefix("--clock=") } ? [] : ["--clock", "manual"]
-            run = ([typingd] + (clock + words).map(Self.shellQuoted)).joined(separator: " ") + " < \(Self.shellQuoted(input))"
+            run = [typingd] + clock + relativePhrases(words)
         }
-        return run + " | diff \(Self.shellQuoted(expected)) -"
+        let all = run + [input, expected]
+        guard !all.contains(where: { $0.unicodeScalars.contains(where: TextFormat.isUnsafe) }) else { return nil }
+        return run.map(Self.shellQuoted).joined(separator: " ")
+            + (recorded ? "" : " < \(Self.shellQuoted(input))") + " | diff \(Self.shellQuoted(Self.pathWord(expected))) -"
+    }
+
+    /// `words` with each relative `--phrases` path made relative to the folder check
+    /// was run in: check takes them from the transcript's folder.
+    func relativePhrases(_ words: [String]) -> [String] {
+        let folder = stem.lastIndex(of: "/").map { String(stem[...$0]) } ?? ""
+        func moved(_ path: String) -> String { path.hasPrefix("/") || folder.isEmpty ? path : folder + path }
+        var out: [String] = []
+        var takesPath = false
+        for word in words {
+            if takesPath {
+                out.append(moved(word))
+                takesPath = false
+            } else if word == "--phrases" {
+                out.append(word)
+                takesPath = true
+            } else if word.hasPrefix("--phrases=") {
+                out.append("--phrases=" + moved(String(word.dropFirst("--phrases=".count))))
+            } else {
+                out.append(word)
+            }
+        }
+        return out
+    }
+
+    /// A relative path that starts with "-" gets "./", so that no command takes it
+    /// for an option.
+    static func pathWord(_ path: String) -> String {
+        path.hasPrefix("-") ? "./" + path : path
     }
 
     /// `word` for a POSIX shell: as it is when safe, else in single quotes.

@@ -177,7 +177,10 @@ enum OutputDiff {
         while suffix < old.count - prefix && suffix < new.count - prefix
             && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
         let oldMiddle = Array(old[prefix..<(old.count - suffix)]), newMiddle = Array(new[prefix..<(new.count - suffix)])
-        let changes = align(oldMiddle, newMiddle)
+        let (changes, exact) = alignment(oldMiddle, newMiddle)
+        if !exact {
+            report.append("  (over \(maxEdits) lines removed and added: lines are compared by position, so a line that only moved counts as changed, and so do the lines after it)")
+        }
         for change in changes.prefix(maxReported) {
             switch change {
             case let .changed(i, j):
@@ -192,8 +195,9 @@ enum OutputDiff {
             }
         }
         if changes.count > maxReported {
-            report.append("  … and \(changes.count - maxReported) more differences: \(tally(changes)) in all"
-                          + (seeAll.map { "; to see every one: \($0)" } ?? ""))
+            let more = changes.count - maxReported
+            report.append("  … and \(more) more \(more == 1 ? "difference" : "differences"): \(tally(changes)) in all"
+                          + (exact ? "" : " by position") + (seeAll.map { "; to see every one: \($0)" } ?? ""))
         }
         if !expected.isEmpty && !actual.isEmpty && expected.last != actual.last
             && (expected.last == 0x0A || actual.last == 0x0A) {
@@ -211,8 +215,8 @@ enum OutputDiff {
         var suffix = 0
         while suffix < old.count - prefix && suffix < new.count - prefix
             && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
-        let changes = align(Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)]))
-        return changes.isEmpty ? "the line breaks changed" : tally(changes)
+        let (changes, exact) = alignment(Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)]))
+        return changes.isEmpty ? "the line breaks changed" : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
     }
 
     /// "2 lines changed, 1 removed, 3 added".
@@ -255,6 +259,13 @@ enum OutputDiff {
     /// and added, the lines pair up by position instead, and a pair of equal lines
     /// is still left out: a line is never reported as changed into itself.
     static func align(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> [Change] {
+        alignment(old, new).changes
+    }
+
+    /// ``align(_:_:)``, and whether the changes are a shortest script (`exact`) or
+    /// lines paired by position, past ``maxEdits``: then a line that only moved
+    /// counts as changed, and so do the lines after it.
+    static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
         var changes: [Change] = []
         guard let edits = shortestEdits(old, new) else {
             for index in 0..<max(old.count, new.count) {
@@ -266,7 +277,7 @@ enum OutputDiff {
                     changes.append(.extra(index, after: old.count))
                 }
             }
-            return changes
+            return (changes, false)
         }
         var i = 0, j = 0
         var removed: [Int] = [], added: [Int] = []
@@ -292,7 +303,7 @@ enum OutputDiff {
             }
         }
         settle()
-        return changes
+        return (changes, true)
     }
 
     /// At most this many lines removed and added are aligned line by line.
