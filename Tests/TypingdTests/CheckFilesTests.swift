@@ -40,6 +40,24 @@ struct CheckFilesTests {
         #expect(out.hasSuffix("1 passed, 2 failed\n"), "\(out)")
     }
 
+    @Test("a transcript is never skipped in silence: a dangling symlink fails, a name that is not UTF-8 stops check")
+    func neverSkipped() throws {
+        let dir = try Self.folder("unnamed")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("gone.in.jsonl").path,
+                                                   withDestinationPath: "/nonexistent/gone")
+        let (out, _, status) = try WorkflowTests.typingd(["check", dir.path])
+        #expect(status == 1 && out.contains("gone.in.jsonl: No such file") && out.hasSuffix("1 passed, 1 failed\n"), "\(out)")
+        try FileManager.default.removeItem(at: dir.appendingPathComponent("gone.in.jsonl"))
+        // A folder named with the byte 0xFF, holding a transcript.
+        let raw = Array(dir.path.utf8) + Array("/bad".utf8) + [0xFF, 0]
+        #expect(raw.withUnsafeBufferPointer { mkdir(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), 0o755) } == 0)
+        let (bad, errors, badStatus) = try WorkflowTests.typingd(["check", dir.path])
+        #expect(badStatus == 64 && bad.isEmpty, "\(badStatus): \(bad)")
+        #expect(errors.contains("/bad\\xFF: a folder whose name is not UTF-8"), "\(errors)")
+        _ = raw.withUnsafeBufferPointer { rmdir(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+    }
+
     @Test("--bless on a full disk (a file-size limit) fails and leaves the old expected file whole")
     func blessFullDisk() throws {
         let dir = try WorkflowTests.folder("full")

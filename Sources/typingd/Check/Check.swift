@@ -34,7 +34,8 @@ struct Check: ParsableCommand {
         Exit status: 0 when every transcript passed (or was blessed); 1 when one \
         failed or could not run (a bad NAME.args, a malformed record); 64 when there \
         is nothing to check (a path that does not exist, is neither a folder nor a \
-        NAME.in.jsonl, or is a folder that cannot be read or holds no transcript), for \
+        NAME.in.jsonl, or is a folder that cannot be read or holds no transcript, or \
+        a transcript or folder under it is named in bytes that are not UTF-8), for \
         a bad option, and when the --junit file cannot be written; 74 when typingd \
         cannot watch for signals; 128 + N when stopped by signal N (SIGINT, SIGTERM, \
         ...), after the transcript it was running.

@@ -123,13 +123,28 @@ struct Transcript: Sendable, CustomStringConvertible {
         defer { closedir(directory) }
         var found: [Transcript] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes.first == UInt8(ascii: ".") { continue }
+            let separator = path.hasSuffix("/") ? "" : "/"
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                // Not skipped in silence: a transcript or a folder of them would be lost.
+                var raw = Array((path + separator).utf8) + bytes
+                raw.append(0)
+                var status = stat()
+                let folder = raw.withUnsafeBufferPointer { stat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &status) } == 0
+                    && status.st_mode & S_IFMT == S_IFDIR
+                if folder || bytes.reversed().starts(with: Array(".in.jsonl".utf8).reversed()) {
+                    throw CheckFailure("\(path)\(separator)\(OutputDiff.hexInvalid(bytes[...])): a \(folder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it")
+                }
+                continue
             }
-            if name.hasPrefix(".") { continue }
-            let child = path.hasSuffix("/") ? path + name : path + "/" + name
+            let child = path + separator + name
             var status = stat()
-            guard stat(child, &status) == 0 else { continue }
+            guard stat(child, &status) == 0 else {
+                // A dangling symlink named like a transcript: it fails when read, loudly.
+                if name.hasSuffix(".in.jsonl") { found.append(Transcript(stem: String(child.dropLast(".in.jsonl".count)))) }
+                continue
+            }
             if status.st_mode & S_IFMT == S_IFDIR {
                 found += try walk(child, visited: &visited)
             } else if name.hasSuffix(".in.jsonl") {
