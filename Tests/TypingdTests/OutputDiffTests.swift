@@ -118,6 +118,11 @@ struct OutputDiffTests {
         #expect(one.hasSuffix("  … and 1 more difference: 21 lines changed in all"), "\(one)")
     }
 
+    @Test("the JUnit report keeps a CR as a character reference, which an XML parser does not fold into LF")
+    func junitCarriageReturn() {
+        #expect(JUnitReport.escape("a\r\nb<\u{1B}") == "a&#13;\nb&lt;\\u{1b}")
+    }
+
     static func lcs(_ a: [String], _ b: [String]) -> Int {
         var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
         for i in stride(from: a.count - 1, through: 0, by: -1) {

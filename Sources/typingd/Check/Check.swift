@@ -223,7 +223,8 @@ enum JUnitReport {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\r": out += "&#13;"   // raw, an XML parser reads CR LF as LF
+            case "\t", "\n": out.unicodeScalars.append(scalar)
             default:
                 let value = scalar.value
                 if value < 0x20 || value == 0xFFFE || value == 0xFFFF {
