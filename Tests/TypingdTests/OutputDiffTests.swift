@@ -66,7 +66,7 @@ struct OutputDiffTests {
         #expect(x == old.count && y == new.count)
         #expect(kept == Self.lcs(old, new), "\(old) → \(new)")
         // And the report pairs only lines that differ.
-        for change in OutputDiff.align(oldLines, newLines) {
+        for change in OutputDiff.alignment(oldLines, newLines).changes {
             if case let .changed(i, j) = change { #expect(old[i] != new[j]) }
         }
     }

@@ -53,18 +53,23 @@ package enum ArgumentWords {
     /// `word` as ``split(_:)`` reads it back: as it is when that is safe, else in
     /// double quotes with `"` and `\` escaped.
     package static func quote(_ word: String) -> String {
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", "+", ",", "@", "%": return true
-            default: return false
-            }
-        }
-        if plain { return word }
+        if isPlain(word) { return word }
         var quoted = "\""
         for character in word {
             if character == "\"" || character == "\\" { quoted.append("\\") }
             quoted.append(character)
         }
         return quoted + "\""
+    }
+
+    /// True when `word` needs no quotes, here or in a POSIX shell: not empty, and
+    /// only ASCII letters, digits and `-_./:=+,@%`.
+    package static func isPlain(_ word: String) -> Bool {
+        !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", "+", ",", "@", "%": return true
+            default: return false
+            }
+        }
     }
 }

@@ -144,8 +144,7 @@ struct TranscriptCheck {
                 ? try ArgumentWords.split(String(decoding: try FileBytes.read(transcript.arguments), as: UTF8.self))
                 : nil
             seeAll = transcript.seeAll(words: words, recorded: input.withUnsafeBytes { RecordFormat.isRecord($0) })
-            let folder = transcript.stem.lastIndex(of: "/").map { String(transcript.stem[..<$0]) } ?? "."
-            actual = try TranscriptRun.output(of: input, words: words, folder: folder,
+            actual = try TranscriptRun.output(of: input, words: words, folder: transcript.folder ?? ".",
                                               argumentsFile: words == nil ? nil : transcript.arguments,
                                               checksInvariants: checksInvariants, stop: stop)
             expected = FileBytes.exists(transcript.expected) ? try FileBytes.read(transcript.expected) : nil

@@ -12,6 +12,8 @@ struct Transcript: Sendable, CustomStringConvertible {
     var input: String { stem + ".in.jsonl" }
     var expected: String { stem + ".out.jsonl" }
     var arguments: String { stem + ".args" }
+    /// The folder the files are in, without a final "/"; nil for the current one.
+    var folder: String? { stem.lastIndex(of: "/").map { String(stem[..<$0]) } }
 
     /// A shell command that shows every difference: this typingd run on the input
     /// as check runs it (`words`: NAME.args's, nil without one), its output
@@ -43,8 +45,7 @@ struct Transcript: Sendable, CustomStringConvertible {
     /// `words` with each relative `--phrases` path made relative to the folder check
     /// was run in: check takes them from the transcript's folder.
     func relativePhrases(_ words: [String]) -> [String] {
-        let folder = stem.lastIndex(of: "/").map { String(stem[...$0]) } ?? ""
-        func moved(_ path: String) -> String { path.hasPrefix("/") || folder.isEmpty ? path : folder + path }
+        func moved(_ path: String) -> String { path.hasPrefix("/") ? path : folder.map { $0 + "/" + path } ?? path }
         var out: [String] = []
         var takesPath = false
         for word in words {
@@ -71,13 +72,8 @@ struct Transcript: Sendable, CustomStringConvertible {
 
     /// `word` for a POSIX shell: as it is when safe, else in single quotes.
     static func shellQuoted(_ word: String) -> String {
-        let safe = !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", "+", ",", "@", "%": return true
-            default: return false
-            }
-        }
-        return safe ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+        ArgumentWords.isPlain(word)
+            ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
     /// Every transcript under `paths` (files named `*.in.jsonl`, or folders searched
@@ -131,10 +127,12 @@ struct Transcript: Sendable, CustomStringConvertible {
                 var raw = Array((path + separator).utf8) + bytes
                 raw.append(0)
                 var status = stat()
-                let folder = raw.withUnsafeBufferPointer { stat(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &status) } == 0
-                    && status.st_mode & S_IFMT == S_IFDIR
-                if folder || bytes.reversed().starts(with: Array(".in.jsonl".utf8).reversed()) {
-                    throw CheckFailure("\(path)\(separator)\(OutputDiff.hexInvalid(bytes[...])): a \(folder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it")
+                let found = raw.withUnsafeBytes { bytes in
+                    bytes.baseAddress.map { stat($0.assumingMemoryBound(to: CChar.self), &status) } ?? -1
+                }
+                let isFolder = found == 0 && status.st_mode & S_IFMT == S_IFDIR
+                if isFolder || bytes.reversed().starts(with: Array(".in.jsonl".utf8).reversed()) {
+                    throw CheckFailure("\(path)\(separator)\(OutputDiff.hexInvalid(bytes[...])): a \(isFolder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it")
                 }
                 continue
             }

@@ -169,14 +169,8 @@ enum OutputDiff {
     /// all and `seeAll`, a way to see them.
     static func describe(expected: [UInt8], actual: [UInt8], seeAll: String? = nil) -> String? {
         guard expected != actual else { return nil }
-        let old = lines(expected), new = lines(actual)
+        let (prefix, oldMiddle, newMiddle) = middles(expected, actual)
         var report: [String] = []
-        var prefix = 0
-        while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
-        var suffix = 0
-        while suffix < old.count - prefix && suffix < new.count - prefix
-            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
-        let oldMiddle = Array(old[prefix..<(old.count - suffix)]), newMiddle = Array(new[prefix..<(new.count - suffix)])
         let (changes, exact) = alignment(oldMiddle, newMiddle)
         if !exact {
             report.append("  (over \(maxEdits) lines removed and added: lines are compared by position, so a line that only moved counts as changed, and so do the lines after it)")
@@ -209,14 +203,22 @@ enum OutputDiff {
 
     /// "2 lines changed, 1 added": what `actual` changes in `expected`.
     static func summary(expected: [UInt8], actual: [UInt8]) -> String {
+        let (_, oldMiddle, newMiddle) = middles(expected, actual)
+        let (changes, exact) = alignment(oldMiddle, newMiddle)
+        return changes.isEmpty ? "the line breaks changed" : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
+    }
+
+    /// The lines of each between their equal first and last lines, and how many
+    /// equal lines come first.
+    static func middles(_ expected: [UInt8], _ actual: [UInt8])
+        -> (prefix: Int, old: [ArraySlice<UInt8>], new: [ArraySlice<UInt8>]) {
         let old = lines(expected), new = lines(actual)
         var prefix = 0
         while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
         var suffix = 0
         while suffix < old.count - prefix && suffix < new.count - prefix
             && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
-        let (changes, exact) = alignment(Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)]))
-        return changes.isEmpty ? "the line breaks changed" : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
+        return (prefix, Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)]))
     }
 
     /// "2 lines changed, 1 removed, 3 added".
@@ -258,13 +260,9 @@ enum OutputDiff {
     /// rest are missing or extra. When more than ``maxEdits`` lines are removed
     /// and added, the lines pair up by position instead, and a pair of equal lines
     /// is still left out: a line is never reported as changed into itself.
-    static func align(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> [Change] {
-        alignment(old, new).changes
-    }
-
-    /// ``align(_:_:)``, and whether the changes are a shortest script (`exact`) or
-    /// lines paired by position, past ``maxEdits``: then a line that only moved
-    /// counts as changed, and so do the lines after it.
+    /// `exact` tells whether the changes are a shortest script or lines paired by
+    /// position, past ``maxEdits``: then a line that only moved counts as changed,
+    /// and so do the lines after it.
     static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
         var changes: [Change] = []
         guard let edits = shortestEdits(old, new) else {
