@@ -42,10 +42,14 @@ line's number among the lines router R sent to this partition) is applied only f
 the lines after the last one applied from R: a router restarted from an older
 checkpoint never doubles a line. The numbers per router are kept in the snapshot.
 
-Cost. Up to --fetch messages per fetch, written to typingd at once with one marker
-(a query with id "typingd:seq:<last seq>" whose reply ends the fetch's events), and
-one NATS message per subject per fetch (the event lines joined with "\\n").
-Acknowledgements are AckAll: one per fetch.
+Cost. The owner keeps pull requests for --fetch messages outstanding on its
+consumer (each lives 10 s, with an idle heartbeat every second; a new one once half
+is delivered) and takes what has arrived, up to --fetch messages, as one fetch:
+written to typingd at once with one marker (a query with id "typingd:seq:<last
+seq>" whose reply ends the fetch's events), one NATS message per subject per fetch
+(the event lines joined with "\\n"), one acknowledgement (AckAll). Two seconds
+without a delivery or a heartbeat while messages are owed (a reconnect, a node
+gone) count as a failed pull: it is asked for again, with back-off.
 
 Outages. No broker call ends the shard: each has a deadline and is retried with
 back-off (at most 2 s between tries) until it succeeds or the shard is told to stop.
@@ -89,6 +93,10 @@ EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
 ROUTER, LINES, TICK = "Typingd-Router", "Typingd-Lines", "Typingd-Tick"
 BACKOFF_CAP = 2.0                   # seconds between two tries of a broker call, at most
 SNAPSHOT_CONFIRMATIONS = 3          # "no snapshot" answers in a row believed after the cluster failed
+PULL_EXPIRES = 10                   # seconds a pull request lives (Puller)
+PULL_HEARTBEAT = 1                  # seconds between idle heartbeats of a pull request
+PULL_MAX_BYTES = 64 << 20           # bytes a pull request may deliver
+STATUS, PENDING_MESSAGES = "Status", "Nats-Pending-Messages"
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
 FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
@@ -96,6 +104,79 @@ MAIN_CHAT = (None, "chat")          # a screen: (thread, view); a closed view co
 LINE_END = None                     # in a message's events: where one line's events end (catching up)
 INDICATOR = b'{"event":"indicator"'
 MEMBER, STREAK = b'{"event":"member"', b'{"event":"streak"'
+
+
+class Puller:
+    """The owner's pull on its durable consumer, on one subscription for its life.
+    Requests of --fetch messages (expiring after PULL_EXPIRES, with an idle heartbeat
+    every PULL_HEARTBEAT) are kept outstanding: a new one once less than half of what
+    was asked is still owed, or once a request ends (408 expired, 409 ended by the
+    server: its undelivered count is in Nats-Pending-Messages). Deliveries queue as
+    they arrive; next() takes what is queued, waiting for the first. Nothing heard,
+    not even a heartbeat, for two heartbeats while messages are owed (a reconnect,
+    the consumer's node gone): the requests count as lost and next() raises.
+
+    nats-py's fetch() made one or two requests per call, and a timer each: a paced
+    shard spent more on them than on its messages."""
+
+    def __init__(self, shard, subject):
+        self.shard, self.nc, self.subject = shard, shard.nc, subject
+        self.inbox = self.nc.new_inbox()
+        self.queue = collections.deque()
+        self.ready = asyncio.Event()
+        self.owed = 0              # messages asked for, not yet delivered nor ended
+        self.heard = time.monotonic()
+        self.sub = None
+
+    async def start(self):
+        if self.sub is None:
+            self.sub = await self.nc.subscribe(self.inbox, cb=self.arrived, pending_msgs_limit=1 << 20,
+                                               pending_bytes_limit=1 << 30)
+
+    async def arrived(self, msg):
+        self.heard = time.monotonic()
+        headers = msg.headers
+        status = headers.get(STATUS) if headers else None
+        if status is None:
+            self.owed -= 1
+            self.queue.append(msg)
+            self.ready.set()
+        elif status != "100":   # a request ended; 100 is a heartbeat
+            try:
+                self.owed = max(self.owed - int(headers.get(PENDING_MESSAGES, "")), 0)
+            except ValueError:
+                self.owed = 0
+            self.ready.set()
+
+    async def ask(self, batch):
+        if self.owed <= 0:
+            self.heard = time.monotonic()   # silence is counted from the first request
+        await self.nc.publish(self.subject, b'{"batch":%d,"expires":%d,"idle_heartbeat":%d,"max_bytes":%d}' % (
+            batch, PULL_EXPIRES * 10**9, PULL_HEARTBEAT * 10**9, PULL_MAX_BYTES), reply=self.inbox)
+        self.owed += batch
+
+    async def next(self, batch):
+        """At most `batch` delivered messages, in order; [] when woken for nothing."""
+        if self.owed <= batch // 2:
+            await self.ask(batch)
+        if not self.queue:
+            self.ready.clear()
+            try:
+                await asyncio.wait_for(self.ready.wait(), 2 * PULL_HEARTBEAT)
+            except asyncio.TimeoutError:
+                pass
+            if not self.queue:
+                silent = time.monotonic() - self.heard
+                if self.owed > 0 and silent > 2 * PULL_HEARTBEAT:
+                    self.owed = 0
+                    raise ConnectionError("nothing from the consumer for {:.1f} s".format(silent))
+                return []
+        queue = self.queue
+        if len(queue) <= batch:
+            taken = list(queue)
+            queue.clear()
+            return taken
+        return [queue.popleft() for _ in range(batch)]
 
 
 class Stopped(Exception):
@@ -375,6 +456,7 @@ class Shard:
         self.started = time.monotonic()
         self.max_payload = 0
         self.counts = collections.Counter()   # events_published, messages_published, ...
+        self.puller = None
 
     # The cluster: every call with a deadline, retried with back-off.
 
@@ -387,6 +469,8 @@ class Shard:
     def stop(self):
         self.stopping = True
         self.stop_event.set()
+        if self.puller is not None:
+            self.puller.ready.set()
 
     async def call(self, make, what, timeout=None, missing=False):
         """Calls the cluster until it answers: each try has a deadline, tries are spaced
@@ -914,29 +998,30 @@ class Shard:
         return any(entry.first <= seq <= entry.seq for entry in self.pending)
 
     async def consume(self):
-        subscription = await self.call(lambda: self.js.pull_subscribe_bind(self.durable, STREAM),
-                                       "binding the consumer")
+        puller = Puller(self, "$JS.API.CONSUMER.MSG.NEXT.{}.{}".format(STREAM, self.durable))
+        await self.call(puller.start, "subscribing to the consumer's deliveries")
+        self.puller = puller
         failing_since = None
         delay = 0.05
         delivered = None   # the consumer sequence of the last delivery seen
         while not self.stopping:
             try:
-                messages = await subscription.fetch(batch=self.args.fetch, timeout=1)
-            except (NatsTimeout, asyncio.TimeoutError):
-                continue
-            except Exception as error:   # a leader election, a reconnect: try again
+                messages = await puller.next(self.args.fetch)
+            except Exception as error:   # a reconnect, no answer: ask again
                 now = time.monotonic()
                 if failing_since is None:
                     failing_since = logged = now
-                    log("partition {}: fetch failed ({}); retrying".format(self.p, type(error).__name__))
+                    log("partition {}: pull failed ({}); retrying".format(self.p, error))
                 elif now - logged >= 5:
                     logged = now
-                    log("partition {}: fetch: waiting for the cluster for {:.0f} s".format(self.p, now - failing_since))
+                    log("partition {}: pull: waiting for the cluster for {:.0f} s".format(self.p, now - failing_since))
                 await self.sleep(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
                 continue
+            if not messages:
+                continue
             if failing_since is not None:
-                log("partition {}: fetching again after {:.2f} s".format(self.p, time.monotonic() - failing_since))
+                log("partition {}: pulling again after {:.2f} s".format(self.p, time.monotonic() - failing_since))
                 failing_since, delay = None, 0.05
             parts, first, last_msg = [], 0, None
             for msg in messages:
