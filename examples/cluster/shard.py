@@ -407,12 +407,15 @@ class Lease:
             next_at = time.monotonic() + 0.1
 
     async def watchdog(self):
-        """Stops the shard at once when the lease's time is up, even while a renewal hangs."""
+        """Stops the shard at once when the lease's time is up, even while a renewal hangs.
+        It sleeps until the lease's end as it stands: a renewal only moves the end later,
+        so waking then and sleeping again misses nothing (it woke every 50 ms: a fifth of
+        an idle shard's CPU)."""
         while not self.released:
             left = self.valid_until - time.monotonic()
             if left <= 0:
                 self.lost("not renewed within {} s".format(self.ttl))
-            await asyncio.sleep(min(left, 0.05))
+            await asyncio.sleep(left)
 
     def lost(self, why):
         self.shard.fence("lease {} lost ({}): stopped publishing; exiting {}".format(self.key, why, EXIT_LEASE_LOST))
