@@ -6,7 +6,8 @@
                                                    (re)create stream TYPINGD, the snapshot store
                                                    and the lease bucket, empty: it deletes what
                                                    they held
-    ctl.py --servers URLS leader                   print the stream leader (n1, n2, n3)
+    ctl.py --servers URLS leader [--consumer P]    print the stream leader (n1, n2, n3), or the
+                                                   node of partition P's consumer
     ctl.py --servers URLS idle --partitions N [--timeout S]
                                                    wait until every shard has acknowledged everything
     ctl.py --servers URLS info --partitions N      what the stream holds, where each shard is
@@ -78,14 +79,18 @@ async def leader(js, args):
     deadline = time.monotonic() + args.timeout
     while True:
         try:
-            info = await js.stream_info(STREAM)
+            if args.consumer is None:
+                info = await js.stream_info(STREAM)
+            else:
+                info = await js.consumer_info(STREAM, "shard-{}".format(args.consumer))
             if info.cluster and info.cluster.leader:
                 print(info.cluster.leader)
                 return
         except Exception:
             pass
         if time.monotonic() > deadline:
-            sys.exit("ctl: no stream leader")
+            sys.exit("ctl: no leader for " + ("the stream" if args.consumer is None else
+                                              "partition {}'s consumer".format(args.consumer)))
         await asyncio.sleep(0.2)
 
 
@@ -159,6 +164,7 @@ async def main():
     parser.add_argument("--lease-ttl", type=float, default=3.0, help="the lease bucket's TTL, seconds")
     parser.add_argument("--prometheus", action="store_true", help="stats as Prometheus text")
     parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--consumer", type=int, metavar="P", help="leader: of partition P's consumer (shard-P)")
     args = parser.parse_args()
     try:
         nc = await connect(args.servers, "ctl", timeout=args.timeout)

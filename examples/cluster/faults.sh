@@ -10,6 +10,8 @@
 #   two-shards      two runners per partition; partition 1's owner killed (kill -9)
 #   router-sigterm  SIGTERM mid-run, restarted with the same --name
 #   router-kill     kill -9 mid-run, restarted with the same --name
+#   consumer-node   the node holding partition 1's consumer killed (kill -9) mid-run,
+#                   started again 10 s later: its owner makes the consumer anew
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
@@ -30,11 +32,11 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scenarios=""
-quick="steady backlog two-shards router-sigterm router-kill quorum-15 slow-gateway router-stopped-while-typing two-routers"
-all="steady paced backlog two-shards router-sigterm router-kill quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
+quick="steady backlog two-shards router-sigterm router-kill consumer-node quorum-15 slow-gateway router-stopped-while-typing two-routers"
+all="steady paced backlog two-shards router-sigterm router-kill consumer-node quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
     case $arg in
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --quick) scenarios="$scenarios $quick" ;;
     --all) scenarios="$scenarios $all" ;;
     -*) echo "faults.sh: unknown option $arg" >&2; exit 64 ;;
@@ -285,6 +287,33 @@ router_restart() { # NAME SIGNAL
 }
 run_router_sigterm() { router_restart router-sigterm TERM; }
 run_router_kill() { router_restart router-kill KILL; }
+
+run_consumer_node() {
+    begin consumer-node
+    shards a --tick-ms 0 --snapshot-every 10
+    gateway --viewers-file "$work/viewers"
+    router consumer-node "$work/workload.jsonl" --rate $((total / 12))
+    sleep 2
+    node=$(ctl leader --consumer 1 --timeout 10) || { node=""; status=1; }
+    if [ -n "$node" ]; then
+        "$here/cluster.sh" kill "$node" "$work/nats"
+        killed=$(now)
+        if wait_for "$dir/shard-1-a.log" "making it anew" 30; then
+            figures="$figures; node $node (partition 1's consumer) killed, the consumer made anew $(since "$killed") s later"
+        else
+            echo "  partition 1 did not make its consumer anew within 30 s" >&2; status=1
+            figures="$figures; node $node (partition 1's consumer) killed, the consumer NOT made anew"
+        fi
+        sleep 8
+        "$here/cluster.sh" restart "$node" "$work/nats"
+    fi
+    wait "$router_pid" || status=1
+    idle 180; end_gateway; router_figure consumer-node
+    figures="$figures; consumers made anew: $(cat "$dir"/shard-*-a.log | grep -c "making it anew" || true)"
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "consumer-node=$work/workload.jsonl"
+    finish
+}
 
 # supervised [SHARD OPTIONS...]: supervise.py runs one shard per partition and
 # starts again any that exits (a shard that cannot renew its lease exits 75);

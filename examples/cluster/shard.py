@@ -93,6 +93,7 @@ EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
 ROUTER, LINES, TICK = "Typingd-Router", "Typingd-Lines", "Typingd-Tick"
 BACKOFF_CAP = 2.0                   # seconds between two tries of a broker call, at most
 SNAPSHOT_CONFIRMATIONS = 3          # "no snapshot" answers in a row believed after the cluster failed
+REMAKE_AFTER = 4                    # seconds of failed pulls before asking whether the consumer answers
 PULL_EXPIRES = 10                   # seconds a pull request lives (Puller)
 PULL_HEARTBEAT = 1                  # seconds between idle heartbeats of a pull request
 PULL_MAX_BYTES = 64 << 20           # bytes a pull request may deliver
@@ -929,6 +930,13 @@ class Shard:
                 self.p, (time.monotonic() - started) * 1000, base,
                 len(snapshot["events"]) if snapshot else 0, replayed, quiet, kept, self.written, self.lease.epoch))
 
+    async def consumer_answers(self):
+        try:
+            await asyncio.wait_for(self.js.consumer_info(STREAM, self.durable), self.args.call_timeout)
+            return True
+        except Exception:
+            return False
+
     async def acknowledged(self):
         try:
             info = await self.call(lambda: self.js.consumer_info(STREAM, self.durable), "reading the consumer",
@@ -992,8 +1000,21 @@ class Shard:
                                     ack_policy=api.AckPolicy.ALL,
                                     deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
                                     opt_start_seq=self.written + 1,
-                                    ack_wait=self.args.ack_wait, max_ack_pending=self.args.max_ack_pending)
+                                    ack_wait=self.args.ack_wait, max_ack_pending=self.args.max_ack_pending,
+                                    num_replicas=self.args.consumer_replicas, mem_storage=True)
         await self.call(lambda: self.js.add_consumer(STREAM, config=config), "making the consumer")
+
+    async def remake_consumer(self):
+        """The consumer did not answer: made anew once what was written is applied
+        (its ack floor then starts at the last message published, as at a takeover).
+        With one replica (--consumer-replicas 1) this is how the owner outlives the
+        consumer's node; with more, after a long outage it does no harm."""
+        while self.pending and self.proc.returncode is None and not self.stopping:
+            self.progress.clear()
+            await self.progress.wait()
+        log("partition {}: the consumer does not answer: making it anew after seq {}".format(self.p, self.written))
+        await self.start_consumer()
+        self.counts["consumers_remade"] += 1
 
     # Steady state.
 
@@ -1018,6 +1039,11 @@ class Shard:
                 elif now - logged >= 5:
                     logged = now
                     log("partition {}: pull: waiting for the cluster for {:.0f} s".format(self.p, now - failing_since))
+                if now - failing_since >= REMAKE_AFTER and not await self.consumer_answers():
+                    await self.remake_consumer()
+                    puller.owed, delivered = 0, None
+                    failing_since, delay = None, 0.05
+                    continue
                 await self.sleep(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
                 continue
@@ -1140,7 +1166,7 @@ class Shard:
                 "dropped_lines": counts["dropped_lines"], "dropped_events": counts["dropped_events"],
                 "snapshots_stored": counts["snapshots_stored"], "snapshots_failed": counts["snapshots_failed"],
                 "snapshots_skipped": counts["snapshots_skipped"], "ticks": counts["ticks"],
-                "ticks_skipped": counts["ticks_skipped"],
+                "ticks_skipped": counts["ticks_skipped"], "consumers_remade": counts["consumers_remade"],
                 "retries": counts["retries"], "lease_renewals": self.lease.renewals,
                 "gaps_filled": self.gaps_filled, "routers": self.routers, "pid": os.getpid(),
                 "lease_owner": self.lease.owner,
@@ -1214,6 +1240,10 @@ async def main():
                         help="seconds before JetStream delivers an unacknowledged message again: after a "
                              "failover, a delivery that was lost comes again this much later")
     parser.add_argument("--max-ack-pending", type=int, default=4096)
+    parser.add_argument("--consumer-replicas", type=int, default=1,
+                        help="replicas of the durable consumer's state, kept in memory (default 1: see the README's "
+                             "\"Durability\"; a consumer that stops answering is made anew after the last message "
+                             "applied)")
     parser.add_argument("--fetch", type=int, default=256, help="messages per fetch (one marker, one message per "
                                                                "subject, one ack each)")
     parser.add_argument("--window", type=int, default=64, help="entries (fetches) written ahead of the events read")
