@@ -9,16 +9,22 @@ set), and for each rate (0: unpaced) and each run, alternately:
   plain    one typingd --clock manual --no-drain (and the shards' typingd
            options) reading the input, paced by this script at the rate;
   cluster  a fresh stream (ctl.py setup), 4 shards (shard.py) started and
-           caught up, then router.py --rate RATE on the input, until every
-           shard has acknowledged everything.
+           caught up, then router.py started, and once it says it is reading,
+           fed the input by this script at the rate (as the plain typingd is),
+           until every shard has acknowledged everything.
 
-The plain typingd's CPU is its rusage. The cluster's is the router's rusage plus,
-read from /proc/<pid>/stat before the router starts and once the shards are
-idle, utime+stime (and cutime+cstime, for children that ended) of every shard
-runner, every shard's typingd and the 3 nats-servers: every process the
-cluster runs, start-up of the shards excluded, idle time while the router reads
-included. It prints each run and the medians, and the ratio cluster/plain per
-rate (the issue's targets: at most 3x unpaced, 10x at 5,000 lines/s).
+The plain typingd's CPU is its rusage. The cluster's is the router's rusage less
+its CPU when it started reading (its start-up: connecting, the stream, its
+checkpoint; printed apart), plus, read from /proc/<pid>/stat before the router
+starts and once the shards are idle, utime+stime (and cutime+cstime, for
+children that ended) of every shard runner, every shard's typingd and the 3
+nats-servers: every process the cluster runs, start-up of the shards and the
+router excluded (the same for 10 lines or 10 million), idle time while the
+router reads included. It prints each run and the medians, and the ratio
+cluster/plain per rate (the issue's targets: at most 3x unpaced, 10x at 5,000
+lines/s), the median of each run's ratio to the plain run just before it (on
+a noisy machine the two move together), and the ratio again with the router's
+start-up counted in.
 
 The input is workload.py's (check.sh's workload: it carries its own "at" and
 ticks, so the shards run with --tick-ms 0 unless --shard-option says
@@ -236,15 +242,37 @@ class Cost:
         roles = self.processes()
         before = {pid: cpu_of(pid) for pid in roles}
         command = [self.py, os.path.join(HERE, "router.py"), "--servers", self.urls, "--partitions", str(PARTITIONS),
-                   "--name", "cost{}".format(run), "--rate", str(rate)] + self.args.router_option
+                   "--name", "cost{}".format(run)] + self.args.router_option
         if self.args.profile:
             os.makedirs(self.args.profile, exist_ok=True)
             command[1:1] = ["-m", "cProfile", "-o", os.path.join(self.args.profile, "router-{}-{}.prof".format(
                 rate, run))]
         started = time.monotonic()
-        with open(self.input, "rb") as stdin, open(os.path.join(self.work, "router-{}.log".format(run)), "wb") as err:
-            router = subprocess.Popen(command, stdin=stdin, stderr=err)
+        # The router reads a pipe that this script feeds at the rate, as the plain
+        # typingd does; its CPU counts from the moment it says it is reading (its
+        # start-up, like the shards', is apart: the same for 10 lines or 10 million).
+        with open(os.path.join(self.work, "router-{}.log".format(run)), "wb") as err:
+            router = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+            reading = threading.Event()
+
+            def relay():
+                for line in router.stderr:
+                    err.write(line)
+                    if b": reading at byte " in line:
+                        reading.set()
+                err.flush()
+            relayer = threading.Thread(target=relay)
+            relayer.start()
+            if not reading.wait(120):
+                router.kill()
+                sys.exit("cost.py: the router did not start reading in 120 s; see {}".format(err.name))
+            startup = cpu_of(router.pid)
+            started = time.monotonic()
+            feeder = threading.Thread(target=feed, args=(router.stdin, self.data, rate))
+            feeder.start()
             router_cpu = rusage_wait(router)
+            feeder.join()
+            relayer.join()
         if router.returncode != 0:
             sys.exit("cost.py: the router exited {}; see {}".format(router.returncode, err.name))
         messages, published = asyncio.run(self.wait_idle())
@@ -256,7 +284,7 @@ class Cost:
                     roles[child], before[child] = "typingd", 0.0
         after = {pid: cpu_of(pid) for pid in roles}
         self.stop_shards()
-        result = {"router": router_cpu, "wall": wall, "messages": messages,
+        result = {"router": max(0.0, router_cpu - startup), "router start-up": startup, "wall": wall, "messages": messages,
                   "events": published["events_published"], "event messages": published["messages_published"]}
         for pid, role in roles.items():
             result[role] = result.get(role, 0.0) + max(0.0, after[pid] - before[pid])
@@ -307,11 +335,13 @@ def main():
                     got = cost.plain(rate) if kind == "plain" else cost.cluster(rate, run)
                     results.setdefault((rate, kind), []).append(got)
                     parts = ", ".join("{} {:.2f}".format(k, per100k(v, cost.count))
-                                      for k, v in got.items() if k not in ("total", "wall", "messages", "events", "event messages"))
+                                      for k, v in got.items() if k not in ("total", "wall", "messages", "events", "event messages",
+                                                                           "router start-up"))
                     print("run {} rate {:>5}: {:<7} {:6.2f} CPU-s per 100k lines ({}) in {:.1f} s{}".format(
                         run + 1, int(rate) or "max", kind, per100k(got["total"], cost.count), parts, got["wall"],
-                        ", {} messages in, {} events out in {} messages".format(
-                            got["messages"], got["events"], got["event messages"]) if "messages" in got else ""),
+                        ", {} messages in, {} events out in {} messages; the router's start-up {:.2f} CPU-s apart".format(
+                            got["messages"], got["events"], got["event messages"], got["router start-up"])
+                        if "messages" in got else ""),
                         flush=True)
     finally:
         cost.stop_shards()
@@ -327,8 +357,15 @@ def main():
         total = statistics.median(per100k(r["total"], cost.count) for r in runs)
         parts = ", ".join("{} {:.2f}".format(k, statistics.median(per100k(r.get(k, 0), cost.count) for r in runs))
                           for k in ("router", "shard", "typingd", "nats-server"))
-        print("  {:>13}: plain typingd {:.3f}, cluster {:.2f} ({}), {:.1f}x".format(
-            "unpaced" if not rate else "{:.0f} lines/s".format(rate), plain, total, parts, total / plain))
+        startup = statistics.median(r["router start-up"] for r in runs)
+        # Each cluster run against the plain run just before it: on a noisy machine both
+        # move together, and the median of these ratios moves least.
+        ratios = [c["total"] / p["total"] for c, p in zip(runs, results[(rate, "plain")])]
+        print("  {:>13}: plain typingd {:.3f}, cluster {:.2f} ({}), {:.1f}x; median of the runs' ratios {:.1f}x "
+              "({}); with the router's start-up ({:.2f} CPU-s a run) in the lines: {:.1f}x".format(
+                  "unpaced" if not rate else "{:.0f} lines/s".format(rate), plain, total, parts, total / plain,
+                  statistics.median(ratios), " ".join("{:.1f}".format(r) for r in ratios),
+                  startup, (total + per100k(startup, cost.count)) / plain))
 
 
 if __name__ == "__main__":
