@@ -97,7 +97,7 @@ REMAKE_AFTER = 4                    # seconds of failed pulls before asking whet
 PULL_EXPIRES = 10                   # seconds a pull request lives (Puller)
 PULL_HEARTBEAT = 1                  # seconds between idle heartbeats of a pull request
 PULL_MAX_BYTES = 64 << 20           # bytes a pull request may deliver
-STATUS, PENDING_MESSAGES = "Status", "Nats-Pending-Messages"
+STATUS, DESCRIPTION, PENDING_MESSAGES = "Status", "Description", "Nats-Pending-Messages"
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
 FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
@@ -111,11 +111,12 @@ class Puller:
     """The owner's pull on its durable consumer, on one subscription for its life.
     Requests of --fetch messages (expiring after PULL_EXPIRES, with an idle heartbeat
     every PULL_HEARTBEAT) are kept outstanding: a new one once less than half of what
-    was asked is still owed, or once a request ends (408 expired, 409 ended by the
-    server: its undelivered count is in Nats-Pending-Messages). Deliveries queue as
-    they arrive; next() takes what is queued, waiting for the first. Nothing heard,
-    not even a heartbeat, for two heartbeats while messages are owed (a reconnect,
-    the consumer's node gone): the requests count as lost and next() raises.
+    was asked is still owed, or once a request ends (its undelivered count is in
+    Nats-Pending-Messages). Deliveries queue as they arrive; next() takes what is
+    queued, waiting for the first. It raises, for the caller's back-off, when a
+    request ended otherwise than by expiring (409, 503 no responders) with nothing
+    delivered, and when nothing was heard, not even a heartbeat, for two heartbeats
+    while messages are owed (a reconnect, the consumer's node gone).
 
     nats-py's fetch() made one or two requests per call, and a timer each: a paced
     shard spent more on them than on its messages."""
@@ -127,6 +128,7 @@ class Puller:
         self.ready = asyncio.Event()
         self.owed = 0              # messages asked for, not yet delivered nor ended
         self.heard = time.monotonic()
+        self.trouble = None        # a request ended otherwise than by expiring (409, 503...)
         self.sub = None
 
     async def start(self):
@@ -139,14 +141,19 @@ class Puller:
         headers = msg.headers
         status = headers.get(STATUS) if headers else None
         if status is None:
-            self.owed -= 1
-            self.queue.append(msg)
+            if not (msg.reply or "").startswith("$JS.ACK."):   # an API error, not a delivery
+                self.trouble = "an answer that is not a delivery: {!r}".format(msg.data[:200])
+            else:
+                self.owed -= 1
+                self.queue.append(msg)
             self.ready.set()
         elif status != "100":   # a request ended; 100 is a heartbeat
             try:
                 self.owed = max(self.owed - int(headers.get(PENDING_MESSAGES, "")), 0)
             except ValueError:
                 self.owed = 0
+            if status != "408":   # 408: it expired, the normal end of an idle request
+                self.trouble = "{} {}".format(status, headers.get(DESCRIPTION, "")).strip()
             self.ready.set()
 
     async def ask(self, batch):
@@ -162,16 +169,23 @@ class Puller:
             await self.ask(batch)
         if not self.queue:
             self.ready.clear()
+            waiting_since = time.monotonic()
             try:
                 await asyncio.wait_for(self.ready.wait(), 2 * PULL_HEARTBEAT)
             except asyncio.TimeoutError:
                 pass
             if not self.queue:
-                silent = time.monotonic() - self.heard
-                if self.owed > 0 and silent > 2 * PULL_HEARTBEAT:
+                if self.trouble is not None:
+                    # Asking again at once could go round without end (no responders
+                    # for a consumer that is gone): the caller's back-off decides.
+                    trouble, self.trouble = self.trouble, None
+                    raise ConnectionError("the pull ended: " + trouble)
+                if self.owed > 0 and self.heard < waiting_since and not self.shard.stopping:
                     self.owed = 0
-                    raise ConnectionError("nothing from the consumer for {:.1f} s".format(silent))
-                return []
+                    raise ConnectionError("nothing from the consumer for {:.1f} s".format(
+                        time.monotonic() - self.heard))
+                return []   # woken by an answer (a request's end, a heartbeat) or a stop
+        self.trouble = None   # messages came: whatever ended, pulling works
         queue = self.queue
         if len(queue) <= batch:
             taken = list(queue)
@@ -1047,11 +1061,11 @@ class Shard:
                 await self.sleep(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
                 continue
-            if not messages:
-                continue
-            if failing_since is not None:
+            if failing_since is not None:   # an answer, if only a request's end: the consumer is there
                 log("partition {}: pulling again after {:.2f} s".format(self.p, time.monotonic() - failing_since))
                 failing_since, delay = None, 0.05
+            if not messages:
+                continue
             parts, first, last_msg = [], 0, None
             for msg in messages:
                 metadata = msg.metadata
@@ -1242,7 +1256,7 @@ async def main():
     parser.add_argument("--max-ack-pending", type=int, default=4096)
     parser.add_argument("--consumer-replicas", type=int, default=1,
                         help="replicas of the durable consumer's state, kept in memory (default 1: see the README's "
-                             "\"Durability\"; a consumer that stops answering is made anew after the last message "
+                             "\"Stream configuration\"; a consumer that stops answering is made anew after the last message "
                              "applied)")
     parser.add_argument("--fetch", type=int, default=256, help="messages per fetch (one marker, one message per "
                                                                "subject, one ack each)")
