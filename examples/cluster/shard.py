@@ -370,6 +370,9 @@ class Lease:
                     log("partition {}: standby: lease {} held by {} (epoch {}); waiting for it to lapse".format(
                         shard.p, self.key, entry.value.decode("utf-8", "replace"), entry.revision))
             except Exception as error:
+                # Counted like any broker call's retry: a replacement that waited out an
+                # outage here must not believe a first "no snapshot" (load_snapshot).
+                shard.counts["retries"] += 1
                 if time.monotonic() - waiting_since > 5:
                     waiting_since = time.monotonic()
                     log("partition {}: standby: cannot reach lease bucket ({}); retrying".format(
