@@ -247,7 +247,6 @@ class Cost:
             os.makedirs(self.args.profile, exist_ok=True)
             command[1:1] = ["-m", "cProfile", "-o", os.path.join(self.args.profile, "router-{}-{}.prof".format(
                 rate, run))]
-        started = time.monotonic()
         # The router reads a pipe that this script feeds at the rate, as the plain
         # typingd does; its CPU counts from the moment it says it is reading (its
         # start-up, like the shards', is apart: the same for 10 lines or 10 million).
