@@ -12,6 +12,7 @@
 #   router-kill     kill -9 mid-run, restarted with the same --name
 #   consumer-node   the node holding partition 1's consumer killed (kill -9) mid-run,
 #                   started again 10 s later: its owner makes the consumer anew
+#                   (leases of 10 s here, to outlive the lease bucket's election)
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
@@ -289,8 +290,13 @@ run_router_sigterm() { router_restart router-sigterm TERM; }
 run_router_kill() { router_restart router-kill KILL; }
 
 run_consumer_node() {
+    # Leases that outlive a leader election (5-9 s here), as in check.sh's phase 2:
+    # the node killed may lead the lease bucket too, and with 3 s every owner would
+    # lose its lease and exit 75, with no supervisor here to start them again.
+    ttl=$LEASE_TTL LEASE_TTL=10
     begin consumer-node
     shards a --tick-ms 0 --snapshot-every 10
+    LEASE_TTL=$ttl
     gateway --viewers-file "$work/viewers"
     router consumer-node "$work/workload.jsonl" --rate $((total / 12))
     sleep 2
