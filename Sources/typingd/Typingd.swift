@@ -106,6 +106,7 @@ struct Typingd: ParsableCommand {
         SignalWatcher.install()
         CommandDecoder.installArena()
         do {
+            try checkHelpPath(CommandLine.arguments.dropFirst())
             var command = try parseAsRoot()
             try command.run()
         } catch {
@@ -118,6 +119,25 @@ struct Typingd: ParsableCommand {
                 if code == .success { print(message) } else { StandardOutput.diagnose(message) }
             }
             Glibc.exit(code.rawValue)
+        }
+    }
+
+    /// `typingd help NAME...` names subcommands: ArgumentParser shows the root's help,
+    /// exit 0, for a name it does not know, so that `typingd help chek` looked like an
+    /// answer. A name that is not a subcommand (of the one before it) is a usage error.
+    static func checkHelpPath(_ arguments: ArraySlice<String>) throws {
+        guard arguments.first == "help" else { return }
+        var command: any ParsableCommand.Type = Typingd.self
+        var path = "typingd"
+        for name in arguments.dropFirst() where !name.hasPrefix("-") {
+            let subcommands = command.configuration.subcommands
+            guard let next = subcommands.first(where: { $0._commandName == name }) else {
+                let known = subcommands.map { $0._commandName }
+                throw ValidationError("'\(name)' is not a subcommand of \(path)"
+                    + (known.isEmpty ? " (it has none)" : " (its subcommands: \(known.joined(separator: ", ")))"))
+            }
+            command = next
+            path += " " + name
         }
     }
 

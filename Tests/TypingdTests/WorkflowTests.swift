@@ -224,6 +224,18 @@ struct WorkflowTests {
         #expect(missingStatus == 66 && missing.contains("cannot read"), "\(missing)")
     }
 
+    @Test("help: a subcommand's help, and a name that is no subcommand is a usage error (exit 64)")
+    func helpPaths() throws {
+        let (page, _, status) = try Self.typingd(["help", "check"])
+        #expect(status == 0 && page.contains("golden transcripts"), "\(page)")
+        let (root, _, rootStatus) = try Self.typingd(["help"])
+        #expect(rootStatus == 0 && root.contains("SUBCOMMANDS:"))
+        let (_, error, badStatus) = try Self.typingd(["help", "chek"])
+        #expect(badStatus == 64 && error.contains("'chek' is not a subcommand of typingd (its subcommands: check, replay)"), "\(error)")
+        let (_, nested, nestedStatus) = try Self.typingd(["help", "check", "replay"])
+        #expect(nestedStatus == 64 && nested.contains("'replay' is not a subcommand of typingd check (it has none)"), "\(nested)")
+    }
+
     @Test("--record needs the real clock")
     func recordNeedsRealClock() throws {
         let (_, error, status) = try Self.typingd(["--clock", "manual", "--record", "/dev/null"])
