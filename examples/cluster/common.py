@@ -31,6 +31,21 @@ def conf_value(name, default):
     return default
 
 
+def conf(name, kind=str):
+    """cluster.conf's NAME as `kind`, the environment winning: the default of every
+    script's option for it (one source of truth). A missing or malformed value
+    stops the script with a message."""
+    value = conf_value(name, None)
+    script = os.path.basename(sys.argv[0] or "cluster")
+    if value is None:
+        sys.exit("{}: {} is in neither the environment nor cluster.conf".format(script, name))
+    try:
+        return kind(value)
+    except ValueError:
+        sys.exit("{}: {}={!r} (cluster.conf or the environment) is not {}".format(
+            script, name, value, "a number" if kind in (int, float) else "a " + kind.__name__))
+
+
 # cluster.sh's three nodes (PORT_BASE: the environment, else cluster.conf, else
 # 14222): every script's default --servers.
 _BASE = int(conf_value("PORT_BASE", "14222"))

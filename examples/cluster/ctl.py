@@ -20,9 +20,10 @@ import sys
 import time
 
 from nats.js import api
-from nats.js.errors import NotFoundError
+from nats.errors import NoRespondersError, TimeoutError as NatsTimeout
+from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
 
-from common import COMMAND_SUBJECT, DEFAULT_SERVERS, SNAPSHOTS, STREAM, connect
+from common import COMMAND_SUBJECT, DEFAULT_SERVERS, SNAPSHOTS, STREAM, conf, connect
 
 LEASES = "typingd-leases"   # shard.py's lease bucket
 
@@ -46,21 +47,42 @@ async def ready(js, args):
 
 async def setup(js, args):
     await ready(js, args)
-    for delete in (lambda: js.delete_stream(STREAM), lambda: js.delete_object_store(SNAPSHOTS),
-                   lambda: js.delete_key_value(LEASES)):
-        try:
-            await delete()
-        except NotFoundError:
-            pass
+    deadline = time.monotonic() + args.timeout
+
+    async def step(what, call, gone=(), retried=()):
+        """One call, again while the cluster does not answer (a node just started,
+        a leader being elected) until --timeout. `gone`: an error that means it is
+        done (a delete of what is not there); `retried`: the same, once a try got
+        no answer (a create that was stored, its reply lost: the retry finds it)."""
+        tries = 0
+        while True:
+            try:
+                return await call()
+            except gone:
+                return None
+            except retried:
+                if not tries:
+                    raise
+                return None
+            except (NatsTimeout, NoRespondersError, ServiceUnavailableError) as error:
+                tries += 1
+                if time.monotonic() > deadline:
+                    sys.exit("ctl: setup: {}: no answer within {} s ({})".format(what, args.timeout, error))
+                await asyncio.sleep(0.3)
+
+    await step("deleting stream " + STREAM, lambda: js.delete_stream(STREAM), NotFoundError)
+    await step("deleting object store " + SNAPSHOTS, lambda: js.delete_object_store(SNAPSHOTS), NotFoundError)
+    await step("deleting bucket " + LEASES, lambda: js.delete_key_value(LEASES), NotFoundError)
     storage = api.StorageType.MEMORY if args.storage == "memory" else api.StorageType.FILE
-    await js.add_stream(api.StreamConfig(
+    await step("making stream " + STREAM, lambda: js.add_stream(api.StreamConfig(
         name=STREAM, subjects=[COMMAND_SUBJECT.format("*")], storage=storage,
-        num_replicas=args.replicas, duplicate_window=120.0, retention=api.RetentionPolicy.LIMITS))
+        num_replicas=args.replicas, duplicate_window=120.0, retention=api.RetentionPolicy.LIMITS)), retried=BadRequestError)
     # Snapshots stay on disk whatever the stream's storage: they are the state a
     # rebuild starts from once the stream behind them is purged.
-    await js.create_object_store(SNAPSHOTS, config=api.ObjectStoreConfig(bucket=SNAPSHOTS, replicas=args.replicas))
-    await js.create_key_value(api.KeyValueConfig(bucket=LEASES, history=1, ttl=args.lease_ttl,
-                                                 replicas=args.replicas))
+    await step("making object store " + SNAPSHOTS, lambda: js.create_object_store(
+        SNAPSHOTS, config=api.ObjectStoreConfig(bucket=SNAPSHOTS, replicas=args.replicas)), retried=BadRequestError)
+    await step("making bucket " + LEASES, lambda: js.create_key_value(api.KeyValueConfig(
+        bucket=LEASES, history=1, ttl=args.lease_ttl, replicas=args.replicas)), retried=BadRequestError)
     # All have a leader before anyone uses them.
     deadline = time.monotonic() + args.timeout
     while True:
@@ -69,9 +91,9 @@ async def setup(js, args):
             await js.stream_info("OBJ_" + SNAPSHOTS)
             await js.stream_info("KV_" + LEASES)
             return
-        except Exception:
+        except Exception as error:
             if time.monotonic() > deadline:
-                raise
+                sys.exit("ctl: setup: made, but without a leader after {} s ({})".format(args.timeout, error))
             await asyncio.sleep(0.2)
 
 
@@ -158,12 +180,17 @@ async def main():
                         help="comma-separated NATS URLs (default: cluster.sh's nodes)")
     parser.add_argument("action", choices=["ready", "setup", "leader", "idle", "info", "stats"])
     parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--replicas", type=int, default=3, help="replicas of the stream, snapshots and leases")
-    parser.add_argument("--storage", choices=["file", "memory"], default="file",
-                        help="the stream's storage (snapshots and leases stay on file)")
-    parser.add_argument("--lease-ttl", type=float, default=3.0, help="the lease bucket's TTL, seconds")
+    parser.add_argument("--replicas", type=int, default=conf("REPLICAS", int),
+                        help="replicas of the stream, snapshots and leases (default: cluster.conf's REPLICAS, "
+                             "%(default)s)")
+    parser.add_argument("--storage", choices=["file", "memory"], default=conf("STORAGE"),
+                        help="the stream's storage (snapshots and leases stay on file; default: cluster.conf's "
+                             "STORAGE, %(default)s)")
+    parser.add_argument("--lease-ttl", type=float, default=conf("LEASE_TTL", float),
+                        help="the lease bucket's TTL, seconds (default: cluster.conf's LEASE_TTL, %(default)s)")
     parser.add_argument("--prometheus", action="store_true", help="stats as Prometheus text")
-    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--partitions", type=int, default=conf("PARTITIONS", int),
+                        help="(default: cluster.conf's PARTITIONS, %(default)s)")
     parser.add_argument("--consumer", type=int, metavar="P", help="leader: of partition P's consumer (shard-P)")
     args = parser.parse_args()
     try:
@@ -173,6 +200,8 @@ async def main():
     try:
         await {"ready": ready, "setup": setup, "leader": leader, "idle": idle, "info": info, "stats": stats}[args.action](
             nc.jetstream(), args)
+    except Exception as error:   # one line, not a traceback
+        sys.exit("ctl: {} failed: {}: {}".format(args.action, type(error).__name__, error))
     finally:
         await nc.close()
 

@@ -85,7 +85,7 @@ import sys
 import threading
 import time
 
-from common import DEFAULT_SERVERS, COMMAND_SUBJECT, RESERVED, STREAM, Routing, connect, reserved_id
+from common import DEFAULT_SERVERS, COMMAND_SUBJECT, RESERVED, STREAM, Routing, conf, connect, reserved_id
 
 CHECKPOINTS = "typingd-routers"
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
@@ -634,8 +634,9 @@ def parse(argv):
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--servers", default=DEFAULT_SERVERS,
                         help="comma-separated NATS URLs (default: cluster.sh's nodes, %(default)s)")
-    parser.add_argument("--partitions", type=int, required=True,
-                        help="number of partitions: the same for every router and shard of a stream")
+    parser.add_argument("--partitions", type=int, default=conf("PARTITIONS", int),
+                        help="number of partitions: the same for every router and shard of a stream "
+                             "(default: cluster.conf's PARTITIONS, %(default)s)")
     parser.add_argument("--name", default="router",
                         help="this input's name: dedup ids, headers, checkpoint key (default: %(default)s); "
                              "letters, digits, _ and -")

@@ -72,6 +72,7 @@ import asyncio
 import collections
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -85,7 +86,7 @@ from nats.js.errors import (BucketNotFoundError, KeyNotFoundError, KeyWrongLastS
                             ObjectNotFoundError)
 
 from common import (COMMAND_SUBJECT, DEFAULT_SERVERS, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
-                    STREAM, connect, event_subject, token)
+                    STREAM, conf, connect, event_subject, token)
 
 LEASES = "typingd-leases"           # KV bucket: key p<P> is partition P's lease
 EXIT_LEASE_LOST = 75
@@ -1240,14 +1241,18 @@ async def main():
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and "
                                         "SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH at the end of each fetch's (or replayed "
                                         "message's) events, to this file")
-    parser.add_argument("--snapshot-every", type=int, default=0, help="messages between snapshots (0: never)")
-    parser.add_argument("--replicas", type=int, default=3, help="replicas of the snapshot store and lease bucket "
-                                                                "when the shard makes them")
-    parser.add_argument("--lease-ttl", type=float, default=3.0,
-                        help="seconds a lease lives without renewal (default 3; renewed every third of it)")
-    parser.add_argument("--tick-ms", type=int, default=100,
+    parser.add_argument("--snapshot-every", type=int, default=conf("SNAPSHOT_EVERY", int),
+                        help="messages between snapshots (0: never; default: cluster.conf's SNAPSHOT_EVERY, "
+                             "%(default)s)")
+    parser.add_argument("--replicas", type=int, default=conf("REPLICAS", int),
+                        help="replicas of the snapshot store and lease bucket when the shard makes them "
+                             "(default: cluster.conf's REPLICAS, %(default)s)")
+    parser.add_argument("--lease-ttl", type=float, default=conf("LEASE_TTL", float),
+                        help="seconds a lease lives without renewal (renewed every third of it; default: "
+                             "cluster.conf's LEASE_TTL, %(default)s)")
+    parser.add_argument("--tick-ms", type=int, default=conf("TICK_MS", int),
                         help="the owner's tick into its partition every this many ms (0: none, when the "
-                             "commands carry their own time and ticks)")
+                             "commands carry their own time and ticks; default: cluster.conf's TICK_MS, %(default)s)")
     parser.add_argument("--late-at", default="clamp", choices=["clamp", "none"],
                         help="typingd's --late-at (default clamp, when this typingd has the option)")
     parser.add_argument("--call-timeout", type=float, default=2.0, help="deadline of one broker call, seconds")
@@ -1266,8 +1271,14 @@ async def main():
     parser.add_argument("--window", type=int, default=64, help="entries (fetches) written ahead of the events read")
     parser.add_argument("--lifetime", type=float, default=0,
                         help="exit (status 124) after this many seconds, whatever happens (0: never)")
-    parser.add_argument("options", nargs="*", help="typingd options (after --)")
+    parser.add_argument("options", nargs="*", help="typingd options (after --; without any: cluster.conf's "
+                                                   "TYPINGD_OPTIONS, run from the repository's root)")
     args = parser.parse_args()
+    args.typingd_cwd = None
+    if not args.options:   # cluster.conf's, whose paths are the repository's
+        args.options = shlex.split(conf("TYPINGD_OPTIONS"))
+        args.typingd_cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        args.typingd = os.path.abspath(args.typingd) if os.sep in args.typingd else args.typingd
 
     nc = await connect(args.servers, "shard {}".format(args.partition))
     shard = Shard(args, nc)
@@ -1299,7 +1310,8 @@ async def main():
     late = late_at_option(args.typingd, args.late_at)
     proc = shard.proc = await asyncio.create_subprocess_exec(
         args.typingd, "--clock", "manual", "--no-drain", *late, *args.options,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 28, start_new_session=True)
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 28, start_new_session=True,
+        cwd=args.typingd_cwd)
     reader = asyncio.create_task(shard.read_output())
 
     def reader_ended(task):

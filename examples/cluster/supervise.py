@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keep N partitions' shards running: start them, restart any that exits, stop them all on SIGTERM.
 
-    supervise.py --partitions N [--standbys K] [--log-dir DIR] [-- SHARD.PY OPTIONS ...]
+    supervise.py [--partitions N] [--standbys K] [--log-dir DIR] [-- SHARD.PY OPTIONS ...]
 
 Starts, for every partition P in 0..N-1, 1 + K processes `shard.py --partition P
 OPTIONS` (the first to take P's lease owns it, the others wait as standbys), and
@@ -27,6 +27,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import conf  # noqa: E402
 
 
 def log(text):
@@ -46,7 +48,8 @@ class Instance:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--partitions", type=int, required=True)
+    parser.add_argument("--partitions", type=int, default=conf("PARTITIONS", int),
+                        help="partitions (default: cluster.conf's PARTITIONS, %(default)s)")
     parser.add_argument("--standbys", type=int, default=0, help="standbys per partition (default 0)")
     parser.add_argument("--log-dir", default=".", help="where each shard's stderr goes (default: here)")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs shard.py")
