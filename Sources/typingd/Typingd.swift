@@ -106,8 +106,10 @@ struct Typingd: ParsableCommand {
         SignalWatcher.install()
         CommandDecoder.installArena()
         do {
-            try checkHelpPath(CommandLine.arguments.dropFirst())
             var command = try parseAsRoot()
+            if !(command is Typingd || command is Check || command is Replay) {   // ArgumentParser's `help`
+                try checkHelpPath(CommandLine.arguments.dropFirst())
+            }
             try command.run()
         } catch {
             // What ArgumentParser's own main does, except that a message for stderr
@@ -125,11 +127,14 @@ struct Typingd: ParsableCommand {
     /// `typingd help NAME...` names subcommands: ArgumentParser shows the root's help,
     /// exit 0, for a name it does not know, so that `typingd help chek` looked like an
     /// answer. A name that is not a subcommand (of the one before it) is a usage error.
+    /// Run once ArgumentParser has parsed the arguments as its help command, from the
+    /// first `help` on (options may come before it); `help` names itself.
     static func checkHelpPath(_ arguments: ArraySlice<String>) throws {
-        guard arguments.first == "help" else { return }
+        guard let start = arguments.firstIndex(of: "help") else { return }
         var command: any ParsableCommand.Type = Typingd.self
         var path = "typingd"
-        for name in arguments.dropFirst() where !name.hasPrefix("-") {
+        for name in arguments[(start + 1)...] where !name.hasPrefix("-") {
+            if name == "help" { return }   // `typingd help help`: help's own page
             let subcommands = command.configuration.subcommands
             guard let next = subcommands.first(where: { $0._commandName == name }) else {
                 let known = subcommands.map { $0._commandName }

@@ -234,6 +234,10 @@ struct WorkflowTests {
         #expect(badStatus == 64 && error.contains("'chek' is not a subcommand of typingd (its subcommands: check, replay)"), "\(error)")
         let (_, nested, nestedStatus) = try Self.typingd(["help", "check", "replay"])
         #expect(nestedStatus == 64 && nested.contains("'replay' is not a subcommand of typingd check (it has none)"), "\(nested)")
+        let (_, late, lateStatus) = try Self.typingd(["--clock", "manual", "help", "chek"])
+        #expect(lateStatus == 64 && late.contains("'chek' is not a subcommand of typingd"), "\(late)")
+        let (own, _, ownStatus) = try Self.typingd(["help", "help"])
+        #expect(ownStatus == 0 && own.contains("help"), "\(own)")
     }
 
     @Test("--record needs the real clock")
