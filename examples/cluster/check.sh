@@ -230,10 +230,10 @@ sleep 0.5
 # The router waits while the replacement catches up, so that input is left for it
 # to apply and trim (on a fast machine the run was over before it caught up).
 router_py=$(cat /proc/"$router_pid"/task/*/children 2>/dev/null || true)   # under `timeout`
-[ -z "$router_py" ] || kill -STOP $router_py
+[ -z "$router_py" ] || kill -STOP $router_py 2>/dev/null || true
 start_shard "$victim" "$work/takeover/audit-$victim-b" "$work/takeover/shard-$victim-b.log" --snapshot-every 10
 wait_caught_up "$work/takeover/shard-$victim-b.log" || true
-[ -z "$router_py" ] || kill -CONT $router_py
+[ -z "$router_py" ] || kill -CONT $router_py 2>/dev/null || true
 sed -n 's/^shard: /  replacement: /p' "$work/takeover/shard-$victim-b.log" | grep "caught up" || true
 end_phase "phase 3: shard killed, replacement takes over" \
     "$work/takeover/audit-0-a" "$work/takeover/audit-1-a" "$work/takeover/audit-1-b" \

@@ -8,48 +8,152 @@ partitions. Conversation ids never become subject tokens: commands travel on
 typingd.cmd.<partition number>, so any UTF-8 id is routable.
 """
 import json
+import math
 import os
 import re
 import sys
+import time
 
 STREAM = "TYPINGD"
 
 
+# cluster.conf's settings: each one's type and range, one place for every script.
+# NAME: (kind, minimum, choices)
+SETTINGS = {
+    "PORT_BASE": (int, 1, None),
+    "PARTITIONS": (int, 1, None),
+    "TYPINGD_OPTIONS": (str, None, None),
+    "SNAPSHOT_EVERY": (int, 0, None),
+    "LEASE_TTL": (float, 0.1, None),
+    "TICK_MS": (int, 0, None),
+    "STORAGE": (str, None, ("file", "memory")),
+    "REPLICAS": (int, 1, None),
+}
+CONF_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")
+
+
+class ConfError(ValueError):
+    pass
+
+
 def conf_value(name, default):
-    """A KEY=VALUE of cluster.conf beside this file; the environment wins."""
+    """NAME's text: the environment's when set and not empty, else cluster.conf's
+    line NAME=VALUE (or export NAME=VALUE; VALUE in shell quoting), else default.
+    Bad quoting raises ConfError."""
     import shlex
     if os.environ.get(name):
         return os.environ[name]
     try:
-        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")) as file:
-            for line in file:
-                key, sep, value = line.strip().partition("=")
-                if sep and key == name and not line.lstrip().startswith("#"):
-                    return " ".join(shlex.split(value, comments=True))
+        with open(CONF_PATH) as file:
+            lines = file.readlines()
     except OSError:
-        pass
+        return default
+    for line in lines:
+        text = line.strip()
+        if text.startswith("export "):
+            text = text[7:].lstrip()
+        key, sep, value = text.partition("=")
+        if sep and key == name and not text.startswith("#"):
+            try:
+                return " ".join(shlex.split(value, comments=True))
+            except ValueError as error:
+                raise ConfError("{} in cluster.conf: {} ({})".format(name, value.strip(), error)) from None
     return default
 
 
-def conf(name, kind=str):
-    """cluster.conf's NAME as `kind`, the environment winning: the default of every
-    script's option for it (one source of truth). A missing or malformed value
-    stops the script with a message."""
-    value = conf_value(name, None)
+def conf_source(name):
+    """Where NAME's value comes from, for --help and messages."""
+    return "{} from the environment".format(name) if os.environ.get(name) else "cluster.conf's " + name
+
+
+def _wanted(name):
+    kind, minimum, choices = SETTINGS[name]
+    if choices:
+        return "one of " + ", ".join(choices)
+    want = {int: "a whole number", float: "a number"}.get(kind, "text")
+    return want + (" of at least {}".format(minimum) if minimum is not None else "")
+
+
+def check_setting(name, value):
+    """VALUE (text, or an option's value) as NAME's kind, or ConfError."""
+    kind, minimum, choices = SETTINGS[name]
+    result = None
+    if isinstance(value, kind):
+        result = value
+    elif kind is int and re.fullmatch(r"\s*-?[0-9]+\s*", value):
+        result = int(value)
+    elif kind is float:
+        try:
+            result = float(value)
+        except ValueError:
+            pass
+    elif kind is str:
+        result = value
+    if result is None or (kind is float and not math.isfinite(result)) \
+            or (minimum is not None and result < minimum) or (choices and result not in choices):
+        raise ConfError("{!r} is not {}".format(value, _wanted(name)))
+    return result
+
+
+def conf(name):
+    """cluster.conf's NAME (the environment winning), checked against SETTINGS. A
+    missing or malformed value stops the script with one line."""
     script = os.path.basename(sys.argv[0] or "cluster")
-    if value is None:
-        sys.exit("{}: {} is in neither the environment nor cluster.conf".format(script, name))
     try:
-        return kind(value)
-    except ValueError:
-        sys.exit("{}: {}={!r} (cluster.conf or the environment) is not {}".format(
-            script, name, value, "a number" if kind in (int, float) else "a " + kind.__name__))
+        value = conf_value(name, None)
+        if value is None:
+            raise ConfError("is in neither the environment nor " + CONF_PATH)
+        return check_setting(name, value)
+    except ConfError as error:
+        sys.exit("{}: {} ({}): {}".format(script, name, conf_source(name), error))
 
 
-# cluster.sh's three nodes (PORT_BASE: the environment, else cluster.conf, else
-# 14222): every script's default --servers.
-_BASE = int(conf_value("PORT_BASE", "14222"))
-DEFAULT_SERVERS = ",".join("nats://127.0.0.1:{}".format(_BASE + i) for i in range(3))
+def conf_help(name):
+    """NAME's default for --help, without stopping on a bad one (which stops the
+    script only if the option is left to it)."""
+    try:
+        value = conf_value(name, None)
+    except ConfError:
+        value = "(bad quoting)"
+    return "{}, {}".format(conf_source(name), value if value is not None else "(unset)")
+
+
+def conf_option(parser, flag, name, help, **kwargs):
+    """An option whose default is cluster.conf's NAME, resolved by resolve() once
+    parsed: an option given needs no setting, and a bad setting stops the script
+    only when it is used."""
+    kind = SETTINGS[name][0]
+    action = parser.add_argument(flag, type=kind, default=None,
+                                 help="{} (default: {})".format(help, conf_help(name)).replace("%", "%%"), **kwargs)
+    if not hasattr(parser, "conf_options"):
+        parser.conf_options = []
+    parser.conf_options.append((action.dest, flag, name))
+    return action
+
+
+def resolve(parser, args):
+    """Fills the conf_option()s left out from cluster.conf, and checks those given
+    against SETTINGS (one line and exit 2 for a bad one)."""
+    for dest, flag, name in getattr(parser, "conf_options", []):
+        value = getattr(args, dest)
+        if value is None:
+            setattr(args, dest, conf(name))
+        else:
+            try:
+                check_setting(name, value)
+            except ConfError:
+                parser.error("{} {} is not {}".format(flag, value, _wanted(name)))
+    return args
+
+
+def default_servers():
+    """cluster.sh's three nodes at PORT_BASE: every script's default --servers."""
+    base = conf("PORT_BASE")
+    return ",".join("nats://127.0.0.1:{}".format(base + i) for i in range(3))
+
+
+SERVERS_HELP = "comma-separated NATS URLs (default: cluster.sh's nodes at {})".format(
+    conf_help("PORT_BASE")).replace("%", "%%")
 SNAPSHOTS = "typingd-snapshots"   # the object store: one object per partition
 COMMAND_SUBJECT = "typingd.cmd.{}"
 
@@ -253,9 +357,16 @@ async def connect(urls: str, name: str, timeout=None):
     import sys
     import nats
 
+    said = {"text": None, "at": 0.0}
+
     async def quiet(error):
-        print("{}: nats: {}".format(name, type(error).__name__ if not str(error) else error),
-              file=sys.stderr, flush=True)
+        # Servers that are down fail every 0.2 s each: a new kind of failure is
+        # said at once, the same kind again at most every 5 s.
+        kind = type(error).__name__
+        now = time.monotonic()
+        if kind != said["text"] or now - said["at"] >= 5:
+            said["text"], said["at"] = kind, now
+            print("{}: nats: {}".format(name, kind if not str(error) else error), file=sys.stderr, flush=True)
 
     connecting = nats.connect(servers=servers(urls), name=name, max_reconnect_attempts=-1,
                               reconnect_time_wait=0.2, connect_timeout=2, drain_timeout=5, error_cb=quiet)

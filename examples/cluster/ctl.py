@@ -21,15 +21,15 @@ import time
 
 from nats.js import api
 from nats.errors import NoRespondersError, TimeoutError as NatsTimeout
-from nats.js.errors import BadRequestError, NotFoundError, ServiceUnavailableError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 
-from common import COMMAND_SUBJECT, DEFAULT_SERVERS, SNAPSHOTS, STREAM, conf, connect
+from common import COMMAND_SUBJECT, SERVERS_HELP, SNAPSHOTS, STREAM, conf_option, connect, default_servers, resolve
 
 LEASES = "typingd-leases"   # shard.py's lease bucket
 
 
 async def ready(js, args):
-    deadline = time.monotonic() + args.timeout
+    deadline = args.deadline
     while True:
         try:
             await js.account_info()
@@ -47,27 +47,23 @@ async def ready(js, args):
 
 async def setup(js, args):
     await ready(js, args)
-    deadline = time.monotonic() + args.timeout
+    deadline = args.deadline   # one --timeout for the whole setup
 
-    async def step(what, call, gone=(), retried=()):
+    async def step(what, call, gone=()):
         """One call, again while the cluster does not answer (a node just started,
         a leader being elected) until --timeout. `gone`: an error that means it is
-        done (a delete of what is not there); `retried`: the same, once a try got
-        no answer (a create that was stored, its reply lost: the retry finds it)."""
-        tries = 0
+        done (a delete of what is not there). A create is the same request again
+        (JetStream answers a create of what exists with the same configuration as
+        a success), so a create whose reply was lost needs nothing more."""
         while True:
             try:
-                return await call()
+                return await asyncio.wait_for(call(), max(0.2, deadline - time.monotonic()))
             except gone:
                 return None
-            except retried:
-                if not tries:
-                    raise
-                return None
-            except (NatsTimeout, NoRespondersError, ServiceUnavailableError) as error:
-                tries += 1
+            except (NatsTimeout, NoRespondersError, ServiceUnavailableError, asyncio.TimeoutError) as error:
                 if time.monotonic() > deadline:
-                    sys.exit("ctl: setup: {}: no answer within {} s ({})".format(what, args.timeout, error))
+                    sys.exit("ctl: setup: {}: no answer within {} s ({})".format(
+                        what, args.timeout, type(error).__name__))
                 await asyncio.sleep(0.3)
 
     await step("deleting stream " + STREAM, lambda: js.delete_stream(STREAM), NotFoundError)
@@ -76,20 +72,21 @@ async def setup(js, args):
     storage = api.StorageType.MEMORY if args.storage == "memory" else api.StorageType.FILE
     await step("making stream " + STREAM, lambda: js.add_stream(api.StreamConfig(
         name=STREAM, subjects=[COMMAND_SUBJECT.format("*")], storage=storage,
-        num_replicas=args.replicas, duplicate_window=120.0, retention=api.RetentionPolicy.LIMITS)), retried=BadRequestError)
+        num_replicas=args.replicas, duplicate_window=120.0, retention=api.RetentionPolicy.LIMITS)))
     # Snapshots stay on disk whatever the stream's storage: they are the state a
     # rebuild starts from once the stream behind them is purged.
     await step("making object store " + SNAPSHOTS, lambda: js.create_object_store(
-        SNAPSHOTS, config=api.ObjectStoreConfig(bucket=SNAPSHOTS, replicas=args.replicas)), retried=BadRequestError)
+        SNAPSHOTS, config=api.ObjectStoreConfig(bucket=SNAPSHOTS, replicas=args.replicas)))
     await step("making bucket " + LEASES, lambda: js.create_key_value(api.KeyValueConfig(
-        bucket=LEASES, history=1, ttl=args.lease_ttl, replicas=args.replicas)), retried=BadRequestError)
+        bucket=LEASES, history=1, ttl=args.lease_ttl, replicas=args.replicas)))
     # All have a leader before anyone uses them.
-    deadline = time.monotonic() + args.timeout
     while True:
         try:
             await js.stream_info(STREAM)
             await js.stream_info("OBJ_" + SNAPSHOTS)
             await js.stream_info("KV_" + LEASES)
+            print("ctl: made stream {} ({} storage), object store {} and lease bucket {} (TTL {} s), "
+                  "{} replicas each".format(STREAM, args.storage, SNAPSHOTS, LEASES, args.lease_ttl, args.replicas))
             return
         except Exception as error:
             if time.monotonic() > deadline:
@@ -146,6 +143,21 @@ async def info(js, args):
             p, consumer.ack_floor.stream_seq, consumer.num_pending + consumer.num_ack_pending))
 
 
+def merge_prometheus(answers):
+    """The shards' answers as one exposition: each metric's # TYPE line once, then
+    every shard's sample of it (the format wants a family's lines together)."""
+    families = {}   # metric name -> [TYPE line, samples...], in the order first seen
+    for answer in answers:
+        for line in answer.decode("utf-8", "replace").splitlines():
+            if line.startswith("# TYPE "):
+                name = line.split()[2]
+                families.setdefault(name, [line])
+            elif line and not line.startswith("#"):
+                name = line.split("{", 1)[0].split(" ", 1)[0]
+                families.setdefault(name, []).append(line)
+    return "".join(line + "\n" for lines in families.values() for line in lines)
+
+
 async def stats(js, args):
     """Asks every shard (typingd.stats, owners and standbys) and prints each answer,
     waiting up to a second for them."""
@@ -160,8 +172,7 @@ async def stats(js, args):
     await asyncio.sleep(1.0)
     await sub.unsubscribe()
     if args.prometheus:
-        for answer in answers:
-            sys.stdout.write(answer.decode())
+        sys.stdout.write(merge_prometheus(answers))
         return
     import json
     rows = sorted((json.loads(a) for a in answers), key=lambda s: (s["partition"], s["role"] != "owner"))
@@ -176,23 +187,19 @@ async def stats(js, args):
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default=DEFAULT_SERVERS,
-                        help="comma-separated NATS URLs (default: cluster.sh's nodes)")
+    parser.add_argument("--servers", help=SERVERS_HELP)
     parser.add_argument("action", choices=["ready", "setup", "leader", "idle", "info", "stats"])
-    parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--replicas", type=int, default=conf("REPLICAS", int),
-                        help="replicas of the stream, snapshots and leases (default: cluster.conf's REPLICAS, "
-                             "%(default)s)")
-    parser.add_argument("--storage", choices=["file", "memory"], default=conf("STORAGE"),
-                        help="the stream's storage (snapshots and leases stay on file; default: cluster.conf's "
-                             "STORAGE, %(default)s)")
-    parser.add_argument("--lease-ttl", type=float, default=conf("LEASE_TTL", float),
-                        help="the lease bucket's TTL, seconds (default: cluster.conf's LEASE_TTL, %(default)s)")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds to wait for the cluster, a leader, or idle partitions (default: %(default)s)")
+    conf_option(parser, "--replicas", "REPLICAS", "replicas of the stream, snapshots and leases")
+    conf_option(parser, "--storage", "STORAGE", "the stream's storage, file or memory (snapshots and leases stay on file)")
+    conf_option(parser, "--lease-ttl", "LEASE_TTL", "the lease bucket's TTL, seconds")
     parser.add_argument("--prometheus", action="store_true", help="stats as Prometheus text")
-    parser.add_argument("--partitions", type=int, default=conf("PARTITIONS", int),
-                        help="(default: cluster.conf's PARTITIONS, %(default)s)")
+    conf_option(parser, "--partitions", "PARTITIONS", "partitions")
     parser.add_argument("--consumer", type=int, metavar="P", help="leader: of partition P's consumer (shard-P)")
-    args = parser.parse_args()
+    args = resolve(parser, parser.parse_args())
+    args.servers = args.servers or default_servers()
+    args.deadline = time.monotonic() + args.timeout
     try:
         nc = await connect(args.servers, "ctl", timeout=args.timeout)
     except asyncio.TimeoutError:

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import zlib
 
-from common import DEFAULT_SERVERS, STREAM, conf_value, connect, partition_of, routes
+from common import STREAM, conf_option, connect, default_servers, resolve, partition_of, routes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -391,10 +391,12 @@ def main():
     p.add_argument("finals")
     p.add_argument("--viewers")
     p.add_argument("--ignore-at", action="store_true")
+    subparsers = {}
     for name in ("applied", "replay", "clears"):
         p = sub.add_parser(name)
-        p.add_argument("--servers", default=DEFAULT_SERVERS)
-        p.add_argument("--partitions", type=int, default=int(conf_value("PARTITIONS", "4")))
+        p.add_argument("--servers")
+        conf_option(p, "--partitions", "PARTITIONS", "partitions")
+        subparsers[name] = p
         if name == "applied":
             p.add_argument("--input", action="append", required=True)
             p.add_argument("--whole", action="store_true")
@@ -417,6 +419,9 @@ def main():
     p.add_argument("--seconds", type=float, default=4)
     p.add_argument("--seed", type=int, default=20)
     args = parser.parse_args()
+    if args.command in subparsers:
+        resolve(subparsers[args.command], args)
+        args.servers = args.servers or default_servers()
     globals()["cmd_" + args.command](args)
 
 

@@ -85,7 +85,8 @@ import sys
 import threading
 import time
 
-from common import DEFAULT_SERVERS, COMMAND_SUBJECT, RESERVED, STREAM, Routing, conf, connect, reserved_id
+from common import (COMMAND_SUBJECT, RESERVED, SERVERS_HELP, STREAM, Routing, conf_option, connect, default_servers,
+                    reserved_id, resolve)
 
 CHECKPOINTS = "typingd-routers"
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
@@ -440,15 +441,23 @@ def describe(error):
     return "{}: {}".format(type(error).__name__, error) if str(error) else type(error).__name__
 
 
+NOT_A_LINE_START = ("the checkpoint's byte is not the start of a line of stdin, so this is not the input this "
+                    "--name read: give a new input a new --name (or --from-start to send this one whole)")
+
+
 def read_stdin(loop, queue, permits, skip):
     """The reading thread: skips `skip` bytes, then hands chunks to the loop
     (b"" at the end, an exception if reading fails), READ_AHEAD at most ahead."""
     try:
+        last = b"\n"
         while skip > 0:
             data = os.read(0, min(skip, 1 << 20))
             if not data:
                 raise EOFError("stdin ended {} bytes before the checkpoint's position".format(skip))
             skip -= len(data)
+            last = data[-1:]
+        if last != b"\n":
+            raise EOFError(NOT_A_LINE_START)
         while True:
             permits.acquire()
             data = os.read(0, CHUNK)
@@ -582,6 +591,9 @@ async def main(args):
                 log("stdin (a file of {} bytes) ends before the checkpoint's byte {}: is it the same input?".format(
                     os.fstat(0).st_size, offset))
                 return 1
+            if os.pread(0, 1, position - 1) != b"\n":
+                log("{}: {}".format(args.name, NOT_A_LINE_START))
+                return 1
             skip = 0
     await nc.subscribe("typingd.stats.router." + args.name, cb=router.on_stats)
     await nc.flush()
@@ -593,7 +605,8 @@ async def main(args):
     try:
         await router.read_input(skip)
     except EOFError as error:
-        log("{}: is it the same input?".format(error))
+        log("{}: {}".format(args.name, error) if str(error) == NOT_A_LINE_START else
+            "{}: is it the same input?".format(error))
         status = 1
     router.reading_done = True
     router.state = "draining"
@@ -632,15 +645,13 @@ def parse(argv):
     doc = __doc__
     parser = Parser(prog="router.py", description=doc.split("\n\n")[0], epilog=doc.split("\n\n", 2)[2],
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default=DEFAULT_SERVERS,
-                        help="comma-separated NATS URLs (default: cluster.sh's nodes, %(default)s)")
-    parser.add_argument("--partitions", type=int, default=conf("PARTITIONS", int),
-                        help="number of partitions: the same for every router and shard of a stream "
-                             "(default: cluster.conf's PARTITIONS, %(default)s)")
+    parser.add_argument("--servers", help=SERVERS_HELP)
+    conf_option(parser, "--partitions", "PARTITIONS", "number of partitions: the same for every router and shard "
+                                                      "of a stream")
     parser.add_argument("--name", default="router",
                         help="this input's name: dedup ids, headers, checkpoint key (default: %(default)s); "
                              "letters, digits, _ and -")
-    parser.add_argument("--stamp", action="store_true", help="stamp \"at\" (ms since the epoch) on commands without")
+    parser.add_argument("--stamp", action="store_true", help="stamp \"at\" (ms since the epoch) on commands that have none")
     parser.add_argument("--linger-ms", type=float, default=100.0,
                         help="a partition's messages are at least this far apart; lines arriving meanwhile share "
                              "the next one (default: %(default)s; 0: send as soon as the previous one is stored)")
@@ -660,7 +671,8 @@ def parse(argv):
     parser.add_argument("--from-start", action="store_true", help="ignore the checkpoint: start at stdin's first byte")
     parser.add_argument("--retry-for", help=argparse.SUPPRESS)
     parser.add_argument("--tick-ms", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = resolve(parser, parser.parse_args(argv))
+    args.servers = args.servers or default_servers()
     if args.retry_for is not None:
         parser.error("--retry-for is gone: the router waits for the cluster as long as it takes, and says so "
                      "every 5 s; stop it with SIGTERM (it then drains and checkpoints)")

@@ -31,7 +31,7 @@ import subprocess
 import sys
 import time
 
-from common import DEFAULT_SERVERS, STREAM, connect, routes
+from common import STREAM, connect, default_servers, routes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STORED = re.compile(rb"stored through byte (\d+) \((\d+) lines\)")
@@ -99,10 +99,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--input", required=True, help="command lines (a workload.py output)")
-    parser.add_argument("--servers", default=DEFAULT_SERVERS)
+    parser.add_argument("--servers")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--rate", type=float, default=20000, help="router.py --rate: runs last long enough to stop")
     args = parser.parse_args()
+    args.servers = args.servers or default_servers()
     args.suffix = "-{}".format(os.getpid())   # names of this run only: earlier checkpoints do not apply
     data = open(args.input, "rb").read()
     lines = [l[:-1] if l.endswith(b"\r") else l for l in data.split(b"\n")]

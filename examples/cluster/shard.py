@@ -73,6 +73,7 @@ import collections
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -85,8 +86,8 @@ from nats.js import api
 from nats.js.errors import (BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError,
                             ObjectNotFoundError)
 
-from common import (COMMAND_SUBJECT, DEFAULT_SERVERS, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
-                    STREAM, conf, connect, event_subject, token)
+from common import (COMMAND_SUBJECT, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
+                    STREAM, conf, conf_option, connect, default_servers, event_subject, resolve, token)
 
 LEASES = "typingd-leases"           # KV bucket: key p<P> is partition P's lease
 EXIT_LEASE_LOST = 75
@@ -296,8 +297,8 @@ def late_at_option(binary, wanted):
         return []
     try:
         text = subprocess.run([binary, "--help"], capture_output=True, timeout=20).stdout
-    except (OSError, subprocess.SubprocessError):
-        text = b""
+    except (OSError, subprocess.SubprocessError) as error:
+        sys.exit("shard.py: cannot run typingd {} ({})".format(binary, error))
     if b"--late-at" in text:
         return ["--late-at", wanted]
     log("{} has no --late-at: a command stamped behind the partition's time is refused (time_backwards)".format(
@@ -368,7 +369,7 @@ class Lease:
                     return self.took(entry.revision, sent)   # our create was stored, its reply lost
                 if entry is not None and entry.value != holder:
                     holder = entry.value
-                    log("partition {}: standby: lease {} held by {} (epoch {}); waiting for it to lapse".format(
+                    log("partition {}: standby: lease {} held by {} (revision {}); waiting for it to lapse".format(
                         shard.p, self.key, entry.value.decode("utf-8", "replace"), entry.revision))
             except Exception as error:
                 # Counted like any broker call's retry: a replacement that waited out an
@@ -1199,9 +1200,9 @@ class Shard:
             lines = []
             for name, value in stats.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in ("partition", "pid"):
-                    lines.append("# TYPE typingd_shard_{} {}".format(
-                        name, "counter" if name in COUNTERS else "gauge"))
-                    lines.append("typingd_shard_{}{} {}".format(name, labels, value))
+                    metric = "typingd_shard_" + name + ("_total" if name in COUNTERS else "")
+                    lines.append("# TYPE {} {}".format(metric, "counter" if name in COUNTERS else "gauge"))
+                    lines.append("{}{} {}".format(metric, labels, value))
             body = ("\n".join(lines) + "\n").encode()
         else:
             body = json.dumps(stats).encode()
@@ -1229,30 +1230,26 @@ class Shard:
 
 COUNTERS = frozenset(["events_published", "messages_published", "dropped", "dropped_lines", "dropped_events",
                       "snapshots_stored", "snapshots_failed", "snapshots_skipped", "ticks", "retries",
-                      "lease_renewals", "gaps_filled"])
+                      "lease_renewals", "gaps_filled", "ticks_skipped", "consumers_remade"])
 
 
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default=DEFAULT_SERVERS, help="comma-separated NATS URLs (default: cluster.sh's nodes)")
-    parser.add_argument("--partition", type=int, required=True)
-    parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"))
+    parser.add_argument("--servers", help=SERVERS_HELP)
+    parser.add_argument("--partition", type=int, required=True,
+                        help="the partition this shard owns or stands by for: 0..PARTITIONS-1")
+    parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"),
+                        help="the typingd binary (default: $TYPINGD_BINARY, else typingd on PATH: %(default)s)")
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and "
                                         "SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH at the end of each fetch's (or replayed "
                                         "message's) events, to this file")
-    parser.add_argument("--snapshot-every", type=int, default=conf("SNAPSHOT_EVERY", int),
-                        help="messages between snapshots (0: never; default: cluster.conf's SNAPSHOT_EVERY, "
-                             "%(default)s)")
-    parser.add_argument("--replicas", type=int, default=conf("REPLICAS", int),
-                        help="replicas of the snapshot store and lease bucket when the shard makes them "
-                             "(default: cluster.conf's REPLICAS, %(default)s)")
-    parser.add_argument("--lease-ttl", type=float, default=conf("LEASE_TTL", float),
-                        help="seconds a lease lives without renewal (renewed every third of it; default: "
-                             "cluster.conf's LEASE_TTL, %(default)s)")
-    parser.add_argument("--tick-ms", type=int, default=conf("TICK_MS", int),
-                        help="the owner's tick into its partition every this many ms (0: none, when the "
-                             "commands carry their own time and ticks; default: cluster.conf's TICK_MS, %(default)s)")
+    conf_option(parser, "--snapshot-every", "SNAPSHOT_EVERY", "messages between snapshots (0: never)")
+    conf_option(parser, "--replicas", "REPLICAS", "replicas of the snapshot store and lease bucket when the shard "
+                                                  "makes them")
+    conf_option(parser, "--lease-ttl", "LEASE_TTL", "seconds a lease lives without renewal (renewed every third of it)")
+    conf_option(parser, "--tick-ms", "TICK_MS", "the owner's tick into its partition every this many ms (0: none, "
+                                                "when the commands carry their own time and ticks)")
     parser.add_argument("--late-at", default="clamp", choices=["clamp", "none"],
                         help="typingd's --late-at (default clamp, when this typingd has the option)")
     parser.add_argument("--call-timeout", type=float, default=2.0, help="deadline of one broker call, seconds")
@@ -1273,12 +1270,26 @@ async def main():
                         help="exit (status 124) after this many seconds, whatever happens (0: never)")
     parser.add_argument("options", nargs="*", help="typingd options (after --; without any: cluster.conf's "
                                                    "TYPINGD_OPTIONS, run from the repository's root)")
-    args = parser.parse_args()
+    args = resolve(parser, parser.parse_args())
+    args.servers = args.servers or default_servers()
+    partitions = conf("PARTITIONS")
+    if not 0 <= args.partition < partitions:
+        parser.error("--partition {} is not one of 0..{} (PARTITIONS, the environment or cluster.conf, is {})".format(
+            args.partition, partitions - 1, partitions))
+    # Before any lease is taken: a shard that cannot start typingd must not hold one.
+    found = shutil.which(args.typingd)
+    if found is None:
+        parser.error("no typingd at {!r}: not found{} or not executable (--typingd PATH, or TYPINGD_BINARY)".format(
+            args.typingd, "" if os.sep in args.typingd else " on PATH"))
+    args.typingd = os.path.abspath(found)
+    args.late = late_at_option(args.typingd, args.late_at)
     args.typingd_cwd = None
     if not args.options:   # cluster.conf's, whose paths are the repository's
-        args.options = shlex.split(conf("TYPINGD_OPTIONS"))
+        try:
+            args.options = shlex.split(conf("TYPINGD_OPTIONS"))
+        except ValueError as error:
+            parser.error("TYPINGD_OPTIONS: {}".format(error))
         args.typingd_cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        args.typingd = os.path.abspath(args.typingd) if os.sep in args.typingd else args.typingd
 
     nc = await connect(args.servers, "shard {}".format(args.partition))
     shard = Shard(args, nc)
@@ -1307,9 +1318,8 @@ async def main():
     # Its own session: a Ctrl-C for the shard must not end typingd before the
     # shard has finished what it wrote. Lines up to 256 MiB: a state reply lists
     # every member of a room.
-    late = late_at_option(args.typingd, args.late_at)
     proc = shard.proc = await asyncio.create_subprocess_exec(
-        args.typingd, "--clock", "manual", "--no-drain", *late, *args.options,
+        args.typingd, "--clock", "manual", "--no-drain", *args.late, *args.options,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 28, start_new_session=True,
         cwd=args.typingd_cwd)
     reader = asyncio.create_task(shard.read_output())
@@ -1328,7 +1338,7 @@ async def main():
         os._exit(1)
 
     reader.add_done_callback(reader_ended)
-    log("partition {}: typingd pid {}{}, starting".format(args.partition, proc.pid, " " + " ".join(late) if late else ""))
+    log("partition {}: typingd pid {}{}, starting".format(args.partition, proc.pid, " " + " ".join(args.late) if args.late else ""))
     ticker = None
     try:
         await shard.rebuild()

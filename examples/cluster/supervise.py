@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from common import conf  # noqa: E402
+from common import conf_option, resolve  # noqa: E402
 
 
 def log(text):
@@ -48,16 +48,18 @@ class Instance:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--partitions", type=int, default=conf("PARTITIONS", int),
-                        help="partitions (default: cluster.conf's PARTITIONS, %(default)s)")
+    conf_option(parser, "--partitions", "PARTITIONS", "partitions")
     parser.add_argument("--standbys", type=int, default=0, help="standbys per partition (default 0)")
-    parser.add_argument("--log-dir", default=".", help="where each shard's stderr goes (default: here)")
+    parser.add_argument("--log-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "typingd-supervise"),
+                        help="where each shard's stderr goes, shard-P-I.log (default: %(default)s)")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs shard.py")
-    parser.add_argument("--shard", default=os.path.join(HERE, "shard.py"))
-    parser.add_argument("--max-backoff", type=float, default=10.0)
-    parser.add_argument("--stop-timeout", type=float, default=20.0)
+    parser.add_argument("--shard", default=os.path.join(HERE, "shard.py"), help="the shard runner (default: %(default)s)")
+    parser.add_argument("--max-backoff", type=float, default=10.0,
+                        help="the longest wait before starting again a shard that keeps dying (default: %(default)s s)")
+    parser.add_argument("--stop-timeout", type=float, default=20.0,
+                        help="seconds after SIGTERM before the shards still running get SIGKILL (default: %(default)s)")
     parser.add_argument("options", nargs="*", help="shard.py options (after --)")
-    args = parser.parse_args()
+    args = resolve(parser, parser.parse_args())
     if args.partitions < 1 or args.standbys < 0:
         parser.error("--partitions must be at least 1, --standbys at least 0")
     os.makedirs(args.log_dir, exist_ok=True)

@@ -8,8 +8,9 @@ Subscribes to typingd.view.<token> of each viewer (common.token: the id itself
 when plain, else '~' and its UTF-8 hex), or once to typingd.view.* with
 --all-viewers (the viewers given, and every other it hears of). A message's body is one or more event
 lines (a shard sends the events of one fetch for one subject as one message);
-each indicator line is printed on stdout as it is applied, and kept as the
-viewer's current indicator for its screen (conv, thread, view).
+each indicator line of a message is printed on stdout as it is applied, and kept
+as the viewer's current indicator for its screen (conv, thread, view). Those a
+resync answer sets are applied, not printed: stdout is what the shards sent.
 
 Every message carries Typingd-Epoch, Typingd-Partition and Typingd-Seq. The
 gateway keeps the highest epoch seen per partition and drops a message with a
@@ -47,7 +48,7 @@ import time
 import nats
 from nats.errors import SlowConsumerError
 
-from common import DEFAULT_SERVERS, conf_value, partition_of, servers, token
+from common import SERVERS_HELP, conf_option, default_servers, partition_of, resolve, servers, token
 
 EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
 
@@ -243,13 +244,12 @@ class Gateway:
 async def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--servers", default=DEFAULT_SERVERS,
-                        help="comma-separated NATS URLs (default: cluster.sh's nodes at PORT_BASE)")
+    parser.add_argument("--servers", help=SERVERS_HELP)
     parser.add_argument("--viewer", action="append", default=[], help="a viewer id (repeat for more)")
     parser.add_argument("--viewers-file", help="viewer ids, one a line")
     parser.add_argument("--all-viewers", action="store_true", help="one subscription, typingd.view.*: the viewers "
                                                                    "given and every other it hears of")
-    parser.add_argument("--partitions", type=int, default=int(conf_value("PARTITIONS", "4")))
+    conf_option(parser, "--partitions", "PARTITIONS", "partitions")
     parser.add_argument("--finals", help="write each viewer's final indicator per screen here at the end")
     parser.add_argument("--received", help="also write each indicator applied here, after the wall clock (ms) "
                                            "and a tab")
@@ -259,7 +259,8 @@ async def main():
                                                                         "the client drops (slow consumer)")
     parser.add_argument("--drain-s", type=float, default=60, help="at the end, finish the queue for at most this long")
     parser.add_argument("--no-resync", action="store_true", help="never resync (to see what it costs)")
-    args = parser.parse_args()
+    args = resolve(parser, parser.parse_args())
+    args.servers = args.servers or default_servers()
     if args.viewers_file:
         with open(args.viewers_file) as file:
             args.viewer += [line.rstrip("\n") for line in file if line.strip()]
