@@ -126,22 +126,31 @@ struct Typingd: ParsableCommand {
 
     /// `typingd help NAME...` names subcommands: ArgumentParser shows the root's help,
     /// exit 0, for a name it does not know, so that `typingd help chek` looked like an
-    /// answer. A name that is not a subcommand (of the one before it) is a usage error.
-    /// Run once ArgumentParser has parsed the arguments as its help command, from the
-    /// first `help` on (options may come before it); `help` names itself.
+    /// answer. A name that is not a subcommand (of the one before it) is a usage error;
+    /// `help` is a command without subcommands, so `typingd help help` is its page.
+    /// Run once ArgumentParser has parsed the arguments as its help command. Options
+    /// may come before `help`, and one may take the value "help" (`--phrases help`):
+    /// the command is the first `help` that what precedes it parses as the root's
+    /// options.
     static func checkHelpPath(_ arguments: ArraySlice<String>) throws {
-        guard let start = arguments.firstIndex(of: "help") else { return }
-        var command: any ParsableCommand.Type = Typingd.self
+        let all = Array(arguments)
+        guard let start = all.indices.first(where: { index in
+            all[index] == "help" && (try? Typingd.parse(Array(all[..<index]))) != nil
+        }) else { return }
+        var subcommands: [any ParsableCommand.Type]? = configuration.subcommands
         var path = "typingd"
-        for name in arguments[(start + 1)...] where !name.hasPrefix("-") {
-            if name == "help" { return }   // `typingd help help`: help's own page
-            let subcommands = command.configuration.subcommands
-            guard let next = subcommands.first(where: { $0._commandName == name }) else {
-                let known = subcommands.map { $0._commandName }
+        for name in all[(start + 1)...] where !name.hasPrefix("-") {
+            let known = subcommands ?? []
+            guard let next = known.first(where: { $0._commandName == name }) else {
+                if name == "help" && path == "typingd" {   // `typingd help help`: help's own page
+                    subcommands = nil
+                    path += " help"
+                    continue
+                }
                 throw ValidationError("'\(name)' is not a subcommand of \(path)"
-                    + (known.isEmpty ? " (it has none)" : " (its subcommands: \(known.joined(separator: ", ")))"))
+                    + (known.isEmpty ? " (it has none)" : " (its subcommands: \(known.map { $0._commandName }.joined(separator: ", ")))"))
             }
-            command = next
+            subcommands = next.configuration.subcommands
             path += " " + name
         }
     }

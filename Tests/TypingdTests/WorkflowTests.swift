@@ -238,6 +238,10 @@ struct WorkflowTests {
         #expect(lateStatus == 64 && late.contains("'chek' is not a subcommand of typingd"), "\(late)")
         let (own, _, ownStatus) = try Self.typingd(["help", "help"])
         #expect(ownStatus == 0 && own.contains("help"), "\(own)")
+        let (_, after, afterStatus) = try Self.typingd(["help", "help", "chek"])
+        #expect(afterStatus == 64 && after.contains("'chek' is not a subcommand of typingd help (it has none)"), "\(after)")
+        let (_, valued, valuedStatus) = try Self.typingd(["--phrases", "help", "help", "chek"])
+        #expect(valuedStatus == 64 && valued.contains("'chek' is not a subcommand of typingd ("), "\(valued)")
     }
 
     @Test("--record needs the real clock")

@@ -18,18 +18,22 @@ STREAM = "TYPINGD"
 
 
 # cluster.conf's settings: each one's type and range, one place for every script.
-# NAME: (kind, minimum, choices)
+# NAME: (kind, minimum, maximum, choices). PORT_BASE's nodes use it +0..2 for
+# clients, +2000.. for routes and +4000.. for monitoring.
 SETTINGS = {
-    "PORT_BASE": (int, 1, None),
-    "PARTITIONS": (int, 1, None),
-    "TYPINGD_OPTIONS": (str, None, None),
-    "SNAPSHOT_EVERY": (int, 0, None),
-    "LEASE_TTL": (float, 0.1, None),
-    "TICK_MS": (int, 0, None),
-    "STORAGE": (str, None, ("file", "memory")),
-    "REPLICAS": (int, 1, None),
+    "PORT_BASE": (int, 1, 65535 - 4002, None),
+    "PARTITIONS": (int, 1, 4096, None),
+    "TYPINGD_OPTIONS": (str, None, None, None),
+    "SNAPSHOT_EVERY": (int, 0, None, None),
+    "LEASE_TTL": (float, 0.1, 86400, None),
+    "TICK_MS": (int, 0, 86_400_000, None),
+    "STORAGE": (str, None, None, ("file", "memory")),
+    "REPLICAS": (int, 1, 5, None),
 }
 CONF_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")
+_INT = re.compile(r"[ \t]*-?[0-9]+[ \t]*", re.ASCII)
+_FLOAT = re.compile(r"[ \t]*-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*", re.ASCII)
+_LINE = re.compile(r"(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.ASCII)
 
 
 class ConfError(ValueError):
@@ -38,27 +42,28 @@ class ConfError(ValueError):
 
 def conf_value(name, default):
     """NAME's text: the environment's when set and not empty, else cluster.conf's
-    line NAME=VALUE (or export NAME=VALUE; VALUE in shell quoting), else default.
-    Bad quoting raises ConfError."""
+    line NAME=VALUE (or export NAME=VALUE; VALUE in shell quoting; the last such
+    line, as `.` in a shell keeps the last), else default. A file that cannot be
+    decoded or bad quoting raises ConfError."""
     import shlex
     if os.environ.get(name):
         return os.environ[name]
     try:
-        with open(CONF_PATH) as file:
+        with open(CONF_PATH, encoding="utf-8") as file:
             lines = file.readlines()
     except OSError:
         return default
+    except UnicodeDecodeError as error:
+        raise ConfError("{} is not UTF-8 ({})".format(CONF_PATH, error)) from None
+    found = default
     for line in lines:
-        text = line.strip()
-        if text.startswith("export "):
-            text = text[7:].lstrip()
-        key, sep, value = text.partition("=")
-        if sep and key == name and not text.startswith("#"):
+        match = _LINE.fullmatch(line.strip())
+        if match and match.group(1) == name:
             try:
-                return " ".join(shlex.split(value, comments=True))
+                found = " ".join(shlex.split(match.group(2), comments=True))
             except ValueError as error:
-                raise ConfError("{} in cluster.conf: {} ({})".format(name, value.strip(), error)) from None
-    return default
+                raise ConfError("{} in cluster.conf: {} ({})".format(name, match.group(2).strip(), error)) from None
+    return found
 
 
 def conf_source(name):
@@ -67,30 +72,33 @@ def conf_source(name):
 
 
 def _wanted(name):
-    kind, minimum, choices = SETTINGS[name]
+    kind, minimum, maximum, choices = SETTINGS[name]
     if choices:
         return "one of " + ", ".join(choices)
     want = {int: "a whole number", float: "a number"}.get(kind, "text")
+    if minimum is not None and maximum is not None:
+        return want + " from {} to {}".format(minimum, maximum)
     return want + (" of at least {}".format(minimum) if minimum is not None else "")
 
 
 def check_setting(name, value):
-    """VALUE (text, or an option's value) as NAME's kind, or ConfError."""
-    kind, minimum, choices = SETTINGS[name]
+    """VALUE (text, or an option's value) as NAME's kind, or ConfError. Numbers are
+    ASCII digits in the usual forms (no 8_0, no other scripts' digits), the same
+    for a setting and for an option."""
+    kind, minimum, maximum, choices = SETTINGS[name]
     result = None
-    if isinstance(value, kind):
+    if isinstance(value, kind) and not isinstance(value, (bool, str)):
         result = value
-    elif kind is int and re.fullmatch(r"\s*-?[0-9]+\s*", value):
-        result = int(value)
-    elif kind is float:
-        try:
+    elif isinstance(value, str):
+        if kind is int and _INT.fullmatch(value):
+            result = int(value)
+        elif kind is float and _FLOAT.fullmatch(value):
             result = float(value)
-        except ValueError:
-            pass
-    elif kind is str:
-        result = value
+        elif kind is str:
+            result = value.strip() if choices else value
     if result is None or (kind is float and not math.isfinite(result)) \
-            or (minimum is not None and result < minimum) or (choices and result not in choices):
+            or (minimum is not None and result < minimum) or (maximum is not None and result > maximum) \
+            or (choices and result not in choices):
         raise ConfError("{!r} is not {}".format(value, _wanted(name)))
     return result
 
@@ -114,35 +122,36 @@ def conf_help(name):
     try:
         value = conf_value(name, None)
     except ConfError:
-        value = "(bad quoting)"
+        value = "(unreadable)"
     return "{}, {}".format(conf_source(name), value if value is not None else "(unset)")
 
 
 def conf_option(parser, flag, name, help, **kwargs):
     """An option whose default is cluster.conf's NAME, resolved by resolve() once
     parsed: an option given needs no setting, and a bad setting stops the script
-    only when it is used."""
-    kind = SETTINGS[name][0]
-    action = parser.add_argument(flag, type=kind, default=None,
+    only when it is used. A value given is parsed and checked as the setting is."""
+    import argparse
+
+    def parse(text):
+        try:
+            return check_setting(name, text)
+        except ConfError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    parse.__name__ = name
+    action = parser.add_argument(flag, type=parse, default=None, metavar=name,
                                  help="{} (default: {})".format(help, conf_help(name)).replace("%", "%%"), **kwargs)
     if not hasattr(parser, "conf_options"):
         parser.conf_options = []
-    parser.conf_options.append((action.dest, flag, name))
+    parser.conf_options.append((action.dest, name))
     return action
 
 
-def resolve(parser, args):
-    """Fills the conf_option()s left out from cluster.conf, and checks those given
-    against SETTINGS (one line and exit 2 for a bad one)."""
-    for dest, flag, name in getattr(parser, "conf_options", []):
-        value = getattr(args, dest)
-        if value is None:
+def resolve(parser, args, only=None):
+    """Fills the conf_option()s left out (of `only`, destinations, when given: those
+    this run uses) from cluster.conf."""
+    for dest, name in getattr(parser, "conf_options", []):
+        if getattr(args, dest) is None and (only is None or dest in only):
             setattr(args, dest, conf(name))
-        else:
-            try:
-                check_setting(name, value)
-            except ConfError:
-                parser.error("{} {} is not {}".format(flag, value, _wanted(name)))
     return args
 
 

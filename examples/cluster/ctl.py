@@ -197,7 +197,12 @@ async def main():
     parser.add_argument("--prometheus", action="store_true", help="stats as Prometheus text")
     conf_option(parser, "--partitions", "PARTITIONS", "partitions")
     parser.add_argument("--consumer", type=int, metavar="P", help="leader: of partition P's consumer (shard-P)")
-    args = resolve(parser, parser.parse_args())
+    args = parser.parse_args()
+    if args.timeout <= 0:
+        parser.error("--timeout must be above 0")
+    # Only the settings this action uses: a bad one that it does not use is no reason to stop.
+    resolve(parser, args, only={"setup": ("replicas", "storage", "lease_ttl"), "idle": ("partitions",),
+                                "info": ("partitions",), "stats": ("partitions",)}.get(args.action, ()))
     args.servers = args.servers or default_servers()
     args.deadline = time.monotonic() + args.timeout
     try:

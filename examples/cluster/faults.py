@@ -408,7 +408,7 @@ def main():
             p.add_argument("options", nargs="*")
         if name == "clears":
             p.add_argument("--received", required=True, help="watch.py --received")
-            p.add_argument("--tick-ms", type=int, default=100)
+            conf_option(p, "--tick-ms", "TICK_MS", "the shards' tick")
     sub.add_parser("unstamp")
     p = sub.add_parser("split")
     p.add_argument("input")

@@ -457,7 +457,15 @@ def read_stdin(loop, queue, permits, skip):
             skip -= len(data)
             last = data[-1:]
         if last != b"\n":
-            raise EOFError(NOT_A_LINE_START)
+            # Right after a line only, or after a last line that had no LF (stored
+            # through its end): then nothing follows, or the LF it lacked.
+            permits.acquire()
+            data = os.read(0, CHUNK)
+            if data and not data.startswith(b"\n"):
+                raise EOFError(NOT_A_LINE_START)
+            loop.call_soon_threadsafe(queue.put_nowait, data)
+            if not data:
+                return
         while True:
             permits.acquire()
             data = os.read(0, CHUNK)
@@ -591,7 +599,8 @@ async def main(args):
                 log("stdin (a file of {} bytes) ends before the checkpoint's byte {}: is it the same input?".format(
                     os.fstat(0).st_size, offset))
                 return 1
-            if os.pread(0, 1, position - 1) != b"\n":
+            if position < os.fstat(0).st_size and os.pread(0, 1, position - 1) != b"\n" \
+                    and os.pread(0, 1, position) != b"\n":
                 log("{}: {}".format(args.name, NOT_A_LINE_START))
                 return 1
             skip = 0

@@ -1196,7 +1196,7 @@ class Shard:
             return
         stats = await self.stats()
         if msg.data.strip() == b"prometheus":
-            labels = '{{partition="{}",role="{}"}}'.format(self.p, self.role)
+            labels = '{{partition="{}",role="{}",pid="{}"}}'.format(self.p, self.role, os.getpid())
             lines = []
             for name, value in stats.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and name not in ("partition", "pid"):
@@ -1238,7 +1238,8 @@ async def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--servers", help=SERVERS_HELP)
     parser.add_argument("--partition", type=int, required=True,
-                        help="the partition this shard owns or stands by for: 0..PARTITIONS-1")
+                        help="the partition this shard owns or stands by for: 0..--partitions minus 1")
+    conf_option(parser, "--partitions", "PARTITIONS", "partitions of the stream (for the check of --partition)")
     parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"),
                         help="the typingd binary (default: $TYPINGD_BINARY, else typingd on PATH: %(default)s)")
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and "
@@ -1272,10 +1273,9 @@ async def main():
                                                    "TYPINGD_OPTIONS, run from the repository's root)")
     args = resolve(parser, parser.parse_args())
     args.servers = args.servers or default_servers()
-    partitions = conf("PARTITIONS")
-    if not 0 <= args.partition < partitions:
-        parser.error("--partition {} is not one of 0..{} (PARTITIONS, the environment or cluster.conf, is {})".format(
-            args.partition, partitions - 1, partitions))
+    if not 0 <= args.partition < args.partitions:
+        parser.error("--partition {} is not one of 0..{} (--partitions {})".format(
+            args.partition, args.partitions - 1, args.partitions))
     # Before any lease is taken: a shard that cannot start typingd must not hold one.
     found = shutil.which(args.typingd)
     if found is None:
@@ -1290,6 +1290,17 @@ async def main():
         except ValueError as error:
             parser.error("TYPINGD_OPTIONS: {}".format(error))
         args.typingd_cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    # typingd with these options, on no input: a bad option or phrase table stops it
+    # at once (exit 64), and that is said here, before any lease is taken.
+    try:
+        trial = subprocess.run([args.typingd, "--clock", "manual", "--no-drain", *args.late, *args.options],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=30, cwd=args.typingd_cwd)
+    except (OSError, subprocess.SubprocessError) as error:
+        parser.error("typingd {} does not run: {}".format(args.typingd, error))
+    if trial.returncode != 0:
+        said = trial.stderr.decode("utf-8", "replace").strip().splitlines()
+        parser.error("typingd does not start with options {} (exit {}): {}".format(
+            " ".join(args.options), trial.returncode, said[0] if said else "no message"))
 
     nc = await connect(args.servers, "shard {}".format(args.partition))
     shard = Shard(args, nc)

@@ -50,7 +50,8 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     conf_option(parser, "--partitions", "PARTITIONS", "partitions")
     parser.add_argument("--standbys", type=int, default=0, help="standbys per partition (default 0)")
-    parser.add_argument("--log-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "typingd-supervise"),
+    parser.add_argument("--log-dir", default=os.path.join(os.environ.get("TMPDIR") or "/tmp",
+                                                          "typingd-supervise-{}".format(os.getuid())),
                         help="where each shard's stderr goes, shard-P-I.log (default: %(default)s)")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs shard.py")
     parser.add_argument("--shard", default=os.path.join(HERE, "shard.py"), help="the shard runner (default: %(default)s)")
@@ -62,7 +63,7 @@ def main():
     args = resolve(parser, parser.parse_args())
     if args.partitions < 1 or args.standbys < 0:
         parser.error("--partitions must be at least 1, --standbys at least 0")
-    os.makedirs(args.log_dir, exist_ok=True)
+    os.makedirs(args.log_dir, mode=0o700, exist_ok=True)
 
     instances = [Instance(p, i) for p in range(args.partitions) for i in range(1 + args.standbys)]
     stopping = []
@@ -74,7 +75,8 @@ def main():
         options = [o.replace("{p}", str(inst.p)).replace("{i}", str(inst.i)).replace("{n}", str(inst.starts))
                    .replace("{t}", stamp) for o in args.options]
         with open(os.path.join(args.log_dir, "shard-{}-{}.log".format(inst.p, inst.i)), "ab") as logfile:
-            inst.proc = subprocess.Popen([args.python, args.shard, "--partition", str(inst.p)] + options,
+            inst.proc = subprocess.Popen([args.python, args.shard, "--partition", str(inst.p),
+                                          "--partitions", str(args.partitions)] + options,
                                          stdout=logfile, stderr=logfile, stdin=subprocess.DEVNULL)
         inst.starts += 1
         inst.started = time.monotonic()
