@@ -263,12 +263,12 @@ class Router:
                 kept.append(line)
         return kept
 
-    async def read_input(self, skip):
+    async def read_input(self, skip, flags):
         """Reads stdin (in a thread: a read may block) and routes whole lines."""
         loop = asyncio.get_running_loop()
         self.queue = asyncio.Queue()
         permits = threading.Semaphore(READ_AHEAD)
-        thread = threading.Thread(target=read_stdin, args=(loop, self.queue, permits, skip), daemon=True)
+        thread = threading.Thread(target=read_stdin, args=(loop, self.queue, permits, skip, flags), daemon=True)
         thread.start()
         self.state = "reading"
         rate = self.args.rate
@@ -287,6 +287,16 @@ class Router:
                     self.route([line], len(rest), rest.isascii(), b'"typingd:' in rest)
                 return
             data = rest + chunk if rest else chunk
+            if flags["tail"]:
+                # The end of the line stored last: its bytes, but no line of its own.
+                end = 2 if data.startswith(b"\r\n") else 1 if data.startswith(b"\n") else 0
+                if end or data != b"\r":
+                    flags["tail"] = False
+                    self.route([], end, True, False)
+                    data = data[end:]
+                if not data or data == b"\r":
+                    rest = data
+                    continue
             cut = data.rfind(b"\n")
             if cut < 0:
                 rest = data
@@ -445,9 +455,11 @@ NOT_A_LINE_START = ("the checkpoint's byte is not the start of a line of stdin, 
                     "--name read: give a new input a new --name (or --from-start to send this one whole)")
 
 
-def read_stdin(loop, queue, permits, skip):
+def read_stdin(loop, queue, permits, skip, flags):
     """The reading thread: skips `skip` bytes, then hands chunks to the loop
-    (b"" at the end, an exception if reading fails), READ_AHEAD at most ahead."""
+    (b"" at the end, an exception if reading fails), READ_AHEAD at most ahead.
+    flags["tail"]: the first chunk starts with the line end that the last line
+    stored lacked (set before that chunk is handed over)."""
     try:
         last = b"\n"
         while skip > 0:
@@ -457,12 +469,16 @@ def read_stdin(loop, queue, permits, skip):
             skip -= len(data)
             last = data[-1:]
         if last != b"\n":
-            # Right after a line only, or after a last line that had no LF (stored
-            # through its end): then nothing follows, or the LF it lacked.
+            # Right after a line only, or after a last line that had no line end
+            # (stored through its end): then nothing follows, or the LF or CRLF it
+            # lacked.
             permits.acquire()
             data = os.read(0, CHUNK)
-            if data and not data.startswith(b"\n"):
+            if data == b"\r":
+                data += os.read(0, CHUNK)
+            if data and not (data.startswith(b"\n") or data.startswith(b"\r\n")):
                 raise EOFError(NOT_A_LINE_START)
+            flags["tail"] = bool(data)
             loop.call_soon_threadsafe(queue.put_nowait, data)
             if not data:
                 return
@@ -591,6 +607,7 @@ async def main(args):
         offset, lines, counts = await load_checkpoint(router, args)
     router.begin(offset, lines, counts)
     skip = offset - args.input_offset
+    flags = {"tail": False}
     if skip:
         mode = os.fstat(0).st_mode
         if stat.S_ISREG(mode):
@@ -599,10 +616,11 @@ async def main(args):
                 log("stdin (a file of {} bytes) ends before the checkpoint's byte {}: is it the same input?".format(
                     os.fstat(0).st_size, offset))
                 return 1
-            if position < os.fstat(0).st_size and os.pread(0, 1, position - 1) != b"\n" \
-                    and os.pread(0, 1, position) != b"\n":
-                log("{}: {}".format(args.name, NOT_A_LINE_START))
-                return 1
+            if position < os.fstat(0).st_size and os.pread(0, 1, position - 1) != b"\n":
+                if os.pread(0, 1, position) != b"\n" and os.pread(0, 2, position) != b"\r\n":
+                    log("{}: {}".format(args.name, NOT_A_LINE_START))
+                    return 1
+                flags["tail"] = True   # the line end the last line stored lacked
             skip = 0
     await nc.subscribe("typingd.stats.router." + args.name, cb=router.on_stats)
     await nc.flush()
@@ -612,7 +630,7 @@ async def main(args):
     checkpointer = asyncio.create_task(router.checkpointer())
     status = 0
     try:
-        await router.read_input(skip)
+        await router.read_input(skip, flags)
     except EOFError as error:
         log("{}: {}".format(args.name, error) if str(error) == NOT_A_LINE_START else
             "{}: is it the same input?".format(error))

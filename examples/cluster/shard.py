@@ -1282,6 +1282,12 @@ async def main():
         parser.error("no typingd at {!r}: not found{} or not executable (--typingd PATH, or TYPINGD_BINARY)".format(
             args.typingd, "" if os.sep in args.typingd else " on PATH"))
     args.typingd = os.path.abspath(found)
+    try:
+        version = subprocess.run([args.typingd, "--version"], capture_output=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError) as error:
+        parser.error("typingd {} does not run: {}".format(args.typingd, error))
+    if not version.startswith(b"typingd "):
+        parser.error("{} is not typingd: its --version wrote {!r}".format(args.typingd, version[:80]))
     args.late = late_at_option(args.typingd, args.late_at)
     args.typingd_cwd = None
     if not args.options:   # cluster.conf's, whose paths are the repository's
@@ -1301,6 +1307,9 @@ async def main():
         said = trial.stderr.decode("utf-8", "replace").strip().splitlines()
         parser.error("typingd does not start with options {} (exit {}): {}".format(
             " ".join(args.options), trial.returncode, said[0] if said else "no message"))
+    if trial.stdout:   # on no input a session writes nothing: --version, --help or `help` is no session
+        parser.error("typingd with options {} is not a session: on no input it wrote {!r}".format(
+            " ".join(args.options), trial.stdout[:80]))
 
     nc = await connect(args.servers, "shard {}".format(args.partition))
     shard = Shard(args, nc)
