@@ -37,7 +37,7 @@ import subprocess
 import sys
 import zlib
 
-from common import STREAM, conf_option, connect, default_servers, resolve, partition_of, routes
+from common import STREAM, conf_option, connect, default_servers, resolve, routes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -29,7 +29,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 from common import STREAM, connect, default_servers, routes
 

@@ -83,8 +83,7 @@ import zlib
 
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import api
-from nats.js.errors import (BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError,
-                            ObjectNotFoundError)
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 
 from common import (COMMAND_SUBJECT, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
                     STREAM, conf, conf_option, connect, default_servers, event_subject, resolve, token)
