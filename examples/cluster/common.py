@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import time
+import zlib
 
 STREAM = "TYPINGD"
 
@@ -29,6 +30,7 @@ SETTINGS = {
     "TICK_MS": (int, 0, 86_400_000, None),
     "STORAGE": (str, None, None, ("file", "memory")),
     "REPLICAS": (int, 1, 5, None),
+    "VIEWER_BUCKETS": (int, 1, 4096, None),
 }
 CONF_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster.conf")
 _INT = re.compile(r"[ \t]*-?[0-9]+[ \t]*", re.ASCII)
@@ -165,6 +167,45 @@ SERVERS_HELP = "comma-separated NATS URLs (default: cluster.sh's nodes at {})".f
     conf_help("PORT_BASE")).replace("%", "%%")
 SNAPSHOTS = "typingd-snapshots"   # the object store: one object per partition
 COMMAND_SUBJECT = "typingd.cmd.{}"
+
+# A message of the stream may carry its lines deflated (zlib, level 1): the
+# router's choice when that is smaller. Every node stores and replicates each
+# byte (R3: three copies through the stream's RAFT group), which was most of the
+# nodes' CPU per line; a block of command lines deflates to about a seventh.
+ENCODING = "Typingd-Encoding"
+DEFLATE = "deflate"
+DEFLATE_FROM = 512             # smaller bodies are sent as they are
+BODY_LIMIT = 64 << 20          # a body that inflates past this is refused, not held
+
+
+def encode_body(body: bytes, headers: dict) -> bytes:
+    """The body to store: deflated, with ENCODING in headers, when that is smaller."""
+    if len(body) >= DEFLATE_FROM:
+        packed = zlib.compress(body, 1)
+        if len(packed) < len(body):
+            headers[ENCODING] = DEFLATE
+            return packed
+    return body
+
+
+def decode_body(headers, body: bytes) -> bytes:
+    """A stored message's lines. ValueError for an encoding this does not know, a
+    body that does not inflate, or one that inflates past BODY_LIMIT."""
+    encoding = headers.get(ENCODING) if headers else None
+    if encoding is None:
+        return body
+    if encoding != DEFLATE:
+        raise ValueError("unknown {} {!r}".format(ENCODING, encoding[:40]))
+    inflater = zlib.decompressobj()
+    try:
+        data = inflater.decompress(body, BODY_LIMIT)
+    except zlib.error as error:
+        raise ValueError("a deflated body that does not inflate ({})".format(error)) from None
+    if inflater.unconsumed_tail:
+        raise ValueError("a deflated body of more than {} bytes".format(BODY_LIMIT))
+    if not inflater.eof:
+        raise ValueError("a deflated body cut short")
+    return data
 
 # One source of truth for the routing rules. A thread lives in its conversation:
 # `type`, `send`, `open` and `query` with a `thread` go by their `conv` like the
@@ -335,14 +376,23 @@ def token(text: str) -> str:
     return "~" + text.encode("utf-8").hex()
 
 
-def event_subject(event: dict, partition: int, reply_id=None) -> str:
-    """Where a shard publishes an event: indicators per viewer, typing events per
-    conversation, replies per request id (a snapshot's member and streak events
-    with the snapshot event after them; typingd.snapshot.P without id), errors
-    without id per partition."""
+def viewer_subject(viewer: str, buckets: int) -> str:
+    """Where a viewer's indicators go: typingd.viewers.B, B = FNV-1a of its UTF-8
+    bytes modulo VIEWER_BUCKETS. One subject per bucket, not per viewer: a shard
+    sends a fetch's indicators for a bucket as one message (a subject per viewer
+    was a message per viewer touched, most of a shard's publishing), and a gateway
+    subscribes to its viewers' buckets and keeps the lines of its viewers."""
+    return "typingd.viewers.{}".format(fnv1a(viewer.encode("utf-8")) % buckets)
+
+
+def event_subject(event: dict, partition: int, buckets: int, reply_id=None) -> str:
+    """Where a shard publishes an event: indicators per viewer bucket
+    (viewer_subject), typing events per conversation, replies per request id (a
+    snapshot's member and streak events with the snapshot event after them;
+    typingd.snapshot.P without id), errors without id per partition."""
     kind = event.get("event")
     if kind == "indicator":
-        return "typingd.view." + token(event["viewer"])
+        return viewer_subject(event["viewer"], buckets)
     if kind == "typing":
         return "typingd.typing." + token(event["conv"])
     ident = event.get("id", reply_id)
@@ -514,14 +564,37 @@ def _self_test(count=20000, seed=20):
     # The mutations must reach both paths (else the test proves nothing).
     if fast_routed < len(lines) // 4:
         fail("only {} of {} lines took the fast path".format(fast_routed, 3 * len(lines)))
-    print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} failed".format(
-        len(lines), fast_routed, failures))
+    # Bodies: what the router stores comes back as it was, deflated only when that
+    # is smaller; a body that is not what it says is a ValueError, never held whole.
+    bodies = [b"", b"x\n", b"\n".join(lines[:2000]) + b"\n", bytes(random.randrange(256) for _ in range(4096))]
+    for body in bodies:
+        headers = {}
+        stored = encode_body(body, headers)
+        if decode_body(headers, stored) != body or len(stored) > len(body) \
+                or (ENCODING in headers) != (len(stored) < len(body)):
+            fail("body of {} bytes: stored {} bytes, headers {}".format(len(body), len(stored), headers))
+    commands = b"\n".join(ordinary * 20) + b"\n"
+    if len(encode_body(commands, {})) * 4 > len(commands):
+        fail("command lines deflate to less than a quarter: {} of {}".format(
+            len(encode_body(commands, {})), len(commands)))
+    packed = zlib.compress(b"\n".join(lines[:2000]), 1)
+    for headers, body in [({ENCODING: "gzip"}, packed), ({ENCODING: DEFLATE}, b"not deflated"),
+                          ({ENCODING: DEFLATE}, packed[:len(packed) // 2]),
+                          ({ENCODING: DEFLATE}, zlib.compress(b"\n" * (BODY_LIMIT + 1), 9))]:
+        try:
+            decode_body(headers, body)
+            fail("{} body of {} bytes decoded".format(headers, len(body)))
+        except ValueError:
+            pass
+    print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} bodies, {} failed".format(
+        len(lines), fast_routed, len(bodies) + 4, failures))
     return failures
 
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--self-test"]:
-        print("usage: common.py --self-test   (the routing fast path against json.loads, FNV-1a vectors)",
+        print("usage: common.py --self-test   (the routing fast path against json.loads, FNV-1a vectors,\n"
+              "                               stored bodies deflated and inflated)",
               file=sys.stderr)
         sys.exit(64)
     sys.exit(1 if _self_test() else 0)

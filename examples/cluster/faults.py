@@ -37,7 +37,7 @@ import subprocess
 import sys
 import zlib
 
-from common import STREAM, conf_option, connect, default_servers, resolve, routes
+from common import STREAM, conf_option, decode_body, connect, default_servers, resolve, routes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -137,7 +137,7 @@ async def read_stream(servers):
         sub = await js.pull_subscribe("typingd.cmd.*", stream=STREAM)
         while len(got) < info.state.messages:
             for msg in await sub.fetch(min(500, info.state.messages - len(got)), timeout=10):
-                got.append((int(msg.subject.rsplit(".", 1)[1]), msg.headers or {}, msg.data))
+                got.append((int(msg.subject.rsplit(".", 1)[1]), msg.headers or {}, decode_body(msg.headers, msg.data)))
                 await msg.ack()
         await sub.unsubscribe()
     await nc.close()

@@ -16,7 +16,7 @@
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
-#   slow-gateway    a gateway for every viewer, 1 ms a message
+#   slow-gateway    a gateway for every viewer, 10 ms a message
 #   router-stopped-while-typing  live input, stamped; the router ends while people type
 #   two-routers     two stamping routers at once, half the conversations each
 # Each ends with: 0 conversations differing from one typingd (compare.py; for the
@@ -369,11 +369,16 @@ run_quorum_75() { quorum 75; }
 run_slow_gateway() {
     begin slow-gateway
     shards a --tick-ms 0 --snapshot-every "$SNAPSHOT_EVERY"
-    # A gateway that bounds its queue (256 messages) and is busy 1 ms a message.
-    gateway --all-viewers --viewers-file "$work/all-viewers" --slow-ms 1 --pending-limit 256 --drain-s 300
+    # A gateway that bounds its queue (64 messages) and is busy 10 ms a message:
+    # shards send one message per viewer bucket per fetch, so it must be that slow
+    # to fall behind at 5,000 lines/s. It must drop messages (a slow-consumer
+    # error) and resync, or this proves nothing.
+    gateway --all-viewers --viewers-file "$work/all-viewers" --slow-ms 10 --pending-limit 64 --drain-s 300
     router slow-gateway "$work/workload.jsonl" --rate 5000
     wait "$router_pid" || status=1
     idle; end_gateway; router_figure slow-gateway
+    grep -q "[1-9][0-9]* slow-consumer errors" "$dir/watch.log" \
+        || { echo "  the gateway never fell behind (no slow-consumer error): nothing to resync from" >&2; status=1; }
     checks "--viewers $work/all-viewers" "$dir"/audit-*
     check applied fpy applied --servers "$urls" --input "slow-gateway=$work/workload.jsonl"
     finish

@@ -24,6 +24,7 @@ message carries
     Nats-Msg-Id:     NAME:P:FIRST:COUNT
     Typingd-Router:  NAME
     Typingd-Lines:   FIRST
+    Typingd-Encoding: deflate   (when the lines are stored deflated: smaller)
 where FIRST is the number (from 1) of the message's first line among the lines
 NAME ever sent to partition P, and COUNT the lines in the message. The numbers
 are positions in the input, not counters of this run, so a message re-sent
@@ -85,7 +86,7 @@ import sys
 import threading
 import time
 
-from common import (COMMAND_SUBJECT, RESERVED, SERVERS_HELP, STREAM, Routing, conf_option, connect, default_servers,
+from common import (COMMAND_SUBJECT, RESERVED, encode_body, SERVERS_HELP, STREAM, Routing, conf_option, connect, default_servers,
                     reserved_id, resolve)
 
 CHECKPOINTS = "typingd-routers"
@@ -351,7 +352,8 @@ class Router:
             first = part.stored + 1
             headers = {"Nats-Msg-Id": "{}:{}:{}:{}".format(self.name, part.index, first, len(batch)),
                        "Typingd-Router": self.name, "Typingd-Lines": str(first)}
-            await self.publish(part, b"\n".join(batch) + b"\n", headers)
+            body = encode_body(b"\n".join(batch) + b"\n", headers)
+            await self.publish(part, body, headers)
             part.stored += len(batch)
             part.messages += 1
 
@@ -682,9 +684,10 @@ def parse(argv):
     parser.add_argument("--linger-ms", type=float, default=100.0,
                         help="a partition's messages are at least this far apart; lines arriving meanwhile share "
                              "the next one (default: %(default)s; 0: send as soon as the previous one is stored)")
-    parser.add_argument("--batch-lines", type=int, default=1000, help="lines per message at most (default: %(default)s)")
-    parser.add_argument("--batch-bytes", type=int, default=256 * 1024,
-                        help="bytes per message at most (default: %(default)s; at most the servers' max_payload)")
+    parser.add_argument("--batch-lines", type=int, default=4000, help="lines per message at most (default: %(default)s)")
+    parser.add_argument("--batch-bytes", type=int, default=512 * 1024,
+                        help="bytes of lines per message at most, before they are deflated (default: %(default)s; "
+                             "at most the servers' max_payload)")
     parser.add_argument("--queue-lines", type=int, default=20000,
                         help="lines waiting for one partition before the router stops reading (default: %(default)s)")
     parser.add_argument("--ack-timeout", type=float, default=2.0,

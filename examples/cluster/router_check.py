@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 
-from common import STREAM, connect, default_servers, routes
+from common import STREAM, connect, decode_body, default_servers, routes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STORED = re.compile(rb"stored through byte (\d+) \((\d+) lines\)")
@@ -88,7 +88,7 @@ async def read_stream(args):
     got = []
     while len(got) < info.state.messages:
         for msg in await sub.fetch(min(500, info.state.messages - len(got)), timeout=10):
-            got.append((msg.subject, msg.headers or {}, msg.data))
+            got.append((msg.subject, msg.headers or {}, decode_body(msg.headers, msg.data)))
             await msg.ack()
     await nc.close()
     return got

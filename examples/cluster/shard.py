@@ -85,8 +85,8 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import api
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 
-from common import (COMMAND_SUBJECT, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
-                    STREAM, conf, conf_option, connect, default_servers, event_subject, resolve, token)
+from common import (COMMAND_SUBJECT, decode_body, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
+                    STREAM, conf, conf_option, connect, default_servers, event_subject, resolve, viewer_subject)
 
 LEASES = "typingd-leases"           # KV bucket: key p<P> is partition P's lease
 EXIT_LEASE_LOST = 75
@@ -470,6 +470,7 @@ class Shard:
         self.routers = {}         # router name -> the last of its line numbers applied
         self.shown = {}           # viewer -> {its indicator's (conv, thread, view) bytes: the last non-empty one}
         self.viewers = {}         # viewer bytes (or str) -> (subject, viewer)
+        self.buckets = args.viewer_buckets
         self.audience_open = audience_open(args.options)
         self.stopping = False
         self.audit = open(args.audit, "ab") if args.audit else None
@@ -549,7 +550,14 @@ class Shard:
 
     def admit(self, headers, data):
         """The lines of a message still to apply: all of them, but for a router's
-        lines already applied (Typingd-Router, Typingd-Lines)."""
+        lines already applied (Typingd-Router, Typingd-Lines). A body that cannot be
+        decoded (common.decode_body) is logged, counted and not applied."""
+        try:
+            data = decode_body(headers, data)
+        except ValueError as error:
+            self.counts["undecodable"] += 1
+            log("partition {}: a message not applied: {}".format(self.p, error))
+            return b""
         if data and not data.endswith(b"\n"):
             data += b"\n"
         if not headers:
@@ -697,14 +705,14 @@ class Shard:
             viewer = event["viewer"]
             known = self.viewers.get(viewer)
             if known is None:
-                known = self.viewers[viewer] = ("typingd.view." + token(viewer), viewer)
+                known = self.viewers[viewer] = (viewer_subject(viewer, self.buckets), viewer)
             key = json.dumps([event.get("conv"), event.get("thread"), event.get("view")]).encode()
             empty = not event.get("typing")
         else:
             known = self.viewers.get(raw)
             if known is None:
                 viewer = raw.decode("utf-8")
-                known = self.viewers[raw] = ("typingd.view." + token(viewer), viewer)
+                known = self.viewers[raw] = (viewer_subject(viewer, self.buckets), viewer)
             key = line[conv:typing]
             empty = line.startswith(b',"typing":[]', typing)
         shown = self.shown.get(known[1])
@@ -734,7 +742,7 @@ class Shard:
                 reply.append(line)
                 continue
             else:
-                subject = event_subject(event, self.p)
+                subject = event_subject(event, self.p, self.buckets)
             group = groups.get(subject)
             if group is None:
                 group = groups[subject] = []
@@ -1180,8 +1188,10 @@ class Shard:
         return {"partition": self.p, "role": self.role, "epoch": self.lease.epoch, "applied_seq": self.applied,
                 "stream_last_seq": last, "lag": lag, "events_published": counts["events_published"],
                 "messages_published": counts["messages_published"],
-                "dropped": counts["dropped_lines"] + counts["dropped_events"] + counts["snapshots_skipped"],
+                "dropped": counts["dropped_lines"] + counts["dropped_events"] + counts["snapshots_skipped"]
+                + counts["undecodable"],
                 "dropped_lines": counts["dropped_lines"], "dropped_events": counts["dropped_events"],
+                "undecodable": counts["undecodable"],
                 "snapshots_stored": counts["snapshots_stored"], "snapshots_failed": counts["snapshots_failed"],
                 "snapshots_skipped": counts["snapshots_skipped"], "ticks": counts["ticks"],
                 "ticks_skipped": counts["ticks_skipped"], "consumers_remade": counts["consumers_remade"],
@@ -1229,7 +1239,7 @@ class Shard:
 
 COUNTERS = frozenset(["events_published", "messages_published", "dropped", "dropped_lines", "dropped_events",
                       "snapshots_stored", "snapshots_failed", "snapshots_skipped", "ticks", "retries",
-                      "lease_renewals", "gaps_filled", "ticks_skipped", "consumers_remade"])
+                      "lease_renewals", "gaps_filled", "ticks_skipped", "consumers_remade", "undecodable"])
 
 
 async def main():
@@ -1239,6 +1249,8 @@ async def main():
     parser.add_argument("--partition", type=int, required=True,
                         help="the partition this shard owns or stands by for: 0..--partitions minus 1")
     conf_option(parser, "--partitions", "PARTITIONS", "partitions of the stream (for the check of --partition)")
+    conf_option(parser, "--viewer-buckets", "VIEWER_BUCKETS", "indicators go to typingd.viewers.B, B of 0..this minus "
+                                                              "1 by viewer (the same for every shard and gateway)")
     parser.add_argument("--typingd", default=os.environ.get("TYPINGD_BINARY", "typingd"),
                         help="the typingd binary (default: $TYPINGD_BINARY, else typingd on PATH: %(default)s)")
     parser.add_argument("--audit", help="append every event produced, as SEQ<TAB>P|B<TAB>EVENT, and "

@@ -4,11 +4,12 @@
     watch.py [--servers URLS] --viewer ID [--viewer ID ...] [--all-viewers]
              [--partitions N] [--finals FILE] [--seconds S] [--slow-ms N]
 
-Subscribes to typingd.view.<token> of each viewer (common.token: the id itself
-when plain, else '~' and its UTF-8 hex), or once to typingd.view.* with
---all-viewers (the viewers given, and every other it hears of). A message's body is one or more event
-lines (a shard sends the events of one fetch for one subject as one message);
-each indicator line of a message is printed on stdout as it is applied, and kept
+Subscribes to typingd.viewers.<B> of each viewer's bucket (common.viewer_subject:
+FNV-1a of the id modulo --viewer-buckets), or once to typingd.viewers.* with
+--all-viewers (the viewers given, and every other it hears of). A message's body
+is one or more event lines (a shard sends the events of one fetch for one bucket
+as one message); each indicator line of one of its viewers is printed on stdout
+as it is applied (the other viewers' lines of the bucket are skipped), and kept
 as the viewer's current indicator for its screen (conv, thread, view). Those a
 resync answer sets are applied, not printed: stdout is what the shards sent.
 
@@ -35,8 +36,8 @@ JSON line each: {"viewer", "conv", "thread", "view", "indicator"} (the last
 indicator event applied, or null), to --finals (default: stderr's summary only),
 and a summary on stderr. --slow-ms N blocks the gateway N ms per message (a busy
 gateway: it reproduces a slow consumer), --pending-limit its queue in messages.
-Defaults for --servers and --partitions come from cluster.conf (PORT_BASE,
-PARTITIONS).
+Defaults for --servers, --partitions and --viewer-buckets come from cluster.conf
+(PORT_BASE, PARTITIONS, VIEWER_BUCKETS).
 """
 import argparse
 import asyncio
@@ -48,7 +49,7 @@ import time
 import nats
 from nats.errors import SlowConsumerError
 
-from common import SERVERS_HELP, conf_option, default_servers, partition_of, resolve, servers, token
+from common import SERVERS_HELP, conf_option, default_servers, partition_of, resolve, servers, viewer_subject
 
 EPOCH, PARTITION, SEQ = "Typingd-Epoch", "Typingd-Partition", "Typingd-Seq"
 
@@ -247,9 +248,10 @@ async def main():
     parser.add_argument("--servers", help=SERVERS_HELP)
     parser.add_argument("--viewer", action="append", default=[], help="a viewer id (repeat for more)")
     parser.add_argument("--viewers-file", help="viewer ids, one a line")
-    parser.add_argument("--all-viewers", action="store_true", help="one subscription, typingd.view.*: the viewers "
+    parser.add_argument("--all-viewers", action="store_true", help="one subscription, typingd.viewers.*: the viewers "
                                                                    "given and every other it hears of")
     conf_option(parser, "--partitions", "PARTITIONS", "partitions")
+    conf_option(parser, "--viewer-buckets", "VIEWER_BUCKETS", "viewer buckets (the shards' --viewer-buckets)")
     parser.add_argument("--finals", help="write each viewer's final indicator per screen here at the end")
     parser.add_argument("--received", help="also write each indicator applied here, after the wall clock (ms) "
                                            "and a tab")
@@ -295,11 +297,11 @@ async def main():
 
     subs = []
     if args.all_viewers:
-        subs.append(await nc.subscribe("typingd.view.*", cb=gateway.on_message, pending_msgs_limit=args.pending_limit))
-    for viewer in sorted(set(args.viewer)):
-        if not args.all_viewers:
-            subs.append(await nc.subscribe("typingd.view." + token(viewer), cb=gateway.on_message,
-                                           pending_msgs_limit=args.pending_limit))
+        subs.append(await nc.subscribe("typingd.viewers.*", cb=gateway.on_message,
+                                       pending_msgs_limit=args.pending_limit))
+    else:
+        for subject in sorted(set(viewer_subject(viewer, args.viewer_buckets) for viewer in args.viewer)):
+            subs.append(await nc.subscribe(subject, cb=gateway.on_message, pending_msgs_limit=args.pending_limit))
     await nc.flush()
     resyncer = asyncio.create_task(gateway.resync_loop())
     log("subscribed: {} viewers{}".format(len(gateway.viewers), " and every other" if args.all_viewers else ""))
