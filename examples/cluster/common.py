@@ -280,6 +280,12 @@ _FAST = re.compile(
     + rb'(?:' + _W + rb',' + _W + rb'"conv"' + _W + rb':' + _W + rb'"([^"\\\x00-\x1f]*+)")?+'
     + rb'(?:' + _W + rb',' + _W + rb'"(?!cmd"|conv")[^"\\\x00-\x1f]*+"' + _W + rb':' + _W
     + rb'(?:' + _STR + rb'|' + _NUM + rb'|true|false|null))*+' + _W + rb'\}' + _W)
+# The same without the whitespace, tried first: a quarter less time a line, for
+# lines as programs write them (it takes a subset of _FAST's lines, with the same
+# groups).
+_FAST_TIGHT = re.compile(
+    rb'\{"cmd":"([a-z_]++)"(?:,"conv":"([^"\\\x00-\x1f]*+)")?+'
+    + rb'(?:,"(?!cmd"|conv")[^"\\\x00-\x1f]*+":(?:' + _STR + rb'|' + _NUM + rb'|true|false|null))*+\}')
 _CONVERSATION_B = frozenset(c.encode() for c in CONVERSATION_COMMANDS)
 _EVERY_B = frozenset(c.encode() for c in EVERY_PARTITION)
 
@@ -316,7 +322,7 @@ class Routing:
     def split(self, lines, out, at=None, ascii=False):
         """`ascii`: the caller knows every line is ASCII (bytes.isascii() of the
         block they came from), which spares a UTF-8 check per non-ASCII line."""
-        match = _FAST.fullmatch
+        match, tight = _FAST.fullmatch, _FAST_TIGHT.fullmatch
         cache = self.cache
         conversation, every = _CONVERSATION_B, _EVERY_B
         partitions = self.partitions
@@ -325,7 +331,7 @@ class Routing:
         suffix = None if at is None else b',"at":%d}' % at
         fast = 0
         for line in lines:
-            found = match(line)
+            found = tight(line) or match(line)
             if found is not None and (ascii or line.isascii() or _utf8(line)):
                 fast += 1
                 cmd, conv = found.groups()
@@ -534,6 +540,17 @@ def _self_test(count=20000, seed=20):
             elif i < len(line):
                 line[i] = random.randrange(256)
         lines.append(bytes(line))
+    tight = 0
+    for line in lines:
+        found = _FAST_TIGHT.fullmatch(line)
+        if found is not None:
+            tight += 1
+            loose = _FAST.fullmatch(line)
+            if loose is None or loose.groups() != found.groups():
+                fail("{!r}: the tight expression gives {}, the whole one {}".format(
+                    line, found.groups(), loose and loose.groups()))
+    if tight < len(lines) // 20:
+        fail("only {} of {} lines matched the tight expression".format(tight, len(lines)))
     fast_routed = 0
     for partitions in (1, 4, 7):
         routing = Routing(partitions)
