@@ -1197,6 +1197,7 @@ class Shard:
                 "ticks_skipped": counts["ticks_skipped"], "consumers_remade": counts["consumers_remade"],
                 "retries": counts["retries"], "lease_renewals": self.lease.renewals,
                 "gaps_filled": self.gaps_filled, "routers": self.routers, "pid": os.getpid(),
+                "viewer_buckets": self.buckets,
                 "lease_owner": self.lease.owner,
                 "uptime_s": round(time.monotonic() - self.started, 3)}
 
@@ -1228,8 +1229,8 @@ class Shard:
             shown = self.shown.get(viewer, {})
         except (ValueError, KeyError, TypeError):
             shown = {}
-        body = b'{"partition":%d,"epoch":%d,"seq":%d,"indicators":[%s]}' % (
-            self.p, self.lease.epoch, self.applied, b",".join(shown.values()))
+        body = b'{"partition":%d,"epoch":%d,"seq":%d,"viewer_buckets":%d,"indicators":[%s]}' % (
+            self.p, self.lease.epoch, self.applied, self.buckets, b",".join(shown.values()))
         try:
             await self.nc.publish(msg.reply, body, headers={EPOCH: str(self.lease.epoch), PARTITION: str(self.p),
                                                             SEQ: str(self.applied)})

@@ -36,6 +36,9 @@ JSON line each: {"viewer", "conv", "thread", "view", "indicator"} (the last
 indicator event applied, or null), to --finals (default: stderr's summary only),
 and a summary on stderr. --slow-ms N blocks the gateway N ms per message (a busy
 gateway: it reproduces a slow consumer), --pending-limit its queue in messages.
+A shard whose resync answer names another number of viewer buckets than
+--viewer-buckets (without --all-viewers) ends the gateway with exit status 2:
+its viewers' indicators would go to subjects it does not subscribe to.
 Defaults for --servers, --partitions and --viewer-buckets come from cluster.conf
 (PORT_BASE, PARTITIONS, VIEWER_BUCKETS).
 """
@@ -74,6 +77,8 @@ class Gateway:
         self.resyncing = False
         self.slow = args.slow_ms / 1000
         self.received = open(args.received, "wb") if args.received else None
+        self.mismatch = None   # a shard that sends by another number of viewer buckets
+        self.stop = asyncio.Event()   # main's: set to end at once
 
     # Messages.
     async def on_message(self, msg):
@@ -195,6 +200,14 @@ class Gateway:
                 p, epoch, seq = int(body["partition"]), int(body["epoch"]), int(body["seq"])
             except (ValueError, KeyError, TypeError):
                 return
+            buckets = body.get("viewer_buckets")
+            if buckets != self.args.viewer_buckets and isinstance(buckets, int) and not self.args.all_viewers \
+                    and self.mismatch is None:
+                # Its viewers' indicators go to subjects this gateway does not subscribe to.
+                self.mismatch = "partition {}'s shard sends indicators in {} viewer buckets, this gateway " \
+                                "subscribes by {} (--viewer-buckets, VIEWER_BUCKETS): give both the same".format(
+                                    p, buckets, self.args.viewer_buckets)
+                self.stop.set()
             if p in partitions and (p not in best or epoch > best[p][0]):
                 best[p] = (epoch, seq, body["indicators"])
             if len(best) == len(partitions):
@@ -288,7 +301,7 @@ async def main():
     gateway = Gateway(args, nc)
     if args.no_resync:
         gateway.want_resync = lambda: None
-    done = asyncio.Event()
+    done = gateway.stop
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, done.set)
@@ -309,6 +322,10 @@ async def main():
         # Whatever was shown before it started: the owners up now (no retries).
         await gateway.resync(patience=0)
     await done.wait()
+    if gateway.mismatch is not None:
+        log(gateway.mismatch)
+        await nc.close()
+        sys.exit(2)
 
     # Finish what the server has sent (a flush: its answer comes after every
     # message sent before it), what is queued and any resync due; then the finals.
