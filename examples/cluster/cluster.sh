@@ -10,11 +10,15 @@
 #   cluster.sh resume NODE DIR    let a paused node run again (SIGCONT)
 #   cluster.sh urls               the client URLs, comma-separated
 #
-# Ports: clients PORT_BASE+0..2 (default 14222..14224), routes +2000, monitoring
-# +4000. Every node runs under `timeout` (CLUSTER_LIFETIME seconds, default 600:
-# a forgotten cluster ends by itself; give a larger value for longer use).
+# Ports: clients PORT_BASE+0..2 (the environment's, else cluster.conf's, as for
+# every script of the example), routes +2000, monitoring +4000. Every node runs
+# under `timeout` (CLUSTER_LIFETIME seconds, default 600: a forgotten cluster ends
+# by itself; give a larger value for longer use).
 set -eu
-base=${PORT_BASE:-14222}
+here=$(cd "$(dirname "$0")" && pwd)
+case ${1:-} in -h|--help|help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+# common.conf: the one reading of cluster.conf (checked; one line when malformed).
+base=$(cd "$here" && python3 -c 'import sys; sys.argv[0] = "cluster.sh"; import common; print(common.conf("PORT_BASE"))') || exit 1
 lifetime=${CLUSTER_LIFETIME:-600}
 
 urls() {
@@ -78,7 +82,7 @@ index_of() {
     case $1 in n1) echo 0 ;; n2) echo 1 ;; n3) echo 2 ;; *) echo "cluster.sh: no node $1" >&2; exit 64 ;; esac
 }
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 case ${1:-} in
 start)

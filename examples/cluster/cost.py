@@ -3,8 +3,9 @@
 
     cost.py [--lines 50000] [--runs 3] [--rates 0,5000] [--keep]
 
-Starts its own 3-node cluster (cluster.sh, ports from PORT_BASE, 14222 unless
-set), and for each rate (0: unpaced) and each run, alternately:
+Starts its own 3-node cluster (cluster.sh, ports from PORT_BASE: the
+environment's, else cluster.conf's), and for each rate (0: unpaced) and each
+run, alternately:
 
   plain    one typingd --clock manual --no-drain (and the shards' typingd
            options) reading the input, paced by this script at the rate;
@@ -170,7 +171,8 @@ class Cost:
             path = os.path.join(self.work, "shard-{}-{}.log".format(run, p))
             logs.append(path)
             command = [self.py, os.path.join(HERE, "shard.py"), "--servers", self.urls, "--partition", str(p),
-                       "--typingd", self.args.typingd, "--lifetime", "900"] + self.args.shard_option + [
+                       "--typingd", self.args.typingd, "--lifetime", "900", "--partitions", str(PARTITIONS),
+                       "--snapshot-every", "0"] + self.args.shard_option + [
                        "--"] + self.args.typingd_options
             with open(path, "ab") as out:
                 self.shards.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT))
@@ -181,7 +183,10 @@ class Cost:
                     if b"caught up" in f.read():
                         break
                 if time.monotonic() > deadline:
-                    sys.exit("cost.py: a shard did not start; see {}".format(path))
+                    with open(path, "rb") as f:
+                        tail = f.read().decode("utf-8", "replace").splitlines()[-8:]
+                    sys.exit("cost.py: a shard did not start within 60 s; the end of its log ({}):\n  {}".format(
+                        path, "\n  ".join(tail)))
                 time.sleep(0.05)
 
     def stop_shards(self):

@@ -166,19 +166,29 @@ async def stats(js, args):
     answers = []
 
     async def answer(msg):
-        answers.append(msg.data)
+        if msg.data:   # not the server's empty "no responders" status
+            answers.append(msg.data)
     sub = await nc.subscribe(inbox, cb=answer)
     await nc.publish("typingd.stats", b"prometheus" if args.prometheus else b"", reply=inbox)
     await asyncio.sleep(1.0)
     await sub.unsubscribe()
+    if not answers:
+        sys.exit("ctl: no shard answered typingd.stats (is any shard.py running on {}?)".format(args.servers))
     if args.prometheus:
         sys.stdout.write(merge_prometheus(answers))
         return
     import json
-    rows = sorted((json.loads(a) for a in answers), key=lambda s: (s["partition"], s["role"] != "owner"))
+    rows = []
+    for body in answers:
+        try:
+            row = json.loads(body)
+            rows.append((int(row["partition"]), row.get("role") != "owner", row))
+        except (ValueError, KeyError, TypeError):
+            print("ctl: an answer that is not a shard's stats: {!r}".format(body[:200]), file=sys.stderr)
+    rows = [row for _, _, row in sorted(rows, key=lambda r: r[:2])]
     for row in rows:
         print(json.dumps(row, sort_keys=True))
-    owners = {row["partition"] for row in rows if row["role"] == "owner"}
+    owners = {row["partition"] for row in rows if row.get("role") == "owner"}
     missing = [p for p in range(args.partitions) if p not in owners]
     if missing:
         sys.exit("ctl: no owner answered for partitions {}".format(missing))

@@ -25,8 +25,9 @@
 # lost or doubled (faults.py applied); one line per scenario, then "N passed, N
 # failed" (exit 1 on a failure). Every process runs under `timeout` and is
 # stopped by its pid; 127.0.0.1 only. Reads cluster.conf (PARTITIONS,
-# TYPINGD_OPTIONS, LEASE_TTL, STORAGE, REPLICAS); environment: PORT_BASE (17222,
-# never the example's own), FAULTS_LINES (30000, before the workload's
+# TYPINGD_OPTIONS, LEASE_TTL, STORAGE, REPLICAS); environment: PORT_BASE (the
+# environment's, else 17222: never cluster.conf's, so that a cluster started from
+# the README is left alone), FAULTS_LINES (30000, before the workload's
 # additions), TYPINGD_BINARY, SHARD, ROUTER, WATCH (other copies of the scripts,
 # to see a check fail), KEEP=1 to keep the work folder.
 set -eu
@@ -37,7 +38,7 @@ quick="steady backlog two-shards router-sigterm router-kill consumer-node quorum
 all="steady paced backlog two-shards router-sigterm router-kill consumer-node quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
     case $arg in
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     --quick) scenarios="$scenarios $quick" ;;
     --all) scenarios="$scenarios $all" ;;
     -*) echo "faults.sh: unknown option $arg" >&2; exit 64 ;;

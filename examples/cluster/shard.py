@@ -955,6 +955,11 @@ class Shard:
             "({} published before: no output), {} backlog indicators published; now at seq {}, epoch {}".format(
                 self.p, (time.monotonic() - started) * 1000, base,
                 len(snapshot["events"]) if snapshot else 0, replayed, quiet, kept, self.written, self.lease.epoch))
+        try:   # for gateways: who owns the partition now, and how it sends indicators
+            await self.nc.publish("typingd.owner.{}".format(self.p), b'{"partition":%d,"epoch":%d,"viewer_buckets":%d}'
+                                  % (self.p, self.lease.epoch, self.buckets))
+        except Exception:
+            pass
 
     async def consumer_answers(self):
         try:

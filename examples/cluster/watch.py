@@ -36,9 +36,10 @@ JSON line each: {"viewer", "conv", "thread", "view", "indicator"} (the last
 indicator event applied, or null), to --finals (default: stderr's summary only),
 and a summary on stderr. --slow-ms N blocks the gateway N ms per message (a busy
 gateway: it reproduces a slow consumer), --pending-limit its queue in messages.
-A shard whose resync answer names another number of viewer buckets than
---viewer-buckets (without --all-viewers) ends the gateway with exit status 2:
-its viewers' indicators would go to subjects it does not subscribe to.
+A shard whose resync answer or owner announcement (typingd.owner.P, sent once
+it is caught up) names another number of viewer buckets than --viewer-buckets
+(without --all-viewers) ends the gateway with exit status 2: its viewers'
+indicators would go to subjects it does not subscribe to.
 Defaults for --servers, --partitions and --viewer-buckets come from cluster.conf
 (PORT_BASE, PARTITIONS, VIEWER_BUCKETS).
 """
@@ -131,6 +132,25 @@ class Gateway:
             if self.received:
                 self.received.write(b"%d\t%s\n" % (int(time.time() * 1000), line))
 
+    def check_buckets(self, p, buckets):
+        """Ends the gateway when a shard sends indicators by another number of viewer
+        buckets: its viewers' indicators go to subjects this gateway does not
+        subscribe to."""
+        if buckets != self.args.viewer_buckets and isinstance(buckets, int) and not self.all \
+                and self.mismatch is None:
+            self.mismatch = "partition {}'s shard sends indicators in {} viewer buckets, this gateway " \
+                            "subscribes by {} (--viewer-buckets, VIEWER_BUCKETS): give both the same".format(
+                                p, buckets, self.args.viewer_buckets)
+            self.stop.set()
+
+    async def on_owner(self, msg):
+        """typingd.owner.P: a shard that has just become its partition's owner."""
+        try:
+            body = json.loads(msg.data)
+            self.check_buckets(int(body["partition"]), body.get("viewer_buckets"))
+        except (ValueError, KeyError, TypeError):
+            pass
+
     # Resync.
     def want_resync(self):
         self.wanted.set()
@@ -200,14 +220,7 @@ class Gateway:
                 p, epoch, seq = int(body["partition"]), int(body["epoch"]), int(body["seq"])
             except (ValueError, KeyError, TypeError):
                 return
-            buckets = body.get("viewer_buckets")
-            if buckets != self.args.viewer_buckets and isinstance(buckets, int) and not self.args.all_viewers \
-                    and self.mismatch is None:
-                # Its viewers' indicators go to subjects this gateway does not subscribe to.
-                self.mismatch = "partition {}'s shard sends indicators in {} viewer buckets, this gateway " \
-                                "subscribes by {} (--viewer-buckets, VIEWER_BUCKETS): give both the same".format(
-                                    p, buckets, self.args.viewer_buckets)
-                self.stop.set()
+            self.check_buckets(p, body.get("viewer_buckets"))
             if p in partitions and (p not in best or epoch > best[p][0]):
                 best[p] = (epoch, seq, body["indicators"])
             if len(best) == len(partitions):
@@ -315,6 +328,7 @@ async def main():
     else:
         for subject in sorted(set(viewer_subject(viewer, args.viewer_buckets) for viewer in args.viewer)):
             subs.append(await nc.subscribe(subject, cb=gateway.on_message, pending_msgs_limit=args.pending_limit))
+    await nc.subscribe("typingd.owner.*", cb=gateway.on_owner)
     await nc.flush()
     resyncer = asyncio.create_task(gateway.resync_loop())
     log("subscribed: {} viewers{}".format(len(gateway.viewers), " and every other" if args.all_viewers else ""))
