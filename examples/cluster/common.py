@@ -175,7 +175,7 @@ COMMAND_SUBJECT = "typingd.cmd.{}"
 ENCODING = "Typingd-Encoding"
 DEFLATE = "deflate"
 DEFLATE_FROM = 512             # smaller bodies are sent as they are
-BODY_LIMIT = 64 << 20          # a body that inflates past this is refused, not held
+BODY_LIMIT = 64 << 20          # NATS's largest max_payload: no router sends lines past it
 
 
 def encode_body(body: bytes, headers: dict) -> bytes:
@@ -188,9 +188,12 @@ def encode_body(body: bytes, headers: dict) -> bytes:
     return body
 
 
-def decode_body(headers, body: bytes) -> bytes:
+def decode_body(headers, body: bytes, limit: int = BODY_LIMIT) -> bytes:
     """A stored message's lines. ValueError for an encoding this does not know, a
-    body that does not inflate, or one that inflates past BODY_LIMIT."""
+    body that does not inflate (or has bytes after its end), or one that inflates
+    past `limit`: a shard gives the servers' max_payload, which a router's batch of
+    lines never exceeds before it is deflated (so a small body cannot make a shard
+    apply more lines than a raw message could carry)."""
     encoding = headers.get(ENCODING) if headers else None
     if encoding is None:
         return body
@@ -198,13 +201,15 @@ def decode_body(headers, body: bytes) -> bytes:
         raise ValueError("unknown {} {!r}".format(ENCODING, encoding[:40]))
     inflater = zlib.decompressobj()
     try:
-        data = inflater.decompress(body, BODY_LIMIT)
+        data = inflater.decompress(body, limit)
     except zlib.error as error:
         raise ValueError("a deflated body that does not inflate ({})".format(error)) from None
     if inflater.unconsumed_tail:
-        raise ValueError("a deflated body of more than {} bytes".format(BODY_LIMIT))
+        raise ValueError("a deflated body of more than {} bytes".format(limit))
     if not inflater.eof:
         raise ValueError("a deflated body cut short")
+    if inflater.unused_data:
+        raise ValueError("{} bytes after the end of a deflated body".format(len(inflater.unused_data)))
     return data
 
 # One source of truth for the routing rules. A thread lives in its conversation:
@@ -275,6 +280,10 @@ def routes(line: bytes, partitions: int):
 _W = rb"[ \t]*+"
 _STR = rb'"[^"\\\x00-\x1f]*+"'
 _NUM = rb"-?+(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?+[0-9]++)?+"
+# An integer of more digits than Python's int limit (4300 by default,
+# PYTHONINTMAXSTRDIGITS) is refused by json.loads: a line that long leaves the
+# fast path (a bounded repeat in _NUM made every line half as slow again).
+_LONG_LINE = getattr(sys, "get_int_max_str_digits", lambda: 0)() or float("inf")
 _FAST = re.compile(
     _W + rb'\{' + _W + rb'"cmd"' + _W + rb':' + _W + rb'"([a-z_]++)"'
     + rb'(?:' + _W + rb',' + _W + rb'"conv"' + _W + rb':' + _W + rb'"([^"\\\x00-\x1f]*+)")?+'
@@ -323,6 +332,7 @@ class Routing:
         """`ascii`: the caller knows every line is ASCII (bytes.isascii() of the
         block they came from), which spares a UTF-8 check per non-ASCII line."""
         match, tight = _FAST.fullmatch, _FAST_TIGHT.fullmatch
+        long = _LONG_LINE
         cache = self.cache
         conversation, every = _CONVERSATION_B, _EVERY_B
         partitions = self.partitions
@@ -332,7 +342,7 @@ class Routing:
         fast = 0
         for line in lines:
             found = tight(line) or match(line)
-            if found is not None and (ascii or line.isascii() or _utf8(line)):
+            if found is not None and (ascii or line.isascii() or _utf8(line)) and len(line) <= long:
                 fast += 1
                 cmd, conv = found.groups()
                 if suffix is not None:
@@ -519,6 +529,9 @@ def _self_test(count=20000, seed=20):
         b'[{"cmd":"join","conv":"general"}]',
         b'"cmd"', b'5', b'null', b'{}', b'{"cmd":null}', b'not json', b'{"cmd":"join","conv":"c1"',
         b'{"cmd":"join","conv":"' + b"x" * 300 + b'"}',
+        b'{"cmd":"type","conv":"general","user":"u","at":' + b"1" * 5000 + b'}',   # past int's digits
+        b'{"cmd":"tick","at":' + b"9" * 5000 + b'}',
+        b'{"cmd":"type","conv":"general","user":"u","at":' + b"1" * 5000 + b'.5}',  # a float: no limit
     ]
     base = [l for l in tricky]
     random.seed(seed)
@@ -597,14 +610,20 @@ def _self_test(count=20000, seed=20):
     packed = zlib.compress(b"\n".join(lines[:2000]), 1)
     for headers, body in [({ENCODING: "gzip"}, packed), ({ENCODING: DEFLATE}, b"not deflated"),
                           ({ENCODING: DEFLATE}, packed[:len(packed) // 2]),
-                          ({ENCODING: DEFLATE}, zlib.compress(b"\n" * (BODY_LIMIT + 1), 9))]:
+                          ({ENCODING: DEFLATE}, zlib.compress(b"\n" * (BODY_LIMIT + 1), 9)),
+                          ({ENCODING: DEFLATE}, packed + packed), ({ENCODING: DEFLATE}, packed + b"\n")]:
         try:
             decode_body(headers, body)
             fail("{} body of {} bytes decoded".format(headers, len(body)))
         except ValueError:
             pass
+    try:   # a shard's limit: no more than a raw message could carry
+        decode_body({ENCODING: DEFLATE}, zlib.compress(b"\n" * 1001), 1000)
+        fail("a body inflating past the limit given was decoded")
+    except ValueError:
+        pass
     print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} bodies, {} failed".format(
-        len(lines), fast_routed, len(bodies) + 4, failures))
+        len(lines), fast_routed, len(bodies) + 6, failures))
     return failures
 
 

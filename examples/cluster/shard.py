@@ -85,7 +85,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js import api
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 
-from common import (COMMAND_SUBJECT, decode_body, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
+from common import (BODY_LIMIT, COMMAND_SUBJECT, decode_body, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
                     STREAM, conf, conf_option, connect, default_servers, event_subject, resolve, viewer_subject)
 
 LEASES = "typingd-leases"           # KV bucket: key p<P> is partition P's lease
@@ -553,7 +553,7 @@ class Shard:
         lines already applied (Typingd-Router, Typingd-Lines). A body that cannot be
         decoded (common.decode_body) is logged, counted and not applied."""
         try:
-            data = decode_body(headers, data)
+            data = decode_body(headers, data, self.nc.max_payload or BODY_LIMIT)
         except ValueError as error:
             self.counts["undecodable"] += 1
             log("partition {}: a message not applied: {}".format(self.p, error))
