@@ -15,10 +15,14 @@
 # under `timeout` (CLUSTER_LIFETIME seconds, default 600: a forgotten cluster ends
 # by itself; give a larger value for longer use).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(dirname "$(readlink -f "$0")")
 case ${1:-} in -h|--help|help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
-# common.conf: the one reading of cluster.conf (checked; one line when malformed).
-base=$(cd "$here" && python3 -c 'import sys; sys.argv[0] = "cluster.sh"; import common; print(common.conf("PORT_BASE"))') || exit 1
+# PORT_BASE through common.conf, the one reading of cluster.conf (checked; one line
+# when malformed). Only start, restart and urls need it: the others go by pid.
+port_base() {
+    base=$(python3 -c 'import sys; sys.argv[0] = "cluster.sh"; sys.path.insert(0, sys.argv[1]); import common
+print(common.conf("PORT_BASE"))' "$here") || exit 1
+}
 lifetime=${CLUSTER_LIFETIME:-600}
 
 urls() {
@@ -87,6 +91,7 @@ usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
 case ${1:-} in
 start)
     [ $# -ge 2 ] || usage
+    port_base
     dir=$2; mkdir -p "$dir"
     for node in n1 n2 n3; do start_node "$node" "$(index_of $node)" "$dir"; done ;;
 stop)
@@ -97,6 +102,7 @@ kill)
     index_of "$2" > /dev/null; stop_node "$2" "$3" KILL ;;
 restart)
     [ $# -ge 3 ] || usage
+    port_base
     start_node "$2" "$(index_of "$2")" "$3" ;;
 pause|resume)
     [ $# -ge 3 ] || usage
@@ -107,6 +113,7 @@ pause|resume)
     fi
     if [ "$1" = pause ]; then kill -STOP "$pid"; else kill -CONT "$pid"; fi ;;
 urls)
+    port_base
     urls ;;
 *)
     usage ;;

@@ -177,16 +177,17 @@ class Cost:
             with open(path, "ab") as out:
                 self.shards.append(subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 60
-        for path in logs:
+        for proc, path in zip(self.shards, logs):
             while True:
                 with open(path, "rb") as f:
                     if b"caught up" in f.read():
                         break
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or proc.poll() is not None:
                     with open(path, "rb") as f:
                         tail = f.read().decode("utf-8", "replace").splitlines()[-8:]
-                    sys.exit("cost.py: a shard did not start within 60 s; the end of its log ({}):\n  {}".format(
-                        path, "\n  ".join(tail)))
+                    sys.exit("cost.py: a shard did not start ({}); the end of its log:\n  {}".format(
+                        "it exited {}".format(proc.returncode) if proc.returncode is not None else "60 s",
+                        "\n  ".join(tail)))
                 time.sleep(0.05)
 
     def stop_shards(self):

@@ -182,13 +182,16 @@ async def stats(js, args):
     for body in answers:
         try:
             row = json.loads(body)
-            rows.append((int(row["partition"]), row.get("role") != "owner", row))
+            p = row["partition"]
+            if type(p) is not int:   # not a bool, a float or a string
+                raise TypeError(p)
+            rows.append((p, row.get("role") != "owner", row))
         except (ValueError, KeyError, TypeError):
             print("ctl: an answer that is not a shard's stats: {!r}".format(body[:200]), file=sys.stderr)
-    rows = [row for _, _, row in sorted(rows, key=lambda r: r[:2])]
-    for row in rows:
+    rows.sort(key=lambda r: r[:2])
+    for _, _, row in rows:
         print(json.dumps(row, sort_keys=True))
-    owners = {row["partition"] for row in rows if row.get("role") == "owner"}
+    owners = {p for p, standby, _ in rows if not standby}
     missing = [p for p in range(args.partitions) if p not in owners]
     if missing:
         sys.exit("ctl: no owner answered for partitions {}".format(missing))

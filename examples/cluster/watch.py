@@ -136,7 +136,7 @@ class Gateway:
         """Ends the gateway when a shard sends indicators by another number of viewer
         buckets: its viewers' indicators go to subjects this gateway does not
         subscribe to."""
-        if buckets != self.args.viewer_buckets and isinstance(buckets, int) and not self.all \
+        if type(buckets) is int and buckets != self.args.viewer_buckets and not self.all \
                 and self.mismatch is None:
             self.mismatch = "partition {}'s shard sends indicators in {} viewer buckets, this gateway " \
                             "subscribes by {} (--viewer-buckets, VIEWER_BUCKETS): give both the same".format(
@@ -148,7 +148,7 @@ class Gateway:
         try:
             body = json.loads(msg.data)
             self.check_buckets(int(body["partition"]), body.get("viewer_buckets"))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, OverflowError):
             pass
 
     # Resync.
@@ -218,7 +218,7 @@ class Gateway:
             try:
                 body = json.loads(msg.data)
                 p, epoch, seq = int(body["partition"]), int(body["epoch"]), int(body["seq"])
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, OverflowError):
                 return
             self.check_buckets(p, body.get("viewer_buckets"))
             if p in partitions and (p not in best or epoch > best[p][0]):
