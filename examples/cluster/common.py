@@ -423,6 +423,117 @@ def event_subject(event: dict, partition: int, buckets: int, reply_id=None) -> s
     return "typingd.error.{}".format(partition)
 
 
+# An indicator line's screen (from its "conv" to its "typing": conv, thread, viewer and
+# view, as typingd writes them) and its viewer's bytes, for ids without a backslash
+# (a JSON string's bytes are then its UTF-8); a line with one does not match. A
+# JSON string cannot hold an unescaped '"', so no part can match inside an id, and
+# no match crosses a line ([^\n]). Possessive repeats: a quarter faster than a lazy
+# search for "viewer".
+_SEEN = re.compile(rb'\{"event":"indicator","at":\d++,("conv":"[^"\\\n]*+"(?:,"thread":"[^"\\\n]*+")?+'
+                   rb',"viewer":"([^"\\\n]*+)"(?:,"view":"[a-z]++")?+),"typing":')
+_EMPTY = b'"typing":[]'
+
+
+class _Subjects(dict):
+    """viewer bytes (a JSON string's, without escapes) -> viewer_subject, each
+    computed once: map(subjects.__getitem__, viewers) stays in C but for a miss."""
+
+    def __init__(self, buckets: int, limit: int):
+        super().__init__()
+        self.buckets, self.limit = buckets, limit
+
+    def __missing__(self, viewer: bytes) -> str:
+        if len(self) >= self.limit:
+            self.clear()
+        subject = self[viewer] = viewer_subject(viewer.decode("utf-8"), self.buckets)
+        return subject
+
+
+class Shown:
+    """A shard's indicators, for a gateway's resync: keep(lines) gives the subject of
+    each indicator line (viewer_subject) and keeps the lines; of(viewer) is the
+    viewer's last non-empty indicator on each of its screens (conversation,
+    thread, view).
+
+    Python does little per line: keep() runs one findall over the lines joined,
+    maps viewer bytes to subjects through a dict, and appends the call's lists;
+    fold(), on of() or after FOLD_EVERY lines, folds them into the table through a
+    dict of the last line per screen (built in C), then Python per screen. A line
+    the expression does not take (a viewer with an escape) is read by json, its
+    screen as JSON: a viewer's lines are read the same way every time, so one
+    screen never has two keys."""
+
+    FOLD_EVERY = 20_000
+    CACHE_LIMIT = 1 << 20
+
+    def __init__(self, buckets: int):
+        self.buckets = buckets
+        self.table = {}      # viewer -> {screen: its last non-empty indicator line}
+        self.unfolded = []   # (screens, viewers, lines) of each keep() since the last fold()
+        self.unfolded_lines = 0
+        self.subjects = _Subjects(buckets, self.CACHE_LIMIT)   # viewer bytes -> its subject
+        self.names = {}      # viewer bytes -> viewer
+
+    def keep(self, lines):
+        if not lines:
+            return []
+        found = _SEEN.findall(b"\n".join(lines))
+        if len(found) == len(lines):
+            screens, viewers = zip(*found)
+            subjects = list(map(self.subjects.__getitem__, viewers))
+        else:
+            screens, viewers, subjects = [], [], []
+            match = _SEEN.match
+            for line in lines:
+                one = match(line)
+                if one is not None:
+                    screen, viewer = one.groups()
+                    subject = self.subjects[viewer]
+                else:
+                    event = json.loads(line)
+                    viewer = event["viewer"]
+                    screen = json.dumps([event.get("conv"), event.get("thread"), viewer, event.get("view")]).encode()
+                    subject = viewer_subject(viewer, self.buckets)
+                screens.append(screen)
+                viewers.append(viewer)
+                subjects.append(subject)
+        self.unfolded.append((screens, viewers, lines))
+        self.unfolded_lines += len(lines)
+        if self.unfolded_lines >= self.FOLD_EVERY:
+            self.fold()
+        return subjects
+
+    def fold(self):
+        latest = {}
+        for screens, viewers, lines in self.unfolded:
+            latest.update(zip(screens, zip(viewers, lines)))
+        self.unfolded, self.unfolded_lines = [], 0
+        table, names = self.table, self.names
+        for screen, (viewer, line) in latest.items():
+            if isinstance(viewer, bytes):
+                name = names.get(viewer)
+                if name is None:
+                    if len(names) >= self.CACHE_LIMIT:
+                        names.clear()
+                    name = names[viewer] = viewer.decode("utf-8")
+                viewer = name
+            shown = table.get(viewer)
+            if _EMPTY in line:
+                if shown is not None:
+                    shown.pop(screen, None)
+                    if not shown:
+                        del table[viewer]
+            else:
+                if shown is None:
+                    shown = table[viewer] = {}
+                shown[screen] = line
+
+    def of(self, viewer):
+        if self.unfolded:
+            self.fold()
+        return list(self.table.get(viewer, {}).values())
+
+
 def servers(text: str):
     return [s.strip() for s in text.split(",") if s.strip()]
 
@@ -625,8 +736,50 @@ def _self_test(count=20000, seed=20):
         fail("a body inflating past the limit given was decoded")
     except ValueError:
         pass
-    print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} bodies, {} failed".format(
-        len(lines), fast_routed, len(bodies) + 6, failures))
+    # A shard's resync table (Shown): the same subjects and the same last indicators
+    # as json.loads line by line, whatever the calls' sizes and the folds' times.
+    ids = ["a", "b", "plain-1", "\u00e9", "\U0001F600", 'q"x', "c\\d", "u\u2028v", "n\nn", "x" * 300, "\t", ""]
+    shown, table, kept = Shown(16), {}, 0
+    indicators, at = [], 0
+    for _ in range(6000):
+        at += random.randrange(1000)
+        viewer = random.choice(ids if random.random() < 0.3 else ids[:4])
+        event = {"event": "indicator", "at": at, "conv": random.choice(["g", "h", 'c"q', "k\\", "\u00e9"])}
+        if random.random() < 0.2:
+            event["thread"] = random.choice(["t", 't"2'])
+        event["viewer"] = viewer
+        if random.random() < 0.2:
+            event["view"] = "list"
+        event["typing"] = random.sample(ids, random.randrange(3))
+        event["text"] = random.choice(["", '"typing":[]', "Someone is typing..."])
+        # As typingd writes it: UTF-8, U+2028 escaped; the same id always the same bytes.
+        indicators.append(json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                          .replace("\u2028", "\\u2028").encode())
+    while indicators:
+        size = random.randrange(1, 200)
+        call, indicators = indicators[:size], indicators[size:]
+        subjects = shown.keep(call)
+        for line, subject in zip(call, subjects):
+            event = json.loads(line)
+            screens = table.setdefault(event["viewer"], {})
+            screen = (event["conv"], event.get("thread"), event.get("view"))
+            if event["typing"]:
+                screens[screen] = line
+            else:
+                screens.pop(screen, None)
+            if subject != viewer_subject(event["viewer"], 16):
+                fail("{!r}: subject {}, not {}".format(line, subject, viewer_subject(event["viewer"], 16)))
+            kept += 1
+        if random.random() < 0.3:
+            for viewer in ids:
+                if sorted(shown.of(viewer)) != sorted(table.get(viewer, {}).values()):
+                    fail("viewer {!r}: resync gives {}, not {}".format(
+                        viewer, shown.of(viewer), list(table.get(viewer, {}).values())))
+    shown.fold()
+    if set(shown.table) != {viewer for viewer, screens in table.items() if screens}:
+        fail("resync table holds viewers {}, not {}".format(sorted(shown.table), sorted(table)))
+    print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} bodies, "
+          "{} indicators kept, {} failed".format(len(lines), fast_routed, len(bodies) + 6, kept, failures))
     return failures
 
 

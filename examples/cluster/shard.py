@@ -72,6 +72,7 @@ import asyncio
 import collections
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -86,7 +87,7 @@ from nats.js import api
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NotFoundError
 
 from common import (BODY_LIMIT, COMMAND_SUBJECT, decode_body, SERVERS_HELP, LINE_MARKER, MARKER_CONV, MARKER_PREFIX, SNAPSHOT_PREFIX, SNAPSHOTS,
-                    STREAM, conf, conf_option, connect, default_servers, event_subject, resolve, viewer_subject)
+                    Shown, STREAM, conf, conf_option, connect, default_servers, event_subject, resolve)
 
 LEASES = "typingd-leases"           # KV bucket: key p<P> is partition P's lease
 EXIT_LEASE_LOST = 75
@@ -104,10 +105,8 @@ PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapsh
 FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
 MAIN_CHAT = (None, "chat")          # a screen: (thread, view); a closed view counts as the main chat
 LINE_END = None                     # in a message's events: where one line's events end (catching up)
-INDICATOR = b'{"event":"indicator"'
+_NOT_INDICATOR = re.compile(rb'\n(?!\{"event":"indicator")')   # the "\n" before any other line
 MEMBER, STREAK = b'{"event":"member"', b'{"event":"streak"'
-
-
 class Puller:
     """The owner's pull on its durable consumer, on one subscription for its life.
     Requests of --fetch messages (expiring after PULL_EXPIRES, with an idle heartbeat
@@ -468,8 +467,7 @@ class Shard:
         self.since_snapshot = 0
         self.backlog = {}         # (conv, viewer) -> (the last indicator line, its event) while catching up
         self.routers = {}         # router name -> the last of its line numbers applied
-        self.shown = {}           # viewer -> {its indicator's (conv, thread, view) bytes: the last non-empty one}
-        self.viewers = {}         # viewer bytes (or str) -> (subject, viewer)
+        self.seen = Shown(args.viewer_buckets)   # each viewer's last indicator per screen, for a resync
         self.buckets = args.viewer_buckets
         self.audience_open = audience_open(args.options)
         self.stopping = False
@@ -621,19 +619,35 @@ class Shard:
     # Reading typingd's output: an indicator, a member or a streak is never parsed.
 
     async def read_output(self):
+        """typingd's output, in blocks: a run of indicator lines is split from the
+        block at once (one item, "indicators", in events); every other line is
+        looked at alone."""
         events = []
         rest = b""
         pending = self.pending
+        search = _NOT_INDICATOR.search
         while True:
             chunk = await self.proc.stdout.read(1 << 18)
             if not chunk:
                 return
-            lines = (rest + chunk).split(b"\n") if rest else chunk.split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                if line.startswith(INDICATOR):
-                    events.append((line, "indicator", None))
-                    continue
+            data = rest + chunk if rest else chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            block, rest = b"\n" + data[:cut], data[cut + 1:]   # each line after a "\n"
+            end, pos = len(block), 0
+            while pos < end:
+                found = search(block, pos)
+                start = found.start() if found is not None else end
+                if start > pos:
+                    events.append((block[pos + 1:start].split(b"\n"), "indicators", None))
+                if found is None:
+                    break
+                pos = block.find(b"\n", start + 1)
+                if pos < 0:
+                    pos = end
+                line = block[start + 1:pos]
                 head = pending[0] if pending else None
                 if line.startswith(MEMBER) or line.startswith(STREAK):
                     if head is not None and head.mode == SNAPSHOT:
@@ -666,9 +680,12 @@ class Shard:
         if entry.mode == SUPPRESS:
             # Published by an earlier owner: nothing to send; what it showed is kept
             # for a resync.
+            indicators = []
             for item in events:
-                if item is not LINE_END and item[1] == "indicator":
-                    self.remember(item[0])
+                if item is not LINE_END and item[1] == "indicators":
+                    indicators.extend(item[0])
+            if indicators:
+                self.seen.keep(indicators)
         else:
             if not self.lease.held():
                 self.lease.lost("its time ran out before seq {} was published".format(entry.seq))
@@ -678,7 +695,8 @@ class Shard:
                 # In the kernel before the ack: a shard killed after acknowledging has
                 # the events in its audit file.
                 prefix = b"%d\t%s\t" % (entry.seq, b"P" if entry.mode == PUBLISH else b"B")
-                self.audit.write(b"".join(prefix + item[0] + b"\n" for item in events if item is not LINE_END)
+                self.audit.write(b"".join(prefix + (b"\n" + prefix).join(item[0]) + b"\n" if item[1] == "indicators"
+                                          else prefix + item[0] + b"\n" for item in events if item is not LINE_END)
                                  + b"%d\tE\t%d:%d:%d\n" % (entry.seq, entry.first, self.p, self.lease.epoch))
                 self.audit.flush()
             if entry.mode == BACKLOG:
@@ -692,57 +710,24 @@ class Shard:
             except Exception as error:  # delivered again later, acknowledged then
                 log("partition {}: ack of seq {} failed ({})".format(self.p, entry.seq, type(error).__name__))
 
-    def remember(self, line):
-        """An indicator's subject, from its bytes; and the last non-empty indicator per
-        viewer and screen, for a resync."""
-        start = line.find(b'"viewer":"')
-        end = line.find(b'"', start + 10) if start >= 0 else -1
-        raw = line[start + 10:end]
-        conv = line.find(b'"conv":')
-        typing = line.find(b',"typing":', conv)
-        if start < 0 or end < 0 or conv < 0 or typing < 0 or b"\\" in raw:
-            event = json.loads(line)
-            viewer = event["viewer"]
-            known = self.viewers.get(viewer)
-            if known is None:
-                known = self.viewers[viewer] = (viewer_subject(viewer, self.buckets), viewer)
-            key = json.dumps([event.get("conv"), event.get("thread"), event.get("view")]).encode()
-            empty = not event.get("typing")
-        else:
-            known = self.viewers.get(raw)
-            if known is None:
-                viewer = raw.decode("utf-8")
-                known = self.viewers[raw] = (viewer_subject(viewer, self.buckets), viewer)
-            key = line[conv:typing]
-            empty = line.startswith(b',"typing":[]', typing)
-        shown = self.shown.get(known[1])
-        if empty:
-            if shown is not None:
-                shown.pop(key, None)
-                if not shown:
-                    del self.shown[known[1]]
-        else:
-            if shown is None:
-                shown = self.shown[known[1]] = {}
-            shown[key] = line
-        return known[0]
-
     async def publish_all(self, events, seq, keep_indicators=False):
         """One NATS message per subject: its events' lines joined with "\\n"."""
         groups = {}
         reply = []   # member and streak events: published with the snapshot event after them
+        indicators = []
         for line, kind, event in events:
-            if kind == "indicator":
+            if kind == "indicators":   # a run of indicator lines (read_output)
                 if keep_indicators:
-                    event = json.loads(line)
-                    self.backlog[(event["conv"], event["viewer"])] = (line, event)
-                    continue
-                subject = self.remember(line)
-            elif kind == "member":
+                    for one in line:
+                        event = json.loads(one)
+                        self.backlog[(event["conv"], event["viewer"])] = (one, event)
+                else:
+                    indicators.extend(line)
+                continue
+            if kind == "member":
                 reply.append(line)
                 continue
-            else:
-                subject = event_subject(event, self.p, self.buckets)
+            subject = event_subject(event, self.p, self.buckets)
             group = groups.get(subject)
             if group is None:
                 group = groups[subject] = []
@@ -752,6 +737,13 @@ class Shard:
             group.append(line)
         if reply:
             groups.setdefault("typingd.snapshot.{}".format(self.p), []).extend(reply)
+        if indicators:
+            get = groups.get
+            for subject, line in zip(self.seen.keep(indicators), indicators):
+                group = get(subject)
+                if group is None:
+                    group = groups[subject] = []
+                group.append(line)
         if groups:
             await self.send(groups, seq)
 
@@ -948,7 +940,7 @@ class Shard:
             await self.progress.wait()
         kept = len(self.backlog)
         if self.backlog:
-            await self.publish_all([(line, "indicator", None) for line, _ in self.backlog.values()], self.written)
+            await self.publish_all([([line for line, _ in self.backlog.values()], "indicators", None)], self.written)
         self.backlog = {}
         await self.start_consumer()
         log("partition {}: caught up in {:.0f} ms: snapshot after seq {} ({} events), {} messages replayed "
@@ -1230,12 +1222,11 @@ class Shard:
         if not msg.reply:
             return
         try:
-            viewer = json.loads(msg.data)["viewer"]
-            shown = self.shown.get(viewer, {})
+            shown = self.seen.of(json.loads(msg.data)["viewer"])
         except (ValueError, KeyError, TypeError):
-            shown = {}
+            shown = []
         body = b'{"partition":%d,"epoch":%d,"seq":%d,"viewer_buckets":%d,"indicators":[%s]}' % (
-            self.p, self.lease.epoch, self.applied, self.buckets, b",".join(shown.values()))
+            self.p, self.lease.epoch, self.applied, self.buckets, b",".join(shown))
         try:
             await self.nc.publish(msg.reply, body, headers={EPOCH: str(self.lease.epoch), PARTITION: str(self.p),
                                                             SEQ: str(self.applied)})
