@@ -7,10 +7,14 @@ FNV-1a (32 bits) of the conversation id's UTF-8 bytes, modulo the number of
 partitions. Conversation ids never become subject tokens: commands travel on
 typingd.cmd.<partition number>, so any UTF-8 id is routable.
 """
+import ctypes
+import hashlib
 import json
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 import time
 import zlib
@@ -325,15 +329,51 @@ class Routing:
 
     CACHE_LIMIT = 1 << 20
 
-    def __init__(self, partitions: int):
+    def __init__(self, partitions: int, native=True):
         self.partitions = partitions
         self.cache = {}
         self.fast = 0   # lines routed by the fast path
         self.slow = 0   # lines routed through json.loads
+        self.decided = 0   # lines route.c decided (fast or blank)
+        # route.c's fast path, when it builds (native_why says why not)
+        self.native, self.native_why = _route_c() if native and partitions < _ROUTE_BLANK else (None, "not asked")
 
     def split(self, lines, out, at=None, ascii=False):
         """`ascii`: the caller knows every line is ASCII (bytes.isascii() of the
-        block they came from), which spares a UTF-8 check per non-ASCII line."""
+        block they came from), which spares a UTF-8 check per non-ASCII line.
+
+        With route.c (self.native), C decides the lines it can (ASCII lines of
+        the whitespace-free fast grammar, and blank lines) and Python each other
+        one, in order; Python then only hands every line to its partition."""
+        if self.native is not None and lines:
+            return self._split_native(lines, out, at, ascii)
+        return self._split(lines, out, at, ascii)
+
+    def _split_native(self, lines, out, at, ascii):
+        joined = b"\n".join(lines)
+        codes = ctypes.create_string_buffer(len(lines))
+        if self.native(joined, len(joined), self.partitions, _ROUTE_CONVERSATION, _ROUTE_EVERY,
+                       min(_LONG_LINE, 1 << 62), codes) != len(lines):
+            return self._split(lines, out, at, ascii)
+        codes = codes.raw
+        appends = [o.append for o in out] + [None] * (256 - len(out))
+        appends[_ROUTE_BLANK] = _drop
+        appends[_ROUTE_PYTHON] = lambda line: self._split([line], out, at, ascii)
+        appends[_ROUTE_EVERY_CODE] = lambda line: [o.append(line) for o in out]
+        if at is None:
+            for line, code in zip(lines, codes):
+                appends[code](line)
+        else:
+            suffix = b',"at":%d}' % at
+            for line, code in zip(lines, codes):
+                if code < _ROUTE_BLANK or code == _ROUTE_EVERY_CODE:
+                    line = stamp(line, at) if b'"at"' in line else line[:-1] + suffix
+                appends[code](line)
+        self.fast += len(codes) - codes.count(_ROUTE_PYTHON) - codes.count(_ROUTE_BLANK)
+        self.decided += len(codes) - codes.count(_ROUTE_PYTHON)
+        return out
+
+    def _split(self, lines, out, at=None, ascii=False):
         match, tight = _FAST.fullmatch, _FAST_TIGHT.fullmatch
         long = _LONG_LINE
         cache = self.cache
@@ -373,6 +413,47 @@ class Routing:
                     out[p].append(line)
         self.fast += fast
         return out
+
+
+ROUTE_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "route.c")
+_ROUTE_EVERY_CODE, _ROUTE_BLANK, _ROUTE_PYTHON = 254, 253, 255
+_ROUTE_CONVERSATION = "".join(c + "\n" for c in sorted(CONVERSATION_COMMANDS)).encode()
+_ROUTE_EVERY = "".join(c + "\n" for c in sorted(EVERY_PARTITION)).encode()
+
+
+def _drop(line):
+    pass
+
+
+def _route_c():
+    """(route.c's typingd_route as a ctypes function, None) once it is built
+    (into .build/ beside this file, named by the source's hash, with $CC, cc,
+    clang or gcc), else (None, why). TYPINGD_ROUTE_C=0: Python only."""
+    if os.environ.get("TYPINGD_ROUTE_C", "1") == "0":
+        return None, "TYPINGD_ROUTE_C=0"
+    try:
+        with open(ROUTE_C, "rb") as f:
+            tag = hashlib.sha256(f.read()).hexdigest()[:16]
+        build = os.path.join(os.path.dirname(ROUTE_C), ".build")
+        library = os.path.join(build, "route-{}.so".format(tag))
+        if not os.path.exists(library):
+            compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+            if not compiler:
+                return None, "no C compiler (cc, clang, gcc or $CC)"
+            os.makedirs(build, exist_ok=True)
+            partial = "{}.{}.tmp".format(library, os.getpid())
+            done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", partial, ROUTE_C],
+                                  capture_output=True, timeout=120)
+            if done.returncode != 0:
+                return None, "{} failed: {}".format(compiler, done.stderr.decode(errors="replace").strip()[:300])
+            os.replace(partial, library)   # several routers may build at once
+        function = ctypes.CDLL(library).typingd_route
+    except (OSError, subprocess.SubprocessError, AttributeError) as error:
+        return None, "route.c: {}".format(error)
+    function.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_char_p, ctypes.c_char_p,
+                         ctypes.c_size_t, ctypes.c_char_p]
+    function.restype = ctypes.c_size_t
+    return function, None
 
 
 def _utf8(line: bytes) -> bool:
@@ -625,6 +706,16 @@ def _self_test(count=20000, seed=20):
         b'{"cmd":"type","conv":"caf\xe9"}',                          # invalid UTF-8
         b'{"cmd":"type","conv":"\xed\xa0\x80"}',                     # an encoded surrogate
         b'{"cmd":"type","conv":"\\ud800"}',                         # an escaped lone surrogate
+    ] + [   # UTF-8 at its edges (route.c checks it itself), as conv and as another string
+        b'{"cmd":"type","conv":"%s","user":"u"}' % raw for raw in [
+            b"\xc0\xaf", b"\xc1\xbf", b"\xc2\x80", b"\xdf\xbf", b"\xe0\x80\xaf", b"\xe0\xa0\x80",
+            b"\xed\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xee\x80\x80", b"\xef\xbf\xbf",
+            b"\xf0\x80\x80\xaf", b"\xf0\x90\x80\x80", b"\xf0\x9f\x98\x80", b"\xf4\x8f\xbf\xbf",
+            b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff", b"\xe2\x9c", b"\xe2\x9c\x93\x93", b"\x7f", b"a\x80"]
+    ] + [
+        b'{"cmd":"type","conv":"c1","user":"%s"}' % raw for raw in [
+            b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x9c", b"\xe2\x9c\x93", b"\xf0\x9f\x98"]
+    ] + [
         b'{"cmd":"type","conv":"\\ud83d\\ude00"}',
         b'\xef\xbb\xbf{"cmd":"type","conv":"general"}',              # a UTF-8 BOM
         b'{\x00"\x00c\x00m\x00d\x00"\x00:\x00"\x00j\x00"\x00}\x00',
@@ -678,9 +769,14 @@ def _self_test(count=20000, seed=20):
                     line, found.groups(), loose and loose.groups()))
     if tight < len(lines) // 20:
         fail("only {} of {} lines matched the tight expression".format(tight, len(lines)))
-    fast_routed = 0
-    for partitions in (1, 4, 7):
-        routing = Routing(partitions)
+    fast_routed = decided = 0
+    native = Routing(4).native is not None
+    if not native:
+        print("route.c not used: {}".format(Routing(4).native_why))
+        if os.environ.get("CI") == "true":
+            fail("route.c must build under CI=true")
+    for partitions, c in [(p, c) for p in (1, 4, 7) for c in ((True, False) if native else (False,))]:
+        routing = Routing(partitions, native=c)
         for line in lines:
             out = [[] for _ in range(partitions)]
             routing.split([line], out)
@@ -705,9 +801,30 @@ def _self_test(count=20000, seed=20):
                 if not same:
                     fail("{!r} stamped {!r}, json {!r}".format(line, stamped, slow))
         fast_routed += routing.fast
+        decided += routing.decided
     # The mutations must reach both paths (else the test proves nothing).
-    if fast_routed < len(lines) // 4:
-        fail("only {} of {} lines took the fast path".format(fast_routed, 3 * len(lines)))
+    runs = 6 if native else 3
+    if fast_routed < runs * len(lines) // 12:
+        fail("only {} of {} lines took the fast path".format(fast_routed, runs * len(lines)))
+    if native and decided < 3 * len(lines) // 8:
+        fail("route.c decided only {} of {} lines".format(decided, 3 * len(lines)))
+    # Calls of many lines: route.c's and Python's the same lines, in the same
+    # order, in the same partitions, stamped the same; most lines ordinary (C
+    # decides them), some of any kind (Python decides them in between).
+    calls = 0
+    for partitions in ((1, 4, 7) if native else ()):
+        c, python = Routing(partitions), Routing(partitions, native=False)
+        for _ in range(300):
+            call = random.choices(ordinary, k=random.randrange(1, 200))
+            for _ in range(random.randrange(4)):
+                call.insert(random.randrange(len(call) + 1), random.choice(lines))
+            at = random.choice([None, 1234])
+            got = c.split(call, [[] for _ in range(partitions)], at)
+            want = python.split(call, [[] for _ in range(partitions)], at)
+            if got != want:
+                fail("a call of {} lines ({} partitions, at {}): route.c gives {}, Python {}".format(
+                    len(call), partitions, at, [len(g) for g in got], [len(w) for w in want]))
+            calls += 1
     # Bodies: what the router stores comes back as it was, deflated only when that
     # is smaller; a body that is not what it says is a ValueError, never held whole.
     bodies = [b"", b"x\n", b"\n".join(lines[:2000]) + b"\n", bytes(random.randrange(256) for _ in range(4096))]
@@ -778,8 +895,9 @@ def _self_test(count=20000, seed=20):
     shown.fold()
     if set(shown.table) != {viewer for viewer, screens in table.items() if screens}:
         fail("resync table holds viewers {}, not {}".format(sorted(shown.table), sorted(table)))
-    print("common.py self-test: {} lines x 3 partition counts ({} on the fast path), {} bodies, "
-          "{} indicators kept, {} failed".format(len(lines), fast_routed, len(bodies) + 6, kept, failures))
+    print("common.py self-test: {} lines x 3 partition counts x {} ({} on the fast path, {} decided by route.c), {} calls, {} bodies, "
+          "{} indicators kept, {} failed".format(len(lines), "route.c and Python" if native else "Python only",
+                                                 fast_routed, decided, calls, len(bodies) + 6, kept, failures))
     return failures
 
 

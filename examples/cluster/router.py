@@ -412,6 +412,7 @@ class Router:
             "lines_pending": sum(len(p.pending) for p in self.parts),
             "lines_refused": self.refused,
             "lines_fast_path": self.routing.fast, "lines_json": self.routing.slow,
+            "lines_route_c": self.routing.decided,
             "messages_published": sum(p.messages for p in self.parts),
             "retries": self.retries, "blocked_partitions": self.blocked, "blocked_s": round(blocked, 3),
             "checkpoints_written": self.checkpoints, "checkpoint_failures": self.checkpoint_failures,
@@ -430,7 +431,7 @@ class Router:
 
 def prometheus(stats):
     label = 'router="{}"'.format(stats["router"])
-    counters = {"lines_read", "lines_stored", "lines_refused", "lines_fast_path", "lines_json",
+    counters = {"lines_read", "lines_stored", "lines_refused", "lines_fast_path", "lines_json", "lines_route_c",
                 "messages_published", "retries", "blocked_s", "checkpoints_written", "checkpoint_failures"}
     out = []
     for key, value in stats.items():
@@ -626,8 +627,9 @@ async def main(args):
             skip = 0
     await nc.subscribe("typingd.stats.router." + args.name, cb=router.on_stats)
     await nc.flush()
-    log("{}: reading at byte {} (input line {}){}".format(
-        args.name, offset, lines + 1, ", from its checkpoint (--from-start ignores it)" if skip or lines else ""))
+    log("{}: reading at byte {} (input line {}){}; routing {}".format(
+        args.name, offset, lines + 1, ", from its checkpoint (--from-start ignores it)" if skip or lines else "",
+        "with route.c" if router.routing.native else "in Python only ({})".format(router.routing.native_why)))
     senders = [asyncio.create_task(router.send(part)) for part in router.parts]
     checkpointer = asyncio.create_task(router.checkpointer())
     status = 0
