@@ -159,6 +159,17 @@ end_phase() { # NAME AUDITS...
         "$py" "$here/compare.py" "$work/reference.jsonl" "$@" --label "$name" || status=$?
     fi
     echo "  $total lines through the cluster in $elapsed s (routed, applied, published and acknowledged)"
+    if [ $status -ne 0 ]; then   # what a failure that does not repeat needs: each shard's end and records
+        for f in "$work/$phase"/shard-*.log; do
+            [ -f "$f" ] || continue
+            echo "  --- last lines of $(basename "$f")" >&2
+            tail -n 15 "$f" | sed 's/^/    /' >&2
+        done
+        for f in "$work/$phase"/audit-*; do
+            [ -f "$f" ] || continue
+            echo "  $(basename "$f"): $(grep -c "$(printf '\tE\t')" "$f") records, $(grep -c '"event":"member"' "$f") member, $(grep -c '"event":"snapshot"' "$f") snapshot, $(grep -c '"event":"indicator"' "$f") indicator events" >&2
+        done
+    fi
     result "$name" "$status"
 }
 
