@@ -169,6 +169,10 @@ finish() {
             echo "  last lines of $(basename "$log"):" >&2
             tail -n 6 "$log" | sed 's/^/    /' >&2
         done
+        for audit in "$dir"/audit-*; do   # each shard's records, to tell a lost record from a lost line
+            [ -f "$audit" ] || continue
+            echo "  $(basename "$audit"): $(grep -c "$(printf '\tE\t')" "$audit") records, $(grep -c '"event":"member"' "$audit") member, $(grep -c '"event":"snapshot"' "$audit") snapshot, $(grep -c '"event":"indicator"' "$audit") indicator events" >&2
+        done
     fi
     line="$scenario: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $(since "$began") s$figures"
     echo "$line"
