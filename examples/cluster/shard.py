@@ -664,6 +664,10 @@ class Shard:
                     self.progress.set()
                     self.store_snapshot(head, event["at"])
                     continue
+                if kind == "snapshot" and head is not None and head.mode == SNAPSHOT:
+                    # Not the shard's own: its member lines went to the shard's snapshot.
+                    log("partition {}: snapshot reply {!r} while the shard's own (seq {}) was awaited: {} "
+                        "member and streak lines taken for it".format(self.p, ident, head.seq, len(head.items)))
                 if kind == "state" and isinstance(ident, str) and ident.startswith(MARKER_PREFIX):
                     self.clock = event["at"]   # the partition's time once the entry is applied
                     entry = pending.popleft()
