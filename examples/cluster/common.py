@@ -342,9 +342,10 @@ class Routing:
         """`ascii`: the caller knows every line is ASCII (bytes.isascii() of the
         block they came from), which spares a UTF-8 check per non-ASCII line.
 
-        With route.c (self.native), C decides the lines it can (ASCII lines of
-        the whitespace-free fast grammar, and blank lines) and Python each other
-        one, in order; Python then only hands every line to its partition."""
+        With route.c (self.native), C decides the lines it can (lines of the
+        whitespace-free fast grammar, their UTF-8 checked, and blank lines) and
+        Python each other one, in order; Python then only hands every line to
+        its partition."""
         if self.native is not None and lines:
             return self._split_native(lines, out, at, ascii)
         return self._split(lines, out, at, ascii)
@@ -517,19 +518,19 @@ _SEEN = re.compile(rb'\{"event":"indicator","at":\d++,("conv":"[^"\\\n]*+"(?:,"t
 _EMPTY = b'"typing":[]'
 
 
-class _Subjects(dict):
-    """viewer bytes (a JSON string's, without escapes) -> viewer_subject, each
-    computed once: map(subjects.__getitem__, viewers) stays in C but for a miss."""
+class _Memo(dict):
+    """key -> make(key), computed once (cleared past `limit` keys):
+    map(memo.__getitem__, keys) stays in C but for a miss."""
 
-    def __init__(self, buckets: int, limit: int):
+    def __init__(self, make, limit: int):
         super().__init__()
-        self.buckets, self.limit = buckets, limit
+        self.make, self.limit = make, limit
 
-    def __missing__(self, viewer: bytes) -> str:
+    def __missing__(self, key):
         if len(self) >= self.limit:
             self.clear()
-        subject = self[viewer] = viewer_subject(viewer.decode("utf-8"), self.buckets)
-        return subject
+        value = self[key] = self.make(key)
+        return value
 
 
 class Shown:
@@ -554,8 +555,9 @@ class Shown:
         self.table = {}      # viewer -> {screen: its last non-empty indicator line}
         self.unfolded = []   # (screens, viewers, lines) of each keep() since the last fold()
         self.unfolded_lines = 0
-        self.subjects = _Subjects(buckets, self.CACHE_LIMIT)   # viewer bytes -> its subject
-        self.names = {}      # viewer bytes -> viewer
+        # viewer bytes (a JSON string's, without escapes) -> its subject, its id
+        self.subjects = _Memo(lambda viewer: viewer_subject(viewer.decode("utf-8"), buckets), self.CACHE_LIMIT)
+        self.names = _Memo(lambda viewer: viewer.decode("utf-8"), self.CACHE_LIMIT)
 
     def keep(self, lines):
         if not lines:
@@ -594,12 +596,7 @@ class Shown:
         table, names = self.table, self.names
         for screen, (viewer, line) in latest.items():
             if isinstance(viewer, bytes):
-                name = names.get(viewer)
-                if name is None:
-                    if len(names) >= self.CACHE_LIMIT:
-                        names.clear()
-                    name = names[viewer] = viewer.decode("utf-8")
-                viewer = name
+                viewer = names[viewer]
             shown = table.get(viewer)
             if _EMPTY in line:
                 if shown is not None:

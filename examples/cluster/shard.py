@@ -107,6 +107,8 @@ MAIN_CHAT = (None, "chat")          # a screen: (thread, view); a closed view co
 LINE_END = None                     # in a message's events: where one line's events end (catching up)
 _NOT_INDICATOR = re.compile(rb'\n(?!\{"event":"indicator")')   # the "\n" before any other line
 MEMBER, STREAK = b'{"event":"member"', b'{"event":"streak"'
+
+
 class Puller:
     """The owner's pull on its durable consumer, on one subscription for its life.
     Requests of --fetch messages (expiring after PULL_EXPIRES, with an idle heartbeat
