@@ -8,7 +8,10 @@ conversation's partition (FNV-1a of the conv id), or every partition for
 offline, user, tick, stats and snapshot; a line that is not a routable command
 goes to partition 0, whose typingd answers it with its error. Ordinary lines are
 routed without json.loads (common.Routing: one regular expression checks the
-line and finds cmd and conv); `common.py --self-test` shows both ways agree.
+line and finds cmd and conv), most of them in C: route.c, built on first use
+with the system's C compiler into .build/ beside it (TYPINGD_ROUTE_C=0, or no
+compiler: Python alone; the router says which when it starts reading).
+`common.py --self-test` shows all three ways agree.
 Blank lines are skipped; a command whose id starts with "typingd:" (the shards'
 own) or longer than the cluster's largest message is refused, on stderr.
 
