@@ -9,13 +9,16 @@
     ctl.py --servers URLS leader [--consumer P]    print the stream leader (n1, n2, n3), or the
                                                    node of partition P's consumer
     ctl.py --servers URLS idle --partitions N [--timeout S]
-                                                   wait until every shard has acknowledged everything
+                                                   wait until every partition's consumer has
+                                                   nothing pending and its owner has applied
+                                                   the last message stored for it
     ctl.py --servers URLS info --partitions N      what the stream holds, where each shard is
     ctl.py --servers URLS stats [--partitions N] [--prometheus]
                                                    every shard's stats (owners and standbys)
 """
 import argparse
 import asyncio
+import json
 import sys
 import time
 
@@ -113,7 +116,43 @@ async def leader(js, args):
         await asyncio.sleep(0.2)
 
 
+async def behind(nc, partitions):
+    """The partitions whose owner has not applied the last message stored for it
+    (or did not say): each owner's stats (applied_seq, stream_last_seq)."""
+    inbox = nc.new_inbox()
+    owners = {}
+    answered = asyncio.Event()
+
+    async def answer(msg):
+        try:
+            row = json.loads(msg.data)
+            if row.get("role") == "owner":
+                owners[row["partition"]] = row
+        except (ValueError, AttributeError, KeyError):
+            return
+        if len(owners) >= partitions:
+            answered.set()
+    sub = await nc.subscribe(inbox, cb=answer)
+    await nc.publish("typingd.stats", b"", reply=inbox)
+    try:
+        await asyncio.wait_for(answered.wait(), 2.0)
+    except asyncio.TimeoutError:
+        pass
+    await sub.unsubscribe()
+    late = []
+    for p in range(partitions):
+        row = owners.get(p)
+        if row is None or not isinstance(row.get("stream_last_seq"), int) \
+                or not isinstance(row.get("applied_seq"), int) or row["applied_seq"] < row["stream_last_seq"]:
+            late.append(p)
+    return late, owners
+
+
 async def idle(js, args):
+    """Idle: every partition's consumer has nothing pending nor unacknowledged, and
+    its owner has applied (and published) the last message stored for it, three
+    times in a row. The consumer alone is not enough: one whose node came back
+    reads that node's copy of the stream, still catching up, and says 0 pending."""
     deadline = time.monotonic() + args.timeout
     quiet = 0
     while True:
@@ -125,11 +164,16 @@ async def idle(js, args):
                     busy.append(p)
             except Exception:
                 busy.append(p)
-        quiet = quiet + 1 if not busy else 0
+        late, owners = await behind(js._nc, args.partitions) if not busy else ([], {})
+        quiet = quiet + 1 if not busy and not late else 0
         if quiet >= 3:
+            print("ctl: idle: {}".format("; ".join("partition {}: applied through seq {} (the last stored)".format(
+                p, owners[p]["applied_seq"]) for p in sorted(owners))))
             return
         if time.monotonic() > deadline:
-            sys.exit("ctl: partitions {} still busy after {} s".format(busy, args.timeout))
+            sys.exit("ctl: partitions {} still busy after {} s{}".format(busy or late, args.timeout, "".join(
+                "; partition {}: {}".format(p, "no owner answered" if p not in owners else "applied {} of {}".format(
+                    owners[p].get("applied_seq"), owners[p].get("stream_last_seq"))) for p in late)))
         await asyncio.sleep(0.3)
 
 
@@ -177,7 +221,6 @@ async def stats(js, args):
     if args.prometheus:
         sys.stdout.write(merge_prometheus(answers))
         return
-    import json
     rows = []
     for body in answers:
         try:

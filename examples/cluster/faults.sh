@@ -13,6 +13,10 @@
 #   consumer-node   the node holding partition 1's consumer killed (kill -9) mid-run,
 #                   started again 10 s later: its owner makes the consumer anew
 #                   (leases of 10 s here, to outlive the lease bucket's election)
+#   consumer-stall  partition 1's owner frozen (SIGSTOP) and its consumer deleted; the
+#                   input routed; the consumer made anew at the stream's end (it says 0
+#                   pending while the stream holds the partition: a consumer that
+#                   stalled, as one on a node that came back does); the owner thawed
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
@@ -34,8 +38,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scenarios=""
-quick="steady backlog two-shards router-sigterm router-kill consumer-node quorum-15 slow-gateway router-stopped-while-typing two-routers"
-all="steady paced backlog two-shards router-sigterm router-kill consumer-node quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
+quick="steady backlog two-shards router-sigterm router-kill consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
+all="steady paced backlog two-shards router-sigterm router-kill consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
     case $arg in
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -330,6 +334,28 @@ run_consumer_node() {
     figures="$figures; consumers made anew: $(cat "$dir"/shard-*-a.log | grep -c "making it anew" || true)"
     checks "--viewers $work/viewers" "$dir"/audit-*
     check applied fpy applied --servers "$urls" --input "consumer-node=$work/workload.jsonl"
+    finish
+}
+
+run_consumer_stall() {
+    # Leases that outlive the freeze (a few seconds).
+    ttl=$LEASE_TTL LEASE_TTL=30
+    begin consumer-stall
+    shards a --tick-ms 0 --snapshot-every 0
+    LEASE_TTL=$ttl
+    gateway --viewers-file "$work/viewers"
+    owner=$(cat /proc/"$pid_1_a"/task/*/children 2>/dev/null | awk '{ print $1 }')   # shard.py, under timeout
+    kill -STOP "$owner"
+    fpy consumer --servers "$urls" --partition 1 --delete > "$dir/consumer.log" 2>&1 || status=1
+    router consumer-stall "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    fpy consumer --servers "$urls" --partition 1 --new >> "$dir/consumer.log" 2>&1 || status=1
+    kill -CONT "$owner"
+    idle 60; end_gateway; router_figure consumer-stall
+    figures="$figures; $(tail -n 1 "$dir/consumer.log"); stalls seen by the owner: $(grep -c "delivered nothing new" "$dir/shard-1-a.log" || true)"
+    grep -q "delivered nothing new" "$dir/shard-1-a.log" || { echo "  partition 1's owner never saw its consumer stall" >&2; status=1; }
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "consumer-stall=$work/workload.jsonl" --whole
     finish
 }
 

@@ -49,7 +49,11 @@ written to typingd at once with one marker (a query with id "typingd:seq:<last
 seq>" whose reply ends the fetch's events), one NATS message per subject per fetch
 (the event lines joined with "\\n"), one acknowledgement (AckAll). Two seconds
 without a delivery or a heartbeat while messages are owed (a reconnect, a node
-gone) count as a failed pull: it is asked for again, with back-off.
+gone) count as a failed pull: it is asked for again, with back-off. A consumer
+that delivers nothing new for 2 s while the stream's leader holds more of the
+partition (a consumer on a node that came back, reading its copy of the stream
+still catching up) is bypassed: the rest is applied from the stream; after 3 such
+stalls in a row the consumer is made anew.
 
 Outages. No broker call ends the shard: each has a deadline and is retried with
 back-off (at most 2 s between tries) until it succeeds or the shard is told to stop.
@@ -96,6 +100,8 @@ ROUTER, LINES, TICK = "Typingd-Router", "Typingd-Lines", "Typingd-Tick"
 BACKOFF_CAP = 2.0                   # seconds between two tries of a broker call, at most
 SNAPSHOT_CONFIRMATIONS = 3          # "no snapshot" answers in a row believed after the cluster failed
 REMAKE_AFTER = 4                    # seconds of failed pulls before asking whether the consumer answers
+STALL_AFTER = 2                     # seconds without a new delivery before the stream is asked whether it has more
+STALLS_BEFORE_REMAKE = 3            # stalls in a row (nothing new delivered between them): the consumer is made anew
 PULL_EXPIRES = 10                   # seconds a pull request lives (Puller)
 PULL_HEARTBEAT = 1                  # seconds between idle heartbeats of a pull request
 PULL_MAX_BYTES = 64 << 20           # bytes a pull request may deliver
@@ -235,7 +241,9 @@ def screen_of(indicator):
 
 
 def log(text):
-    print("shard: " + text, file=sys.stderr, flush=True)
+    now = time.time()
+    print("shard: {}.{:03d} {}".format(time.strftime("%H:%M:%S", time.localtime(now)), int(now % 1 * 1000), text),
+          file=sys.stderr, flush=True)
 
 
 def rebuild_lines(events):
@@ -480,6 +488,7 @@ class Shard:
         self.max_payload = 0
         self.counts = collections.Counter()   # events_published, messages_published, ...
         self.puller = None
+        self.report_next = False   # log the next delivery (after a failed pull)
 
     # The cluster: every call with a deadline, retried with back-off.
 
@@ -1044,6 +1053,7 @@ class Shard:
         log("partition {}: the consumer does not answer: making it anew after seq {}".format(self.p, self.written))
         await self.start_consumer()
         self.counts["consumers_remade"] += 1
+        self.report_next = True
 
     # Steady state.
 
@@ -1057,7 +1067,18 @@ class Shard:
         failing_since = None
         delay = 0.05
         delivered = None   # the consumer sequence of the last delivery seen
+        progress_at, progress_seq, stalls = time.monotonic(), self.written, 0
         while not self.stopping:
+            if self.written != progress_seq:
+                progress_at, progress_seq, stalls = time.monotonic(), self.written, 0
+            elif time.monotonic() - progress_at >= STALL_AFTER and failing_since is None:
+                progress_at = time.monotonic()
+                if await self.stalled():
+                    stalls += 1
+                    if stalls >= STALLS_BEFORE_REMAKE:
+                        await self.remake_consumer()
+                        puller.owed, delivered, stalls = 0, None, 0
+                    continue
             try:
                 messages = await puller.next(self.args.fetch)
             except Exception as error:   # a reconnect, no answer: ask again
@@ -1065,6 +1086,7 @@ class Shard:
                 if failing_since is None:
                     failing_since = logged = now
                     log("partition {}: pull failed ({}); retrying".format(self.p, error))
+                    self.report_next = True
                 elif now - logged >= 5:
                     logged = now
                     log("partition {}: pull: waiting for the cluster for {:.0f} s".format(self.p, now - failing_since))
@@ -1081,6 +1103,11 @@ class Shard:
                 failing_since, delay = None, 0.05
             if not messages:
                 continue
+            if self.report_next:   # where the consumer resumed after trouble, for the log
+                self.report_next = False
+                head, tail = messages[0].metadata.sequence, messages[-1].metadata.sequence
+                log("partition {}: delivering again: seq {}..{} (consumer seq {}..{}); applied through {}".format(
+                    self.p, head.stream, tail.stream, head.consumer, tail.consumer, self.written))
             parts, first, last_msg = [], 0, None
             for msg in messages:
                 metadata = msg.metadata
@@ -1112,22 +1139,48 @@ class Shard:
                 last_msg = msg
             await self.apply_fetch(parts, first, self.written, last_msg)
 
-    async def fill_gap(self, seq):
+    async def stalled(self):
+        """Nothing new was delivered for STALL_AFTER seconds: whether the stream (its
+        leader) holds more of the partition's messages than were applied, and if so
+        they are applied from it. A consumer can say it has nothing pending while it
+        does: one whose node came back reads that node's copy of the stream, which
+        may still be catching up (nats-server 2.9: its num_pending and ack pending
+        are 0 then, and it may not deliver until a new message comes)."""
+        try:
+            last = (await asyncio.wait_for(self.js.get_last_msg(STREAM, self.subject), self.args.call_timeout)).seq
+        except Exception:   # nothing stored (NotFound), or no answer: the pull's own back-off deals with that
+            return False
+        if last <= self.written:
+            return False
+        self.counts["consumer_stalls"] += 1
+        await self.fill_gap(last + 1, why="the consumer delivered nothing new for {} s while the stream held up to "
+                                          "seq {}".format(STALL_AFTER, last))
+        return True
+
+    async def fill_gap(self, seq, why=None):
         """Applies the partition's messages stored between the last one applied and
         `seq`, read from the stream; their late deliveries are then acknowledged as
-        already applied."""
-        while True:
-            try:
-                stored = await self.call(lambda: self.js.get_msg(STREAM, seq=self.written + 1, subject=self.subject,
-                                                                 next=True), "reading a message", missing=True)
-            except NotFoundError:
-                return
-            if stored is None or stored.seq >= seq:
-                return
-            log("partition {}: message {} was not delivered before {}: applied from the stream".format(
-                self.p, stored.seq, seq))
-            self.gaps_filled += 1
-            await self.apply(stored.seq, stored.data, stored.headers, PUBLISH)
+        already applied. Logs them once, as not delivered before `seq` (or `why`)."""
+        taken = []
+        try:
+            while True:
+                try:
+                    stored = await self.call(lambda: self.js.get_msg(STREAM, seq=self.written + 1,
+                                                                     subject=self.subject, next=True),
+                                             "reading a message", missing=True)
+                except NotFoundError:
+                    return
+                if stored is None or stored.seq >= seq:
+                    return
+                taken.append(stored.seq)
+                self.gaps_filled += 1
+                await self.apply(stored.seq, stored.data, stored.headers, PUBLISH)
+        finally:
+            if taken:
+                log("partition {}: {}: {} applied from the stream".format(
+                    self.p, why or "a delivery was lost before seq {}".format(seq),
+                    "message {}".format(taken[0]) if len(taken) == 1
+                    else "messages {}..{} ({})".format(taken[0], taken[-1], len(taken))))
 
     async def ticker(self):
         """The partition's time: a tick into the partition every --tick-ms while the
@@ -1199,7 +1252,8 @@ class Shard:
                 "snapshots_skipped": counts["snapshots_skipped"], "ticks": counts["ticks"],
                 "ticks_skipped": counts["ticks_skipped"], "consumers_remade": counts["consumers_remade"],
                 "retries": counts["retries"], "lease_renewals": self.lease.renewals,
-                "gaps_filled": self.gaps_filled, "routers": self.routers, "pid": os.getpid(),
+                "gaps_filled": self.gaps_filled, "consumer_stalls": counts["consumer_stalls"],
+                "routers": self.routers, "pid": os.getpid(),
                 "viewer_buckets": self.buckets,
                 "lease_owner": self.lease.owner,
                 "uptime_s": round(time.monotonic() - self.started, 3)}
@@ -1242,7 +1296,8 @@ class Shard:
 
 COUNTERS = frozenset(["events_published", "messages_published", "dropped", "dropped_lines", "dropped_events",
                       "snapshots_stored", "snapshots_failed", "snapshots_skipped", "ticks", "retries",
-                      "lease_renewals", "gaps_filled", "ticks_skipped", "consumers_remade", "undecodable"])
+                      "lease_renewals", "gaps_filled", "consumer_stalls", "ticks_skipped", "consumers_remade",
+                      "undecodable"])
 
 
 async def main():
@@ -1399,7 +1454,7 @@ async def main():
     await nc.close()   # everything was flushed above
     counts = shard.counts
     log("partition {}: stopped at seq {}, {} events in {} messages published, {} lines deduplicated, "
-        "{} snapshots stored ({} failed, {} skipped), {} messages taken from the stream after a lost delivery, "
+        "{} snapshots stored ({} failed, {} skipped), {} messages taken from the stream (a lost delivery, a stall), "
         "{} ticks ({} not needed: stamped commands had moved the clock)".format(
             args.partition, shard.written, counts["events_published"], counts["messages_published"],
             counts["dropped_lines"], counts["snapshots_stored"], counts["snapshots_failed"],
