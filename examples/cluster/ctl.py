@@ -116,45 +116,45 @@ async def leader(js, args):
         await asyncio.sleep(0.2)
 
 
-async def behind(nc, partitions):
-    """The partitions whose owner has not applied the last message stored for it
-    (or did not say): each owner's stats (applied_seq, stream_last_seq)."""
+async def owners(nc, partitions):
+    """Each partition's owner's stats (the highest epoch when two answer), waiting
+    up to 3 s for all of them."""
     inbox = nc.new_inbox()
-    owners = {}
+    rows = {}
     answered = asyncio.Event()
 
     async def answer(msg):
         try:
             row = json.loads(msg.data)
-            if row.get("role") == "owner":
-                owners[row["partition"]] = row
-        except (ValueError, AttributeError, KeyError):
+            p, epoch = row["partition"], row.get("epoch")
+            if row.get("role") != "owner" or type(p) is not int or type(epoch) is not int:
+                return
+        except (ValueError, TypeError, KeyError, AttributeError):
             return
-        if len(owners) >= partitions:
+        if p not in rows or rows[p]["epoch"] < epoch:
+            rows[p] = row
+        if len(rows) >= partitions:
             answered.set()
     sub = await nc.subscribe(inbox, cb=answer)
     await nc.publish("typingd.stats", b"", reply=inbox)
     try:
-        await asyncio.wait_for(answered.wait(), 2.0)
+        await asyncio.wait_for(answered.wait(), 3.0)
     except asyncio.TimeoutError:
         pass
     await sub.unsubscribe()
-    late = []
-    for p in range(partitions):
-        row = owners.get(p)
-        if row is None or not isinstance(row.get("stream_last_seq"), int) \
-                or not isinstance(row.get("applied_seq"), int) or row["applied_seq"] < row["stream_last_seq"]:
-            late.append(p)
-    return late, owners
+    return rows
 
 
 async def idle(js, args):
     """Idle: every partition's consumer has nothing pending nor unacknowledged, and
-    its owner has applied (and published) the last message stored for it, three
-    times in a row. The consumer alone is not enough: one whose node came back
-    reads that node's copy of the stream, still catching up, and says 0 pending."""
+    its owner has applied (and published) the partition's last message as it stood
+    at the previous look (a tick of the owner's own may be on its way at any one
+    look), three looks in a row. The consumer alone is not enough: one whose node
+    came back reads that node's copy of the stream, still catching up, and says 0
+    pending."""
     deadline = time.monotonic() + args.timeout
     quiet = 0
+    stored = {}   # partition -> its last message at the previous look (the owner's word)
     while True:
         busy = []
         for p in range(args.partitions):
@@ -164,16 +164,22 @@ async def idle(js, args):
                     busy.append(p)
             except Exception:
                 busy.append(p)
-        late, owners = await behind(js._nc, args.partitions) if not busy else ([], {})
+        rows = await owners(js._nc, args.partitions)
+        late = [p for p in range(args.partitions)
+                if p not in rows or not isinstance(rows[p].get("applied_seq"), int)
+                or not isinstance(stored.get(p), int) or rows[p]["applied_seq"] < stored[p]]
+        stored = {p: row.get("stream_last_seq") for p, row in rows.items()}
         quiet = quiet + 1 if not busy and not late else 0
         if quiet >= 3:
-            print("ctl: idle: {}".format("; ".join("partition {}: applied through seq {} (the last stored)".format(
-                p, owners[p]["applied_seq"]) for p in sorted(owners))))
+            print("ctl: idle: {}".format("; ".join("partition {}: applied through seq {}".format(
+                p, rows[p]["applied_seq"]) for p in sorted(rows))))
             return
         if time.monotonic() > deadline:
-            sys.exit("ctl: partitions {} still busy after {} s{}".format(busy or late, args.timeout, "".join(
-                "; partition {}: {}".format(p, "no owner answered" if p not in owners else "applied {} of {}".format(
-                    owners[p].get("applied_seq"), owners[p].get("stream_last_seq"))) for p in late)))
+            sys.exit("ctl: partitions {} still busy after {} s{}".format(sorted(set(busy + late)), args.timeout,
+                     "".join("; partition {}: {}".format(p, "no owner answered" if p not in rows else
+                                                         "applied {} of {}".format(rows[p].get("applied_seq"),
+                                                                                   rows[p].get("stream_last_seq")))
+                             for p in late)))
         await asyncio.sleep(0.3)
 
 

@@ -17,10 +17,11 @@
         one typingd per partition fed the partition's stored messages as the shard applies
         them (the shards' rule, ticks included, --late-at clamp): the same events as the
         shard's audit; and no error `time_backwards`; prints the errors by kind
-    faults.py consumer --partition P (--delete | --new) [--servers URLS]
-        a fault: delete partition P's durable consumer (its owner's pull requests end), or
-        make it anew delivering only messages stored from now on (it then says 0 pending
-        while the stream holds the partition's messages: a consumer that stalled)
+    faults.py stall-consumer --partition P [--servers URLS]
+        a fault: partition P's durable consumer replaced by one that delivers nothing (its
+        filter matches no subject) and says 0 pending whatever the stream holds: a
+        consumer that stalled (its owner's pull requests end; new ones are answered
+        with heartbeats only)
     faults.py unstamp < WORKLOAD > INPUT          drop `at` and tick lines (live input)
     faults.py split INPUT A B                     the lines of half the conversations to A,
                                                   the rest (and lines for every partition) to B
@@ -309,26 +310,23 @@ def cmd_replay(args):
     sys.exit(1 if failed or backwards else 0)
 
 
-def cmd_consumer(args):
+def cmd_stall_consumer(args):
     async def run():
         from nats.js import api
         from nats.js.errors import NotFoundError
         nc = await connect(args.servers, "faults", timeout=10)
         js = nc.jetstream()
         durable = "shard-{}".format(args.partition)
-        if args.delete:
-            try:
-                await js.delete_consumer(STREAM, durable)
-            except NotFoundError:
-                pass
-            print("consumer {} deleted".format(durable))
-        else:
-            config = api.ConsumerConfig(durable_name=durable, filter_subject=COMMAND_SUBJECT.format(args.partition),
-                                        ack_policy=api.AckPolicy.ALL, deliver_policy=api.DeliverPolicy.NEW,
-                                        num_replicas=1, mem_storage=True)
-            info = await js.add_consumer(STREAM, config=config)
-            print("consumer {} made anew at the stream's end: {} pending; the partition's last message: seq {}".format(
-                durable, info.num_pending, (await js.get_last_msg(STREAM, COMMAND_SUBJECT.format(args.partition))).seq))
+        try:
+            await js.delete_consumer(STREAM, durable)
+        except NotFoundError:
+            pass
+        nowhere = COMMAND_SUBJECT.format("stalled-{}".format(args.partition))   # in the stream, never routed to
+        config = api.ConsumerConfig(durable_name=durable, filter_subject=nowhere,
+                                    ack_policy=api.AckPolicy.ALL, deliver_policy=api.DeliverPolicy.NEW,
+                                    num_replicas=1, mem_storage=True)
+        info = await js.add_consumer(STREAM, config=config)
+        print("consumer {} replaced by one that delivers nothing ({} pending)".format(durable, info.num_pending))
         await nc.close()
     asyncio.run(run())
 
@@ -437,13 +435,10 @@ def main():
         if name == "clears":
             p.add_argument("--received", required=True, help="watch.py --received")
             conf_option(p, "--tick-ms", "TICK_MS", "the shards' tick")
-    p = sub.add_parser("consumer")
+    p = sub.add_parser("stall-consumer")
     p.add_argument("--servers")
     p.add_argument("--partition", type=int, required=True)
-    what = p.add_mutually_exclusive_group(required=True)
-    what.add_argument("--delete", action="store_true")
-    what.add_argument("--new", action="store_true")
-    subparsers["consumer"] = p
+    subparsers["stall-consumer"] = p
     sub.add_parser("unstamp")
     p = sub.add_parser("split")
     p.add_argument("input")
@@ -457,7 +452,7 @@ def main():
     if args.command in subparsers:
         resolve(subparsers[args.command], args)
         args.servers = args.servers or default_servers()
-    globals()["cmd_" + args.command](args)
+    globals()["cmd_" + args.command.replace("-", "_")](args)
 
 
 if __name__ == "__main__":

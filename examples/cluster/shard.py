@@ -50,10 +50,10 @@ seq>" whose reply ends the fetch's events), one NATS message per subject per fet
 (the event lines joined with "\\n"), one acknowledgement (AckAll). Two seconds
 without a delivery or a heartbeat while messages are owed (a reconnect, a node
 gone) count as a failed pull: it is asked for again, with back-off. A consumer
-that delivers nothing new for 2 s while the stream's leader holds more of the
-partition (a consumer on a node that came back, reading its copy of the stream
-still catching up) is bypassed: the rest is applied from the stream; after 3 such
-stalls in a row the consumer is made anew.
+that delivers nothing new while the stream's leader holds more of the partition,
+at two looks 2 s apart (a consumer on a node that came back, reading its copy of
+the stream still catching up), has stalled: the rest is applied from the stream;
+after 3 stalls in a row the consumer is made anew.
 
 Outages. No broker call ends the shard: each has a deadline and is retried with
 back-off (at most 2 s between tries) until it succeeds or the shard is told to stop.
@@ -100,7 +100,7 @@ ROUTER, LINES, TICK = "Typingd-Router", "Typingd-Lines", "Typingd-Tick"
 BACKOFF_CAP = 2.0                   # seconds between two tries of a broker call, at most
 SNAPSHOT_CONFIRMATIONS = 3          # "no snapshot" answers in a row believed after the cluster failed
 REMAKE_AFTER = 4                    # seconds of failed pulls before asking whether the consumer answers
-STALL_AFTER = 2                     # seconds without a new delivery before the stream is asked whether it has more
+STALL_AFTER = 2                     # seconds without a new delivery between two looks at the stream (a stall)
 STALLS_BEFORE_REMAKE = 3            # stalls in a row (nothing new delivered between them): the consumer is made anew
 PULL_EXPIRES = 10                   # seconds a pull request lives (Puller)
 PULL_HEARTBEAT = 1                  # seconds between idle heartbeats of a pull request
@@ -1042,15 +1042,15 @@ class Shard:
                                     num_replicas=self.args.consumer_replicas, mem_storage=True)
         await self.call(lambda: self.js.add_consumer(STREAM, config=config), "making the consumer")
 
-    async def remake_consumer(self):
-        """The consumer did not answer: made anew once what was written is applied
+    async def remake_consumer(self, why="the consumer does not answer"):
+        """The consumer did not answer (or stalled): made anew once what was written is applied
         (its ack floor then starts at the last message published, as at a takeover).
         With one replica (--consumer-replicas 1) this is how the owner outlives the
         consumer's node; with more, after a long outage it does no harm."""
         while self.pending and self.proc.returncode is None and not self.stopping:
             self.progress.clear()
             await self.progress.wait()
-        log("partition {}: the consumer does not answer: making it anew after seq {}".format(self.p, self.written))
+        log("partition {}: {}: making it anew after seq {}".format(self.p, why, self.written))
         await self.start_consumer()
         self.counts["consumers_remade"] += 1
         self.report_next = True
@@ -1060,6 +1060,11 @@ class Shard:
     def in_flight(self, seq):
         return any(entry.first <= seq <= entry.seq for entry in self.pending)
 
+    def covering(self, seq):
+        """The pending entry that applies message `seq` (not a snapshot's), or None."""
+        return next((entry for entry in self.pending if entry.first <= seq <= entry.seq and entry.mode != SNAPSHOT),
+                    None)
+
     async def consume(self):
         puller = Puller(self, "$JS.API.CONSUMER.MSG.NEXT.{}.{}".format(STREAM, self.durable))
         await self.call(puller.start, "subscribing to the consumer's deliveries")
@@ -1067,17 +1072,26 @@ class Shard:
         failing_since = None
         delay = 0.05
         delivered = None   # the consumer sequence of the last delivery seen
-        progress_at, progress_seq, stalls = time.monotonic(), self.written, 0
+        # A stall: two looks at the stream, STALL_AFTER apart, without a new delivery
+        # before or between them, each finding the partition's last message past
+        # what was applied (one look alone could meet a delivery on its way).
+        progress_at, progress_seq = time.monotonic(), self.written   # the last new delivery
+        ahead = False   # the last look found the stream ahead
+        stalls = 0      # stalls in a row, no new delivery between them
         while not self.stopping:
+            now = time.monotonic()
             if self.written != progress_seq:
-                progress_at, progress_seq, stalls = time.monotonic(), self.written, 0
-            elif time.monotonic() - progress_at >= STALL_AFTER and failing_since is None:
-                progress_at = time.monotonic()
-                if await self.stalled():
+                progress_at, progress_seq, ahead, stalls = now, self.written, False, 0
+            elif now - progress_at >= STALL_AFTER and failing_since is None:
+                progress_at = now
+                ahead, filled = await self.stalled(ahead)
+                if filled:
+                    progress_seq = self.written   # the stream's doing, not the consumer's
                     stalls += 1
                     if stalls >= STALLS_BEFORE_REMAKE:
-                        await self.remake_consumer()
+                        await self.remake_consumer("the consumer stalled {} times in a row".format(stalls))
                         puller.owed, delivered, stalls = 0, None, 0
+                        progress_at = time.monotonic()
                     continue
             try:
                 messages = await puller.next(self.args.fetch)
@@ -1094,6 +1108,7 @@ class Shard:
                     await self.remake_consumer()
                     puller.owed, delivered = 0, None
                     failing_since, delay = None, 0.05
+                    progress_at, ahead = time.monotonic(), False   # the new consumer's 2 s start now
                     continue
                 await self.sleep(delay)
                 delay = min(delay * 2, BACKOFF_CAP)
@@ -1101,6 +1116,7 @@ class Shard:
             if failing_since is not None:   # an answer, if only a request's end: the consumer is there
                 log("partition {}: pulling again after {:.2f} s".format(self.p, time.monotonic() - failing_since))
                 failing_since, delay = None, 0.05
+                progress_at, ahead = time.monotonic(), False
             if not messages:
                 continue
             if self.report_next:   # where the consumer resumed after trouble, for the log
@@ -1125,13 +1141,18 @@ class Shard:
                     await self.fill_gap(seq)
                 if seq <= self.written:
                     # Delivered again (a delivery lost in a failover, or slow to be
-                    # acknowledged). Already applied: acknowledge it, unless its
-                    # events are still on their way (then their own ack will do).
-                    if not self.in_flight(seq):
+                    # acknowledged), or after it was applied from the stream.
+                    # Acknowledged now, or with its events when they are still on
+                    # their way (by the entry's own ack, or by this one when the entry
+                    # was read from the stream and has none).
+                    entry = self.covering(seq)
+                    if entry is None:
                         try:
                             await msg.ack()
                         except Exception:
                             pass
+                    elif entry.msg is None:
+                        entry.msg = msg
                     continue
                 parts.append(self.admit(msg.headers, msg.data))
                 first = first or seq
@@ -1139,28 +1160,33 @@ class Shard:
                 last_msg = msg
             await self.apply_fetch(parts, first, self.written, last_msg)
 
-    async def stalled(self):
-        """Nothing new was delivered for STALL_AFTER seconds: whether the stream (its
-        leader) holds more of the partition's messages than were applied, and if so
-        they are applied from it. A consumer can say it has nothing pending while it
-        does: one whose node came back reads that node's copy of the stream, which
-        may still be catching up (nats-server 2.9: its num_pending and ack pending
-        are 0 then, and it may not deliver until a new message comes)."""
+    async def stalled(self, ahead):
+        """A look at the stream, nothing new having been delivered for STALL_AFTER
+        seconds: whether its leader holds more of the partition's messages than were
+        applied. If so at this look and the last one (`ahead`), they are applied
+        from the stream. Returns (ahead now, applied). A consumer can say it has
+        nothing pending while it does: one whose node came back reads that node's
+        copy of the stream, which may still be catching up (nats-server 2.9: its
+        num_pending and ack pending are 0 then, and it may not deliver until a new
+        message comes)."""
         try:
             last = (await asyncio.wait_for(self.js.get_last_msg(STREAM, self.subject), self.args.call_timeout)).seq
         except Exception:   # nothing stored (NotFound), or no answer: the pull's own back-off deals with that
-            return False
+            return False, False
         if last <= self.written:
-            return False
+            return False, False
+        if not ahead:
+            return True, False
         self.counts["consumer_stalls"] += 1
         await self.fill_gap(last + 1, why="the consumer delivered nothing new for {} s while the stream held up to "
-                                          "seq {}".format(STALL_AFTER, last))
-        return True
+                                          "seq {}".format(2 * STALL_AFTER, last))
+        return False, True
 
     async def fill_gap(self, seq, why=None):
         """Applies the partition's messages stored between the last one applied and
-        `seq`, read from the stream; their late deliveries are then acknowledged as
-        already applied. Logs them once, as not delivered before `seq` (or `why`)."""
+        `seq`, read from the stream; a late delivery of one is acknowledged once its
+        events are published (consume()). Logs them once, as not delivered before
+        `seq` (or `why`)."""
         taken = []
         try:
             while True:
