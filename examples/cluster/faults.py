@@ -22,6 +22,8 @@
         filter matches no subject) and says 0 pending whatever the stream holds: a
         consumer that stalled (its owner's pull requests end; new ones are answered
         with heartbeats only)
+    faults.py caught-up [--servers URLS] [--partitions N]
+        every partition's owner (its stats) has applied the partition's last stored message
     faults.py unstamp < WORKLOAD > INPUT          drop `at` and tick lines (live input)
     faults.py split INPUT A B                     the lines of half the conversations to A,
                                                   the rest (and lines for every partition) to B
@@ -331,6 +333,22 @@ def cmd_stall_consumer(args):
     asyncio.run(run())
 
 
+def cmd_caught_up(args):
+    owners = {}
+    for row in asyncio.run(stats(args.servers)):
+        if row.get("role") == "owner" and row.get("epoch", 0) >= owners.get(row.get("partition"), {}).get("epoch", 0):
+            owners[row.get("partition")] = row
+    behind = []
+    for p in range(args.partitions):
+        row = owners.get(p, {})
+        applied, last = row.get("applied_seq"), row.get("stream_last_seq")
+        if not isinstance(applied, int) or not isinstance(last, int) or applied < last:
+            behind.append("partition {}: applied {} of {}".format(p, applied, last) if row else
+                          "partition {}: no owner answered".format(p))
+    print("caught up: {}".format("; ".join(behind) if behind else "every owner applied its partition's last message"))
+    sys.exit(1 if behind else 0)
+
+
 def cmd_unstamp(args):
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
@@ -418,7 +436,7 @@ def main():
     p.add_argument("--viewers")
     p.add_argument("--ignore-at", action="store_true")
     subparsers = {}
-    for name in ("applied", "replay", "clears"):
+    for name in ("applied", "replay", "clears", "caught-up"):
         p = sub.add_parser(name)
         p.add_argument("--servers")
         conf_option(p, "--partitions", "PARTITIONS", "partitions")

@@ -13,11 +13,11 @@
 #   consumer-node   the node holding partition 1's consumer killed (kill -9) mid-run,
 #                   started again 10 s later: its owner makes the consumer anew
 #                   (leases of 10 s here, to outlive the lease bucket's election)
-#   consumer-stall  partition 1's consumer replaced, before the input, by one that
-#                   delivers nothing and says 0 pending (as one on a node that came
-#                   back did in CI); the input routed over about 14 s: its owner must
-#                   apply the partition from the stream and, after 3 stalls, make its
-#                   consumer anew
+#   consumer-stall  partition 1's consumer replaced by one that delivers nothing and
+#                   says 0 pending (as one on a node that came back did in CI); half
+#                   the input routed: once ctl.py idle says so, every owner must have
+#                   applied its partition (partition 1's from the stream); the rest
+#                   routed over 10 s: after 3 stalls the owner makes its consumer anew
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
@@ -343,7 +343,16 @@ run_consumer_stall() {
     shards a --tick-ms 0 --snapshot-every 0
     gateway --viewers-file "$work/viewers"
     fpy stall-consumer --servers "$urls" --partition 1 > "$dir/stall.log" 2>&1 || { cat "$dir/stall.log" >&2; status=1; }
-    router consumer-stall "$work/workload.jsonl" --rate $((total / 14))
+    # Half the input at once: idle must wait for partition 1's owner to apply it from
+    # the stream (its consumer says 0 pending from the start).
+    half=$((total / 2))
+    head -n "$half" "$work/workload.jsonl" > "$dir/first-half.jsonl"
+    router consumer-stall "$dir/first-half.jsonl"
+    wait "$router_pid" || status=1
+    idle 60
+    check caught-up fpy caught-up --servers "$urls"
+    # The rest (the router resumes at the byte it stored), paced: stalls 2 and 3.
+    router consumer-stall "$work/workload.jsonl" --rate $((total / 20))
     wait "$router_pid" || status=1
     idle 60; end_gateway; router_figure consumer-stall
     stalls=$(grep -c "delivered nothing new" "$dir/shard-1-a.log" || true)

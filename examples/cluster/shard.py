@@ -1065,10 +1065,24 @@ class Shard:
         return next((entry for entry in self.pending if entry.first <= seq <= entry.seq and entry.mode != SNAPSHOT),
                     None)
 
-    async def consume(self):
+    async def new_puller(self):
+        """A Puller on an inbox of its own (the last one's unsubscribed): after the
+        consumer is made anew, what the old one still sends is never applied, and
+        no ack of the old one's reaches the new one (acks name only the durable,
+        and an AckAll of a higher delivery sequence would make the new one's
+        ignored)."""
+        if self.puller is not None and self.puller.sub is not None:
+            try:
+                await self.puller.sub.unsubscribe()
+            except Exception:
+                pass
         puller = Puller(self, "$JS.API.CONSUMER.MSG.NEXT.{}.{}".format(STREAM, self.durable))
         await self.call(puller.start, "subscribing to the consumer's deliveries")
         self.puller = puller
+        return puller
+
+    async def consume(self):
+        puller = await self.new_puller()
         failing_since = None
         delay = 0.05
         delivered = None   # the consumer sequence of the last delivery seen
@@ -1090,7 +1104,7 @@ class Shard:
                     stalls += 1
                     if stalls >= STALLS_BEFORE_REMAKE:
                         await self.remake_consumer("the consumer stalled {} times in a row".format(stalls))
-                        puller.owed, delivered, stalls = 0, None, 0
+                        puller, delivered, stalls = await self.new_puller(), None, 0
                         progress_at = time.monotonic()
                     continue
             try:
@@ -1106,7 +1120,7 @@ class Shard:
                     log("partition {}: pull: waiting for the cluster for {:.0f} s".format(self.p, now - failing_since))
                 if now - failing_since >= REMAKE_AFTER and not await self.consumer_answers():
                     await self.remake_consumer()
-                    puller.owed, delivered = 0, None
+                    puller, delivered, stalls = await self.new_puller(), None, 0
                     failing_since, delay = None, 0.05
                     progress_at, ahead = time.monotonic(), False   # the new consumer's 2 s start now
                     continue
@@ -1143,15 +1157,18 @@ class Shard:
                     # Delivered again (a delivery lost in a failover, or slow to be
                     # acknowledged), or after it was applied from the stream.
                     # Acknowledged now, or with its events when they are still on
-                    # their way (by the entry's own ack, or by this one when the entry
-                    # was read from the stream and has none).
+                    # their way: by an ack to come (AckAll), or by this one, taken
+                    # by the entry when none is to come (it was read from the
+                    # stream). Not when a later entry has one: this one's higher
+                    # delivery sequence would make the server ignore that ack.
                     entry = self.covering(seq)
                     if entry is None:
                         try:
                             await msg.ack()
                         except Exception:
                             pass
-                    elif entry.msg is None:
+                    elif entry.msg is None and not any(later.msg is not None for later in self.pending
+                                                       if later.first > entry.seq):
                         entry.msg = msg
                     continue
                 parts.append(self.admit(msg.headers, msg.data))
