@@ -7,6 +7,7 @@ FNV-1a (32 bits) of the conversation id's UTF-8 bytes, modulo the number of
 partitions. Conversation ids never become subject tokens: commands travel on
 typingd.cmd.<partition number>, so any UTF-8 id is routable.
 """
+import asyncio
 import ctypes
 import hashlib
 import json
@@ -616,6 +617,35 @@ class Shown:
 
 def servers(text: str):
     return [s.strip() for s in text.split(",") if s.strip()]
+
+
+async def owners(nc, partitions):
+    """Each partition's owner's stats, by partition (typingd.stats; the highest epoch
+    when two answer), waiting up to 3 s for all of them."""
+    inbox = nc.new_inbox()
+    rows = {}
+    answered = asyncio.Event()
+
+    async def answer(msg):
+        try:
+            row = json.loads(msg.data)
+            p, epoch = row["partition"], row.get("epoch")
+            if row.get("role") != "owner" or type(p) is not int or type(epoch) is not int:
+                return
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return
+        if p not in rows or rows[p]["epoch"] < epoch:
+            rows[p] = row
+        if len(rows) >= partitions:
+            answered.set()
+    sub = await nc.subscribe(inbox, cb=answer)
+    await nc.publish("typingd.stats", b"", reply=inbox)
+    try:
+        await asyncio.wait_for(answered.wait(), 3.0)
+    except asyncio.TimeoutError:
+        pass
+    await sub.unsubscribe()
+    return rows
 
 
 async def connect(urls: str, name: str, timeout=None):

@@ -26,7 +26,8 @@ from nats.js import api
 from nats.errors import NoRespondersError, TimeoutError as NatsTimeout
 from nats.js.errors import NotFoundError, ServiceUnavailableError
 
-from common import COMMAND_SUBJECT, SERVERS_HELP, SNAPSHOTS, STREAM, conf_option, connect, default_servers, resolve
+from common import (COMMAND_SUBJECT, SERVERS_HELP, SNAPSHOTS, STREAM, conf_option, connect, default_servers, owners,
+                    resolve)
 
 LEASES = "typingd-leases"   # shard.py's lease bucket
 
@@ -114,35 +115,6 @@ async def leader(js, args):
             sys.exit("ctl: no leader for " + ("the stream" if args.consumer is None else
                                               "partition {}'s consumer".format(args.consumer)))
         await asyncio.sleep(0.2)
-
-
-async def owners(nc, partitions):
-    """Each partition's owner's stats (the highest epoch when two answer), waiting
-    up to 3 s for all of them."""
-    inbox = nc.new_inbox()
-    rows = {}
-    answered = asyncio.Event()
-
-    async def answer(msg):
-        try:
-            row = json.loads(msg.data)
-            p, epoch = row["partition"], row.get("epoch")
-            if row.get("role") != "owner" or type(p) is not int or type(epoch) is not int:
-                return
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return
-        if p not in rows or rows[p]["epoch"] < epoch:
-            rows[p] = row
-        if len(rows) >= partitions:
-            answered.set()
-    sub = await nc.subscribe(inbox, cb=answer)
-    await nc.publish("typingd.stats", b"", reply=inbox)
-    try:
-        await asyncio.wait_for(answered.wait(), 3.0)
-    except asyncio.TimeoutError:
-        pass
-    await sub.unsubscribe()
-    return rows
 
 
 async def idle(js, args):

@@ -44,7 +44,8 @@ import subprocess
 import sys
 import zlib
 
-from common import COMMAND_SUBJECT, STREAM, conf_option, decode_body, connect, default_servers, resolve, routes
+from common import (COMMAND_SUBJECT, STREAM, conf_option, decode_body, connect, default_servers, owners, resolve,
+                    routes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -334,13 +335,15 @@ def cmd_stall_consumer(args):
 
 
 def cmd_caught_up(args):
-    owners = {}
-    for row in asyncio.run(stats(args.servers)):
-        if row.get("role") == "owner" and row.get("epoch", 0) >= owners.get(row.get("partition"), {}).get("epoch", 0):
-            owners[row.get("partition")] = row
+    async def ask():
+        nc = await connect(args.servers, "faults", timeout=10)
+        rows = await owners(nc, args.partitions)
+        await nc.close()
+        return rows
+    rows = asyncio.run(ask())
     behind = []
     for p in range(args.partitions):
-        row = owners.get(p, {})
+        row = rows.get(p, {})
         applied, last = row.get("applied_seq"), row.get("stream_last_seq")
         if not isinstance(applied, int) or not isinstance(last, int) or applied < last:
             behind.append("partition {}: applied {} of {}".format(p, applied, last) if row else

@@ -1057,9 +1057,6 @@ class Shard:
 
     # Steady state.
 
-    def in_flight(self, seq):
-        return any(entry.first <= seq <= entry.seq for entry in self.pending)
-
     def covering(self, seq):
         """The pending entry that applies message `seq` (not a snapshot's), or None."""
         return next((entry for entry in self.pending if entry.first <= seq <= entry.seq and entry.mode != SNAPSHOT),
