@@ -83,7 +83,7 @@ struct EngineFindingsTests {
         #expect(h.engine.openViewCount == 3000, "counted in the footprint that decides when typingd trims")
         for index in 0..<3000 { h.run(.close(conv: ID("c\(index)"), user: ID("u\(index)"))) }
         #expect(h.engine.openViewCount == 0)
-        #expect(h.engine.openViews.byUser.capacity < 512, "the table shrank: \(h.engine.openViews.byUser.capacity)")
+        #expect(h.engine.openViews.byUser.storage.capacity < 512, "the table shrank: \(h.engine.openViews.byUser.storage.capacity)")
         h.engine.conversations.forEachLive { _, record in
             #expect(record.openSlots.capacity == 0)
         }

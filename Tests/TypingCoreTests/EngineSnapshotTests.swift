@@ -27,9 +27,10 @@ struct EngineSnapshotTests {
     /// `open`) per member; a `type` per streak in the order listed, then again in
     /// the order of `keystroke`, each with `timeout_ms` = deadline − at.
     /// v3: `join` also with `locale` and `receive_typing`, `open` with `thread` and
-    /// `view`, `type` with `thread` and `activity`; then each forgotten member opened
-    /// at any thread and closed again (all opens of the snapshot first, then all
-    /// closes), which forgets what they were sent without an event.
+    /// `view`, `type` with `thread` and `activity`; then a `forget` for each
+    /// forgotten member, which forgets what they were sent without an event and
+    /// renders nothing (a `close` would tell them what they see: every command
+    /// naming a conversation renders it).
     static func rebuild(from events: [Event], into rebuilt: inout Harness) {
         var streaks: [Event.Streak] = []
         var members: [Event.Member] = []
@@ -56,8 +57,7 @@ struct EngineSnapshotTests {
                                   thread: s.thread), at: s.at)
             }
         }
-        for m in forgotten { rebuilt.run(.open(conv: m.conv, user: m.user, thread: ID("typingd:forget")), at: m.at) }
-        for m in forgotten { rebuilt.run(.close(conv: m.conv, user: m.user), at: m.at) }
+        for m in forgotten { rebuilt.run(.forget(conv: m.conv, user: m.user), at: m.at) }
     }
 
     @Test("replaying a snapshot rebuilds membership, join order, names, settings, views and typing, in every order",

@@ -30,7 +30,8 @@ struct PartitionTests {
     static func routes(_ command: Command, among count: Int) -> [Int] {
         switch command {
         case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
-             .remove(let conv, _, _), .open(let conv, _, _, _), .close(let conv, _), .query(let conv, _):
+             .remove(let conv, _, _), .open(let conv, _, _, _), .close(let conv, _), .query(let conv, _),
+             .forget(let conv, _):
             return [partition(of: conv, among: count)]
         case .offline, .user, .tick, .stats, .snapshot:
             return Array(0..<count)

@@ -3,7 +3,7 @@ import Testing
 @testable import TypingProtocol
 
 /// A room whose viewers read more languages than a render searches linearly
-/// (``RenderFrame/linearVariants``): each viewer still gets their own table's text,
+/// (``VariantViews/linearLimit``): each viewer still gets their own table's text,
 /// render after render, and the stored variants stay one per key.
 @Suite("Many languages in one room")
 struct ManyLanguagesTests {
@@ -51,6 +51,6 @@ struct ManyLanguagesTests {
             #endif
         }
         let main = engine.conversations[try #require(engine.findConversation(Identifier("g")))][location: .main]
-        #expect(Set(main.variants.map(\.key)).count == main.variants.count, "one stored variant per key")
+        #expect(Set(main.variants.entries.map(\.key)).count == main.variants.count, "one stored variant per key")
     }
 }

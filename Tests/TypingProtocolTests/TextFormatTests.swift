@@ -51,7 +51,7 @@ struct TextFormatTests {
     @Test("the reported line: an unknown command with a newline and a colour escape prints one line, escaped")
     func reported() {
         let output = Self.text([#"{"cmd":"a\nb\u001b[31mX"}"#])
-        #expect(output == #"0.000  error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot"# + "\n")
+        #expect(output == #"0.000  error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot, forget"# + "\n")
     }
 
     @Test("the snapshot line counts in words: 1 member in 1 conversation, 2 members")

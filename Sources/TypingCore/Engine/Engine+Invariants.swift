@@ -54,10 +54,13 @@ extension Engine {
                     let thread = record.threads[location]
                     check(!thread.isUnused, "thread \(thread.id) of \(record.id) is kept with no typer and no viewer")
                     check(record.threads.location(of: thread.id) == location, "thread \(thread.id) of \(record.id) is not found by its id")
-                    check(thread.viewers == thread.viewers.sorted() && Set(thread.viewers).count == thread.viewers.count
-                          && thread.viewers.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied
-                                                         && record.members[Int($0)].location == location },
-                          "the viewers of thread \(thread.id) of \(record.id) are not sorted slots of members there: \(thread.viewers)")
+                    let here = record.members.indices.filter {
+                        record.members[$0].isOccupied && record.members[$0].location == location
+                    }
+                    check(thread.viewers.map(Int.init) == here.filter { record.members[$0].receives },
+                          "the viewers of thread \(thread.id) of \(record.id) are not the sorted slots of the members there who receive typing: \(thread.viewers)")
+                    check(Int(thread.silent) == here.filter { !record.members[$0].receives }.count,
+                          "thread \(thread.id) of \(record.id) counts \(thread.silent) members there who receive nothing")
                 }
                 var head: [Int32] = []
                 state.typers.collect(first: max(min(state.typers.count(in: streaks), configuration.maxListed + 1),
@@ -116,9 +119,9 @@ extension Engine {
                     }
                 }
                 if record.isStale(slot) {
-                    check(configuration.audience == .members && !isOpen && member.streak < 0 && member.receives
+                    check(configuration.audience == .members && !isOpen && member.receives
                           && member.lastSent === IndicatorView.empty,
-                          "\(who) waits to be compared, but is not a closed, quiet, receiving member holding nothing")
+                          "\(who) waits to be compared, but is not a closed, receiving member holding nothing")
                     continue
                 }
                 guard member.receives && (configuration.audience == .members || isOpen) else {
@@ -134,6 +137,15 @@ extension Engine {
             check(record.openSlots == record.openSlots.sorted() && Set(record.openSlots).count == record.openSlots.count
                   && record.openSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
                   "the open slots of \(record.id) are not sorted occupied slots: \(record.openSlots)")
+            problems += record.mainAudience.violations().map { "the main audience of \(record.id): " + $0 }
+            let audience = record.members.indices.filter {
+                record.members[$0].isOccupied && record.members[$0].location == .main && record.members[$0].receives
+                    && (configuration.audience == .members || record.isOpen($0))
+            }
+            check(record.mainAudience.elements == audience,
+                  "the main audience of \(record.id) is \(record.mainAudience.elements), not the members who see the main timeline \(audience)")
+            check(record.staleSlots.allSatisfy { record.mainAudience.contains(Int($0)) },
+                  "a stale member of \(record.id) is not in the main audience")
             check(record.staleSlots == record.staleSlots.sorted() && Set(record.staleSlots).count == record.staleSlots.count
                   && record.staleSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
                   "the stale slots of \(record.id) are not sorted occupied slots: \(record.staleSlots)")
@@ -142,6 +154,12 @@ extension Engine {
         check(membershipCount == memberships.count, "\(memberships.count) membership links for \(membershipCount) memberships")
         problems += memberships.violations().map { "membership links: " + $0 }
         check(locales.keys.allSatisfy { users.contains($0) }, "a locale is kept for a user who is gone")
+        check(givenNames.keys.allSatisfy { users.contains($0) }, "a given name is kept for a user who is gone")
+        check(givenNames.storage.allSatisfy { u, name in
+                  users.contains(u) && users[u].isNamed && (DisplayName.render(name) ?? "").sameBytes(as: users[u].displayName)
+                      && !name.sameBytes(as: users[u].displayName)
+              },
+              "a given name is kept that is not the user's shown name cut or cleaned")
         check(locales.values.allSatisfy { Int($0.table) == configuration.phrases.table(for: $0.tag) },
               "a user's table is not the one their locale chooses")
         check(conversationIndex.count == conversations.count, "the conversation index has \(conversationIndex.count) entries for \(conversations.count) conversations")

@@ -46,6 +46,8 @@ extension Engine {
             update(streak, for: change, also: change.touchesViews ? slot : -1, sink: &sink)
         } else if change.touchesViews || (newSlot != nil && configuration.audience == .members) {
             render(c, scope: .member(slot), sink: &sink)
+        } else {
+            renderForgotten(c, sink: &sink)
         }
         return nil
     }
@@ -91,7 +93,11 @@ extension Engine {
         let conversationGoes = conversations[c].memberCount == 1
         removeMember(u, slot: slot, from: c)
         if !conversationGoes {
-            if typedAt >= 0 { render(c, scope: .location(typedAt), sink: &sink) }
+            if typedAt >= 0 {
+                render(c, scope: .location(typedAt), sink: &sink)
+            } else {
+                renderForgotten(c, sink: &sink)
+            }
             releaseThread(viewedAt, of: c)
         }
         return nil
@@ -106,7 +112,7 @@ extension Engine {
 
     /// Interns a new, empty conversation.
     mutating func createConversation(_ id: Identifier) -> Int32 {
-        let c = conversations.insert(ConversationRecord(id: id))
+        let c = conversations.insert(ConversationRecord(id: id, openAudience: configuration.audience == .open))
         conversationIndex.insert(hash: id.hash(seed: seed), record: c)
         return c
     }
@@ -128,9 +134,8 @@ extension Engine {
             memberships[tail].next = link
             memberships[head].previous = link
         }
-        let slot = conversations[c].append(u, id: users[u].id, link: link)
+        let slot = conversations[c].append(u, id: users[u].id, link: link, receives: users[u].receivesTyping)
         conversations[c][member: slot].table = table(of: u)
-        conversations[c][member: slot].receives = users[u].receivesTyping
         liveMemberships += 1
         return slot
     }
@@ -157,6 +162,7 @@ extension Engine {
             userIndex.remove(hash: users[u].id.hash(seed: seed), record: u)
             users.remove(u)
             locales[u] = nil
+            givenNames[u] = nil
         }
         if conversations[c].memberCount == 0 {
             conversationIndex.remove(hash: conversations[c].id.hash(seed: seed), record: c)

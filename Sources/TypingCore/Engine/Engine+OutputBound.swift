@@ -42,6 +42,9 @@ extension Engine {
             }
         case let .type(conv, user, empty, _, activity, thread):
             guard let (c, u, slot) = membership(of: user, in: conv) else { return 0 }
+            // Every command naming a conversation renders it: at least its
+            // forgotten screens are told.
+            total.add(forgottenBound(c))
             let streak = conversations[c].members[slot].streak
             let here = location(of: thread, in: c)
             if streak >= 0 && streaks[streak].location == here {
@@ -57,6 +60,7 @@ extension Engine {
             }
         case let .send(conv, user, _), let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
+            total.add(forgottenBound(c))
             let streak = conversations[c].members[slot].streak
             if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
             if case .close = command {
@@ -79,7 +83,7 @@ extension Engine {
             guard let u = findUser(user) else { return 0 }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
                           into: &total)
-        case .tick, .query, .stats, .snapshot:
+        case .tick, .query, .stats, .snapshot, .forget:
             return 0
         }
         return total.value
@@ -126,8 +130,17 @@ extension Engine {
     func memberBound(_ c: Int32, at location: Location, viewer: Int, thread: Identifier? = nil) -> Int {
         var bound = Bound()
         bound.add(viewerBound(c, at: location, viewer: viewer, thread: thread))
+        bound.add(forgottenBound(c))
+        return bound.value
+    }
+
+    /// The most bytes telling the stale members of `c` what they see writes (a
+    /// render of `c` that changes nothing else).
+    func forgottenBound(_ c: Int32) -> Int {
         let stale = conversations[c].staleSlots.count
-        if stale > 0 { bound.add(stale, times: viewerBound(c, at: .main)) }
+        guard stale > 0 else { return 0 }
+        var bound = Bound()
+        bound.add(stale, times: viewerBound(c, at: .main))
         return bound.value
     }
 
@@ -142,7 +155,8 @@ extension Engine {
         if location != .main {
             viewers = location > .main ? record.threads[location].viewers.count : 0
         } else {
-            viewers = configuration.audience == .members ? record.memberCount : record.openSlots.count
+            // The main timeline's audience (its stale members among them).
+            viewers = record.mainAudience.count
         }
         var bound = Bound()
         if configuration.typingEvents {

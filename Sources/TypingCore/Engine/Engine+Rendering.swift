@@ -13,6 +13,10 @@ enum RenderScope {
     /// The audience of a location whose typers changed, and one member slot
     /// wherever it is (an `open` that stopped the opener's streak).
     case locationAndMember(Location, Int)
+    /// Only the stale members: a command named the conversation but changed none
+    /// of its typers, and the screens that were forgotten are told what they show
+    /// (see ``Engine/renderForgotten(_:sink:)``).
+    case forgotten
 }
 
 /// What a render knows about one location: its first typers, its shared view and
@@ -36,14 +40,10 @@ struct RenderFrame {
     /// Other variants built in this render: key, view, the view it replaced, and
     /// whether the content differs.
     var variants: [(key: UInt32, view: IndicatorView, stale: IndicatorView?, changed: Bool)] = []
-    /// Where each key is in ``variants`` and in the location's stored variants, once
-    /// there are more than ``RenderFrame/linearVariants`` (a room whose viewers read
-    /// many languages): a lookup per viewer stays O(1), not O(languages).
+    /// Where each key is in ``variants``, once there are more than
+    /// ``VariantViews/linearLimit`` (a room whose viewers read many languages): a
+    /// lookup per viewer stays O(1), not O(languages).
     var variantIndex: [UInt32: Int]?
-    var storedIndex: [UInt32: Int]?
-
-    /// Up to this many variants, a linear search is the fastest lookup.
-    static let linearVariants = 16
 
     /// A frame of no location, for a slot of ``RenderFrames`` not in use.
     @inline(__always)
@@ -88,8 +88,9 @@ extension Engine {
     /// per (table, style) the render meets. A member who holds the previous one is
     /// known to need the new one when its content changed. Typers (who see everyone
     /// but themselves) get views derived from it. The work is the first typers
-    /// (O(listed + log typers)) plus the viewers in scope: at a thread, its viewers;
-    /// at the main timeline, the members (or open views) of the conversation; and a
+    /// (O(listed + log typers)) plus the viewers in scope: at a thread, its viewers
+    /// who receive typing; at the main timeline, its audience (``ConversationRecord/mainAudience``:
+    /// members who receive nothing and screens elsewhere are never visited); and a
     /// location nobody in scope looks at is not built at all (the shared view is
     /// rebuilt when someone looks).
     mutating func render<S: EventSink & ~Copyable>(_ c: Int32, scope: RenderScope, sink: inout S) {
@@ -99,59 +100,62 @@ extension Engine {
         case .locations(let a, let b): (first, second) = (a, b)
         case .member(let slot): extra = slot
         case .locationAndMember(let location, let slot): (first, extra) = (location, slot)
+        case .forgotten: break
         }
         if conversations[c].threads.count == 0 && conversations[c].staleSlots.isEmpty {
             renderMain(c, changed: first == .main || second == .main, extra: extra, sink: &sink)
             return
         }
         var frames = RenderFrames(changed: (first, second))
-        if first == .main || second == .main {
-            // The whole audience, in join order: the common case, kept tight. (No
-            // copy of the member list is held: the render writes to it.)
-            let everyoneHere = conversations[c].threads.count == 0 && conversations[c].staleSlots.isEmpty && extra < 0
-            switch configuration.audience {
-            case .members:
-                for slot in 0..<conversations[c].members.count {
-                    if everyoneHere || inScope(slot, of: c, first, second, extra) {
-                        visit(slot, of: c, frames: &frames, sink: &sink)
-                    }
-                }
-            case .open:
-                for slot in conversations[c].openSlots where everyoneHere || inScope(Int(slot), of: c, first, second, extra) {
-                    visit(Int(slot), of: c, frames: &frames, sink: &sink)
-                }
+        // The audiences of the changed locations, the extra member and the stale
+        // ones, merged in join (slot) order. The main timeline's audience holds
+        // the stale members; a thread's viewers are its audience.
+        let atMain = first == .main || second == .main
+        let audience = atMain ? conversations[c].mainAudience : SlotSet()
+        let a = first > .main ? conversations[c].threads[first].viewers : []
+        let b = second > .main ? conversations[c].threads[second].viewers : []
+        let stale = atMain ? [] : conversations[c].staleSlots
+        // The extra member, if any (no array: a join renders this way).
+        var pendingExtra = extra >= 0 ? extra : Int.max
+        var cursor = audience.next(from: 0) ?? Int.max
+        var ia = 0, ib = 0, istale = 0
+        while true {
+            var next = min(pendingExtra, cursor)
+            if ia < a.count { next = min(next, Int(a[ia])) }
+            if ib < b.count { next = min(next, Int(b[ib])) }
+            if istale < stale.count { next = min(next, Int(stale[istale])) }
+            if next == Int.max { break }
+            var inAudience = false
+            if cursor == next {
+                cursor = audience.next(from: next + 1) ?? Int.max
+                inAudience = true
             }
-        } else {
-            // Threads' viewers, the extra member and the stale ones, merged in join order.
-            let a = first > .main ? conversations[c].threads[first].viewers : []
-            let b = second > .main ? conversations[c].threads[second].viewers : []
-            // The extra member, if any (no array: a join renders this way).
-            var pendingExtra = extra >= 0 ? Int32(extra) : Int32.max
-            var ia = 0, ib = 0, istale = 0
-            let stale = conversations[c].staleSlots
-            while true {
-                var next = pendingExtra
-                if ia < a.count { next = min(next, a[ia]) }
-                if ib < b.count { next = min(next, b[ib]) }
-                if istale < stale.count { next = min(next, stale[istale]) }
-                if next == Int32.max { break }
-                var inAudience = false
-                if ia < a.count && a[ia] == next { ia += 1; inAudience = true }
-                if ib < b.count && b[ib] == next { ib += 1; inAudience = true }
-                if istale < stale.count && stale[istale] == next { istale += 1; inAudience = true }
-                if pendingExtra == next {
-                    pendingExtra = Int32.max
-                    // The extra member counts only when in the audience.
-                    if configuration.audience == .members || conversations[c].isOpen(Int(next)) { inAudience = true }
-                }
-                if inAudience { visit(Int(next), of: c, frames: &frames, sink: &sink) }
+            if ia < a.count && Int(a[ia]) == next { ia += 1; inAudience = true }
+            if ib < b.count && Int(b[ib]) == next { ib += 1; inAudience = true }
+            if istale < stale.count && Int(stale[istale]) == next { istale += 1; inAudience = true }
+            if pendingExtra == next {
+                pendingExtra = Int.max
+                // The extra member counts only when in the audience.
+                if configuration.audience == .members || conversations[c].isOpen(next) { inAudience = true }
             }
+            if inAudience { visit(next, of: c, frames: &frames, sink: &sink) }
         }
         if !conversations[c].staleSlots.isEmpty {
             conversations[c].clearStale()
             staleConversations -= 1
         }
         finish(&frames, of: c)
+    }
+
+    /// Renders conversation `c` after a command that named it (protocol v3 §F:
+    /// every applied `join`, `type`, `send`, `leave`, `remove`, `open` and `close`
+    /// renders its conversation, also when it changed none of its typers). Every
+    /// viewer but the stale ones is up to date after each step, so this visits only
+    /// those, and costs one comparison when there are none anywhere.
+    @inline(__always)
+    mutating func renderForgotten<S: EventSink & ~Copyable>(_ c: Int32, sink: inout S) {
+        guard staleConversations > 0, conversations.contains(c), !conversations[c].staleSlots.isEmpty else { return }
+        render(c, scope: .forgotten, sink: &sink)
     }
 
     /// ``render(_:scope:sink:)`` of a conversation without threads or stale members
@@ -179,37 +183,21 @@ extension Engine {
             finish(&frame, into: 0, of: c)
             return
         }
-        // The first viewer who receives typing, then a frame for everyone from there
-        // (none when nobody looks: the shared view is rebuilt when someone does).
-        // The audience is every member's slot, or the open ones': one loop for both.
-        let open = configuration.audience == .open
-        let count = open ? conversations[c].openSlots.count : conversations[c].members.count
-        var index = 0
-        while index < count && !conversations[c].receives(open ? Int(conversations[c].openSlots[index]) : index) {
-            index += 1
-        }
-        guard index < count else {
+        // The main timeline's audience, in join order (members who receive nothing,
+        // and under `--audience open` closed views, are not in it): a frame for
+        // them, none when nobody looks (the shared view is rebuilt when someone does).
+        let audience = conversations[c].mainAudience
+        guard var slot = audience.next(from: 0) else {
             conversations[c].main.fullViewIsStale = true
             return
         }
         var frame = makeFrame(.main, of: c, changed: true, index: 0)
-        while index < count {
-            let slot = open ? Int(conversations[c].openSlots[index]) : index
-            let member = conversations[c].fields(of: slot)
-            if member.user != MemberSlot.vacant && member.receives {
-                refresh(slot, member, of: c, frame: &frame, sink: &sink)
-            }
-            index += 1
+        while true {
+            refresh(slot, conversations[c].fields(of: slot), of: c, frame: &frame, sink: &sink)
+            guard let following = audience.next(from: slot + 1) else { break }
+            slot = following
         }
         finish(&frame, into: 0, of: c)
-    }
-
-    /// True when member `slot` is visited by a render of `first` and `second`
-    /// with `extra`: at one of those locations, the extra member, or stale.
-    @inline(__always)
-    func inScope(_ slot: Int, of c: Int32, _ first: Location, _ second: Location, _ extra: Int) -> Bool {
-        let location = conversations[c].members[slot].location
-        return location == first || location == second || slot == extra || conversations[c].isStale(slot)
     }
 
     /// Stores what the render built, and marks the changed locations nobody looked
@@ -239,25 +227,18 @@ extension Engine {
     /// Stores the variants one frame built and gives its head buffer back.
     @inline(__always)
     mutating func finish(_ frame: inout RenderFrame, into index: Int, of c: Int32) {
-        if !frame.variants.isEmpty {
+        if frame.full.typerCount == 0 {
+            // Quiet: every variant is the empty view, and the next typer rebuilds
+            // them all. Keeping none bounds them by the languages read while
+            // someone types.
+            if conversations[c][location: frame.location].variants.count > 0 {
+                conversations[c][location: frame.location].variants.removeAll()
+            }
+        } else if !frame.variants.isEmpty {
             let epoch = conversations[c][location: frame.location].epoch
-            // Many languages: find each stored variant through an index, not a search.
-            var stored = conversations[c][location: frame.location].variants.count > RenderFrame.linearVariants
-                ? Engine.keyIndex(conversations[c][location: frame.location].variants.lazy.map(\.key)) : nil
             for variant in frame.variants {
-                let entry = VariantView(key: variant.key, view: variant.view, epoch: epoch)
-                let at: Int?
-                if let stored {
-                    at = stored[variant.key]
-                } else {
-                    at = conversations[c][location: frame.location].variants.firstIndex(where: { $0.key == variant.key })
-                }
-                if let at {
-                    conversations[c][location: frame.location].variants[at] = entry
-                } else {
-                    stored?[variant.key] = conversations[c][location: frame.location].variants.count
-                    conversations[c][location: frame.location].variants.append(entry)
-                }
+                conversations[c][location: frame.location].variants.store(
+                    VariantView(key: variant.key, view: variant.view, epoch: epoch))
             }
         }
         swap(&renderHeads[index], &frame.head)
@@ -426,17 +407,11 @@ extension Engine {
             for index in frame.variants.indices where frame.variants[index].key == key { return index }
         }
         let state = conversations[c][location: frame.location]
-        let previous: VariantView?
-        if state.variants.count > RenderFrame.linearVariants {
-            if frame.storedIndex == nil { frame.storedIndex = Engine.keyIndex(state.variants.lazy.map(\.key)) }
-            previous = frame.storedIndex?[key].map { state.variants[$0] }
-        } else {
-            previous = state.variants.first { $0.key == key }
-        }
+        let previous = state.variants.find(key)
         defer {
             if frame.variantIndex != nil {
                 frame.variantIndex?[key] = frame.variants.count - 1
-            } else if frame.variants.count > RenderFrame.linearVariants {
+            } else if frame.variants.count > VariantViews.linearLimit {
                 frame.variantIndex = Engine.keyIndex(frame.variants.lazy.map(\.key))
             }
         }

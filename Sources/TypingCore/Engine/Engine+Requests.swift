@@ -58,6 +58,8 @@ extension Engine {
             failure = open(conv: conv, user: user, thread: thread, view: view, sink: &sink)
         case let .close(conv, user):
             failure = close(conv: conv, user: user, sink: &sink)
+        case let .forget(conv, user):
+            failure = forget(conv: conv, user: user)
         case let .user(user, name, sendTyping, locale, receiveTyping):
             failure = self.user(user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
                                 sink: &sink)
@@ -207,7 +209,7 @@ extension Engine {
                 let u = member.user
                 let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
                 emit(.member(Event.Member(at: now, conv: conversations[c].id, user: users[u].id,
-                                          name: users[u].isNamed ? users[u].displayName : nil,
+                                          name: users[u].isNamed ? givenNames[u] ?? users[u].displayName : nil,
                                           sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot),
                                           thread: thread, view: member.isList ? .list : .chat,
                                           locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,

@@ -57,6 +57,11 @@ extension Engine {
             users[u].displayName = display ?? DisplayName.unknown
             users[u].isNamed = display != nil
         }
+        if let name {
+            // The name as given, where it is not what is shown (also when the
+            // display name did not change: "Ana " after "Ana").
+            if let display, !display.sameBytes(as: name) { givenNames[u] = name } else { givenNames[u] = nil }
+        }
         if let sendTyping { users[u].sendsTyping = sendTyping }
         return change
     }
@@ -102,7 +107,7 @@ extension Engine {
         conversations[c][member: slot].table = table(of: u)
         let receives = users[u].receivesTyping
         if conversations[c][member: slot].receives != receives {
-            conversations[c][member: slot].receives = receives
+            conversations[c].setReceives(receives, at: slot)
             conversations[c].setLastSent(.empty, at: slot)
         }
     }

@@ -29,16 +29,16 @@ extension Engine {
                 if configuration.order == .recent && promote(streak) { rerender = true }
                 if rerender {
                     render(c, scope: .location(here), sink: &sink)
-                } else if staleConversations > 0 && !conversations[c].staleSlots.isEmpty {
-                    // The keystroke changed the streak: a render of the conversation,
-                    // which compares the members whose screen changed (v3 §C).
-                    render(c, scope: .member(conversations[c].slot(of: streaks[streak].user) ?? -1), sink: &sink)
+                } else {
+                    renderForgotten(c, sink: &sink)
                 }
                 return nil
             }
             // The streak is at another location: only a keystroke moves it.
             if !empty {
                 move(streak, to: thread, activity: activity, timeout: timeout, pairHash: pair, sink: &sink)
+            } else {
+                renderForgotten(c, sink: &sink)
             }
             return nil
         }
@@ -46,7 +46,10 @@ extension Engine {
             return .notMember(user, of: conv, field: "user")
         }
         // Not typing here (the live index would have found the streak).
-        if empty || !users[u].sendsTyping { return nil }
+        if empty || !users[u].sendsTyping {
+            renderForgotten(c, sink: &sink)
+            return nil
+        }
         let location = thread.map { conversations[c].threads.locate($0) } ?? .main
         startStreak(conv: c, user: u, slot: slot, at: location, activity: activity, deadline: deadline(after: timeout),
                     pairHash: pair, render: true, sink: &sink)
@@ -76,12 +79,15 @@ extension Engine {
             let c = streaks[streak].conv
             if streaks[streak].location == location(of: thread, in: c) {
                 stop(streak, reason: .send, render: true, sink: &sink)
+            } else {
+                renderForgotten(c, sink: &sink)
             }
             return nil
         }
-        guard membership(of: user, in: conv) != nil else {
+        guard let (c, _, _) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
+        renderForgotten(c, sink: &sink)
         return nil
     }
 
@@ -255,6 +261,7 @@ extension Engine {
         if conversations[c].typers(at: location).isEmpty {
             conversations[c][location: location].longestTyperName = 0
             conversations[c][location: location].groups = nil
+            conversations[c][location: location].variants.removeAll()
         }
     }
 

@@ -46,7 +46,33 @@ extension Engine {
         }
         let from = closeView(of: u, in: c, slot: slot)
         let streak = conversations[c].members[slot].streak
-        if streak >= 0 { stop(streak, reason: .closed, render: true, sink: &sink) }
+        if streak >= 0 {
+            stop(streak, reason: .closed, render: true, sink: &sink)
+        } else {
+            // A screen that showed a thread or a list is told what the main
+            // timeline shows at once (v3 §F).
+            renderForgotten(c, sink: &sink)
+        }
+        releaseThread(from, of: c)
+        return nil
+    }
+
+    /// `forget` (typingd's own, for rebuilding a snapshot's `forgotten` members):
+    /// the user's view of `conv` closes as `offline` closes it, writing nothing,
+    /// and what they were last sent is forgotten, whatever their screen was: under
+    /// `--audience members` they are compared from the empty indicator at the next
+    /// render of `conv`, whatever causes it. It stops no streak and renders nothing
+    /// (the one command naming a conversation that does not render it).
+    mutating func forget(conv: Identifier, user: Identifier) -> Failure? {
+        guard let (c, u, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        let from = closeView(of: u, in: c, slot: slot)
+        conversations[c].setLastSent(.empty, at: slot)
+        if configuration.audience == .members && conversations[c][member: slot].receives {
+            if conversations[c].staleSlots.isEmpty { staleConversations += 1 }
+            conversations[c].markStale(slot)
+        }
         releaseThread(from, of: c)
         return nil
     }

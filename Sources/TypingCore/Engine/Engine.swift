@@ -44,7 +44,11 @@ public struct Engine {
     /// Every membership in its user's list, in join order (see ``MembershipLink``).
     var memberships = Slab(vacant: MembershipLink.vacant)
     /// The locale of each user who gave one (v3 §B), with the table it chose.
-    var locales: [Int32: UserLocale] = [:]
+    var locales = ShrinkingDictionary<Int32, UserLocale>()
+    /// The name each user gave, where their display name is not that name (it was
+    /// cut or cleaned): what `snapshot` lists, so that a rebuild that joins with it
+    /// gets the same display name (cutting a cut name again would not).
+    var givenNames = ShrinkingDictionary<Int32, String>()
     /// For each user with an open view, the conversations whose view is open: so
     /// that `offline` closes them without looking at every membership, and closing
     /// one costs O(1) however many are open.

@@ -39,6 +39,11 @@ public enum Command: Sendable, Equatable {
     case stats
     /// Asks for every membership, as `member` events, then a `snapshot` event.
     case snapshot
+    /// Forgets what `user` was last sent in `conv`, without an event: their view
+    /// closes as `offline` closes it, and they are compared from the empty
+    /// indicator at the next render of `conv`. For rebuilding a snapshot's
+    /// `forgotten` members; it stops no streak and renders nothing.
+    case forget(conv: Identifier, user: Identifier)
 
     /// What an open view shows (v3 §D).
     public enum View: String, Sendable, CaseIterable {
@@ -77,6 +82,8 @@ public enum Command: Sendable, Equatable {
         case stats
         /// ``Command/snapshot``
         case snapshot
+        /// ``Command/forget(conv:user:)``
+        case forget
 
         /// The names, comma-separated, for messages and help.
         public static let list = allCases.map(\.rawValue).joined(separator: ", ")

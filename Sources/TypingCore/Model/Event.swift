@@ -325,7 +325,8 @@ extension Event {
         public var conv: Identifier
         /// The member.
         public var user: Identifier
-        /// The user's display name, nil when unnamed.
+        /// The user's name as they last gave it (a `join` with it gives the same
+        /// display name; the display name itself may be cut), nil when unnamed.
         public var name: String?
         /// Whether others see the user type.
         public var sendTyping: Bool

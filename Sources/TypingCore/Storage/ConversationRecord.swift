@@ -28,12 +28,21 @@ struct ConversationRecord {
     private(set) var longestMemberID: Int32 = 0
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [Int32: Int32]?
+    /// The members who see the main timeline's typers: those whose screen is at
+    /// the main timeline, who receive typing (v3 §E), and, under `--audience open`,
+    /// whose view is open. A render of the main timeline visits these and nobody
+    /// else, so members who receive nothing, and screens in threads, cost nothing
+    /// per change there. (The stale members are among them.)
+    private(set) var mainAudience = SlotSet()
+    /// True under `--audience open`: only open views are in an audience.
+    let openAudience: Bool
 
-    /// A new, empty conversation.
-    init(id: Identifier) {
+    /// A new, empty conversation; `openAudience`: under `--audience open`.
+    init(id: Identifier, openAudience: Bool = false) {
         self.id = id
         self.members = []
         self.memberCount = 0
+        self.openAudience = openAudience
     }
 
     /// The typers at `location` (read without copying the location's state).
@@ -148,20 +157,61 @@ struct ConversationRecord {
         _modify { yield &members[slot] }
     }
 
-    /// Moves the member in `slot` to `location`, keeping the threads' viewer lists.
+    /// Moves the member in `slot` to `location`, keeping the audiences in step.
     /// A thread left with nothing is kept until the caller releases it (a render
     /// of it may be on its way).
     mutating func move(_ slot: Int, to location: Location) {
         let old = members[slot].location
         guard old != location else { return }
-        if old != .main {
-            threads[old].viewers.remove(at: Self.insertionIndex(of: Int32(slot), in: threads[old].viewers))
-        }
-        if location != .main {
+        if old != .main { leaveThread(slot, at: old) }
+        members[slot].location = location
+        if location != .main { enterThread(slot, at: location) }
+        updateAudience(slot)
+    }
+
+    /// Counts the member in `slot` among those at thread `location`: a viewer
+    /// there when they receive typing, else one who only keeps the thread in use.
+    private mutating func enterThread(_ slot: Int, at location: Location) {
+        if members[slot].receives {
             let viewers = threads[location].viewers
             threads[location].viewers.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: viewers))
+        } else {
+            threads[location].silent += 1
         }
-        members[slot].location = location
+    }
+
+    /// Takes the member in `slot` out of those at thread `location`.
+    private mutating func leaveThread(_ slot: Int, at location: Location) {
+        if members[slot].receives {
+            threads[location].viewers.remove(at: Self.insertionIndex(of: Int32(slot), in: threads[location].viewers))
+        } else {
+            threads[location].silent -= 1
+        }
+    }
+
+    /// True when the member in `slot` belongs in ``mainAudience``.
+    @inline(__always)
+    func seesMain(_ slot: Int) -> Bool {
+        members[slot].isOccupied && members[slot].location == .main && members[slot].receives
+            && (!openAudience || isOpen(slot))
+    }
+
+    /// Puts the member in `slot` in ``mainAudience``, or takes them out, as
+    /// ``seesMain(_:)`` says. O(log slots).
+    @inline(__always)
+    mutating func updateAudience(_ slot: Int) {
+        if seesMain(slot) { mainAudience.insert(slot) } else { mainAudience.remove(slot) }
+    }
+
+    /// Sets whether the member in `slot` receives typing (v3 §E), keeping the
+    /// audiences in step.
+    mutating func setReceives(_ receives: Bool, at slot: Int) {
+        guard members[slot].receives != receives else { return }
+        let location = members[slot].location
+        if location != .main { leaveThread(slot, at: location) }
+        members[slot].receives = receives
+        if location != .main { enterThread(slot, at: location) }
+        updateAudience(slot)
     }
 
     /// Marks the member in `slot` as compared at the next render (their screen
@@ -192,6 +242,7 @@ struct ConversationRecord {
     /// a move of K slot numbers.
     mutating func openView(at slot: Int) {
         openSlots.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: openSlots))
+        if openAudience { updateAudience(slot) }
     }
 
     /// Closes the view of the member in `slot` (open). The last one to close frees
@@ -200,6 +251,7 @@ struct ConversationRecord {
         let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
         if index < openSlots.count && openSlots[index] == Int32(slot) { openSlots.remove(at: index) }
         if openSlots.isEmpty { openSlots = [] }
+        if openAudience { updateAudience(slot) }
     }
 
     /// The first index of `sorted` whose value is not below `value`.
@@ -212,10 +264,14 @@ struct ConversationRecord {
         return low
     }
 
-    /// Adds user `u`, whose id is `id`, at the end of the join order; returns their slot.
-    mutating func append(_ u: Int32, id: Identifier, link: Int32) -> Int {
+    /// Adds user `u`, whose id is `id`, at the end of the join order, with their
+    /// `receive_typing`; returns their slot.
+    mutating func append(_ u: Int32, id: Identifier, link: Int32, receives: Bool) -> Int {
         let slot = members.count
-        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty, link: link))
+        var member = MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty, link: link)
+        member.receives = receives
+        members.append(member)
+        updateAudience(slot)
         memberCount += 1
         longestMemberID = max(longestMemberID, Int32(id.encodedBound))
         if memberIndex != nil {
@@ -232,12 +288,14 @@ struct ConversationRecord {
         memberIndex?[members[slot].user] = nil
         let stale = Self.insertionIndex(of: Int32(slot), in: staleSlots)
         if stale < staleSlots.count && staleSlots[stale] == Int32(slot) { staleSlots.remove(at: stale) }
+        mainAudience.remove(slot)
         members[slot] = .free
         memberCount -= 1
         let vacant = members.count - memberCount
         if memberCount == 0 {
             members = []
             memberIndex = nil
+            mainAudience.removeAll()
         } else if vacant >= 8 && vacant * 2 > members.count {
             // Open slots move with their members: a member's new slot is the
             // number of members before it.
@@ -252,6 +310,8 @@ struct ConversationRecord {
             members = members.filter(\.isOccupied)
             longestMemberID = members.reduce(0) { max($0, Int32(Identifier($1.fingerprint).encodedBound)) }
             rebuildIndex()
+            mainAudience.removeAll()
+            for slot in members.indices { updateAudience(slot) }
         }
     }
 

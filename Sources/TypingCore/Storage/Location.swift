@@ -21,9 +21,10 @@ struct LocationState {
     /// The view of every viewer here who is not typing here, in the default table
     /// and `--style` (variant 0), as last rendered.
     var fullView: IndicatorView = .empty
-    /// The views of the other variants (tables and styles) viewers here needed, as
-    /// last built (see ``Engine/variantView(_:in:)``).
-    var variants: [VariantView] = []
+    /// The views of the other variants (tables and styles) viewers here needed
+    /// since the location was last quiet, as last built (see
+    /// ``Engine/variantView(_:of:frame:)``).
+    var variants = VariantViews()
     /// Counts the rebuilds of ``fullView``: a variant built at an older one is out
     /// of date.
     var epoch: UInt32 = 0
@@ -50,6 +51,62 @@ struct VariantView {
     var epoch: UInt32
 }
 
+/// The variants of a location's shared view, found by key in O(1) however many
+/// languages its viewers read: a short list is searched, a long one (past
+/// ``linearLimit``) also keeps an index that grows with it.
+struct VariantViews {
+    /// The variants, in the order they were first built.
+    private(set) var entries: [VariantView] = []
+    /// Key → place in ``entries``, once there are more than ``linearLimit``.
+    private var index: [UInt32: Int]?
+
+    /// Up to this many variants, a linear search is the fastest lookup.
+    static let linearLimit = 16
+
+    /// How many variants are kept.
+    var count: Int { entries.count }
+
+    /// The variant for `key`, if kept.
+    @inline(__always)
+    func find(_ key: UInt32) -> VariantView? {
+        if let index { return index[key].map { entries[$0] } }
+        for entry in entries where entry.key == key { return entry }
+        return nil
+    }
+
+    /// Stores `entry`, replacing the one for its key.
+    mutating func store(_ entry: VariantView) {
+        if let index {
+            if let at = index[entry.key] {
+                entries[at] = entry
+            } else {
+                self.index?[entry.key] = entries.count
+                entries.append(entry)
+            }
+            return
+        }
+        if let at = entries.firstIndex(where: { $0.key == entry.key }) {
+            entries[at] = entry
+            return
+        }
+        entries.append(entry)
+        if entries.count > VariantViews.linearLimit {
+            var built: [UInt32: Int] = [:]
+            for (at, stored) in entries.enumerated() { built[stored.key] = at }
+            index = built
+        }
+    }
+
+    /// Forgets every variant (the location is quiet: every view of it is empty),
+    /// giving the storage back.
+    mutating func removeAll() {
+        if !entries.isEmpty || index != nil {
+            entries = []
+            index = nil
+        }
+    }
+}
+
 /// A location's typers by activity, one order-statistic tree each: clauses need
 /// each activity's count, named count and first names, in O(log typers).
 struct ActivityGroups {
@@ -63,11 +120,15 @@ struct ThreadRecord {
     var id: Identifier
     /// Its typers and views.
     var state = LocationState()
-    /// The member slots whose location is this thread, in join (slot) order.
+    /// The member slots whose screen shows this thread and who receive typing (its
+    /// audience: a screen at a thread is an open view), in join (slot) order.
     var viewers: [Int32] = []
+    /// Members whose screen shows this thread but who receive no typing (v3 §E):
+    /// they keep the thread in use, and no render visits them.
+    var silent: Int32 = 0
 
     /// True when the thread holds nothing worth keeping.
-    var isUnused: Bool { state.isQuiet && viewers.isEmpty }
+    var isUnused: Bool { state.isQuiet && viewers.isEmpty && silent == 0 }
 }
 
 /// The threads a conversation has in use: those with a typer or a viewer. Others

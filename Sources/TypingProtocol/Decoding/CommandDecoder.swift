@@ -109,12 +109,15 @@ package struct CommandDecoder: Sendable {
             return Request(.send(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
                             thread: thread.map { Identifier(bytes: $0) }),
                            id: id, at: at, line: number)
-        case .leave, .close:
-            let conv = try fields.identifier("conv", object.conv, for: kind)
-            let user = try fields.identifier("user", object.user, for: kind)
-            return Request(kind == .leave ? .leave(conv: Identifier(bytes: conv), user: Identifier(bytes: user))
-                                     : .close(conv: Identifier(bytes: conv), user: Identifier(bytes: user)),
-                           id: id, at: at, line: number)
+        case .leave, .close, .forget:
+            let conv = Identifier(bytes: try fields.identifier("conv", object.conv, for: kind))
+            let user = Identifier(bytes: try fields.identifier("user", object.user, for: kind))
+            let command: Command = switch kind {
+            case .leave: .leave(conv: conv, user: user)
+            case .close: .close(conv: conv, user: user)
+            default: .forget(conv: conv, user: user)
+            }
+            return Request(command, id: id, at: at, line: number)
         case .remove:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             let user = try fields.identifier("user", object.user, for: kind)

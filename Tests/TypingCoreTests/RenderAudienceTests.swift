@@ -1,0 +1,241 @@
+import Testing
+@testable import TypingCore
+
+/// The members a render visits: at a location, those who can receive there. A
+/// member who receives nothing, or whose screen is elsewhere, costs nothing per
+/// change of the typers there.
+@Suite("Renders visit only their audience")
+struct RenderAudienceTests {
+    @Test("a slot set agrees with a plain set through inserts, removals and walks", arguments: [70, 5_000, 300_000])
+    func slotSet(range: Int) {
+        var rng = SplitMix(seed: UInt64(range))
+        var set = SlotSet()
+        var reference = Set<Int>()
+        for step in 0..<4_000 {
+            let slot = rng.below(range)
+            if rng.below(3) == 0 {
+                set.remove(slot)
+                reference.remove(slot)
+            } else {
+                set.insert(slot)
+                reference.insert(slot)
+            }
+            #expect(set.contains(slot) == reference.contains(slot))
+            if step % 500 == 0 || step == 3_999 {
+                #expect(set.violations().isEmpty, "\(set.violations())")
+                #expect(set.elements == reference.sorted())
+                #expect(set.count == reference.count)
+                let probe = rng.below(range + 10)
+                #expect(set.next(from: probe) == reference.filter { $0 >= probe }.min())
+            }
+        }
+        for slot in reference { set.remove(slot) }
+        #expect(set.count == 0 && set.next(from: 0) == nil && set.violations().isEmpty)
+    }
+
+    #if TYPINGD_INTERNAL_CHECKS
+    /// Viewers compared by `body`.
+    static func compared(_ h: inout Harness, _ body: (inout Harness) -> Void) -> Int {
+        let before = h.engine.viewersCompared
+        body(&h)
+        return h.engine.viewersCompared - before
+    }
+
+    /// Two typers take turns in the main timeline of a room where `silent` other
+    /// members cannot see them (`how`); returns the viewers compared over `rounds`
+    /// rounds of type and send.
+    static func cost(silent: Int, how: Silence, audience: EngineConfiguration.Audience, rounds: Int) -> Int {
+        var h = Harness(EngineConfiguration(audience: audience), checksEveryStep: false)
+        h.join("room", "ana", "ben")
+        if audience == .open {
+            h.run(.open(conv: ID("room"), user: ID("ana")))
+            h.run(.open(conv: ID("room"), user: ID("ben")))
+        }
+        for index in 0..<silent {
+            let user = ID("m\(index)")
+            switch how {
+            case .receivesNothing:
+                h.run(.join(conv: ID("room"), user: user, receiveTyping: false))
+                if audience == .open { h.run(.open(conv: ID("room"), user: user)) }
+            case .inAThread:
+                h.run(.join(conv: ID("room"), user: user))
+                h.run(.open(conv: ID("room"), user: user, thread: ID("t\(index)")))
+            }
+        }
+        h.engine.checkInvariants()
+        let count = compared(&h) { h in
+            for round in 0..<rounds {
+                let typer = round % 2 == 0 ? "ana" : "ben"
+                h.run(.type(conv: ID("room"), user: ID(typer)), at: 10 * round + 1)
+                h.run(.send(conv: ID("room"), user: ID(typer)), at: 10 * round + 5)
+            }
+        }
+        h.engine.checkInvariants()
+        return count
+    }
+
+    enum Silence: CaseIterable { case receivesNothing, inAThread }
+
+    @Test("members who receive nothing, and screens in threads, are not visited by main-timeline renders",
+          arguments: Silence.allCases, [EngineConfiguration.Audience.members, .open])
+    func silentMembersCostNothing(how: Silence, audience: EngineConfiguration.Audience) {
+        let small = Self.cost(silent: 0, how: how, audience: audience, rounds: 40)
+        let big = Self.cost(silent: 2_000, how: how, audience: audience, rounds: 40)
+        #expect(small > 0)
+        #expect(big == small, "\(big) viewers compared with 2,000 silent members, \(small) with none")
+    }
+
+    @Test("a thread's render visits its viewers who receive typing, not its silent ones")
+    func silentThreadViewers() {
+        var h = Harness(checksEveryStep: false)
+        h.join("room", "ana", "ben")
+        h.run(.open(conv: ID("room"), user: ID("ben"), thread: ID("t")))
+        for index in 0..<500 {
+            h.run(.join(conv: ID("room"), user: ID("m\(index)"), receiveTyping: false))
+            h.run(.open(conv: ID("room"), user: ID("m\(index)"), thread: ID("t")))
+        }
+        h.engine.checkInvariants()
+        let count = Self.compared(&h) { h in
+            #expect(h.run(.type(conv: ID("room"), user: ID("ana"), thread: ID("t")), at: 10)
+                    == ["@10 room#t ben: [ana] Ana is typing..."])
+        }
+        #expect(count <= 2, "\(count) viewers compared")
+        // One of them starts receiving again: told at once, and visited from then on.
+        #expect(h.run(.user(user: ID("m7"), receiveTyping: true), at: 20) == ["@20 room#t m7: [ana] Ana is typing..."])
+        h.engine.checkInvariants()
+        // The last silent viewer keeps the thread in use after the others leave it.
+        for index in 0..<500 where index != 7 { h.run(.close(conv: ID("room"), user: ID("m\(index)")), at: 30) }
+        h.engine.checkInvariants()
+    }
+    #endif
+}
+
+/// Protocol v3 §F: every applied command that names a conversation renders it, also
+/// when it changed none of its typers; a render of a command that changed nothing
+/// visits only the screens waiting to be told.
+@Suite("Every command naming a conversation renders it")
+struct RenderEveryCommandTests {
+    @Test("closing a thread while a teammate types in the channel shows the channel's typers at once")
+    func closeFromThread() {
+        var h = Harness()
+        h.join("dev", "ana", "ben", "cy")
+        h.run(.open(conv: ID("dev"), user: ID("ana"), thread: ID("release")), at: 100)
+        #expect(h.run(.type(conv: ID("dev"), user: ID("ben")), at: 200) == ["@200 dev cy: [ben] Ben is typing..."])
+        #expect(h.run(.close(conv: ID("dev"), user: ID("ana")), at: 300) == ["@300 dev ana: [ben] Ben is typing..."])
+    }
+
+    @Test("closing the chat list's row shows the chat's typers at once")
+    func closeFromList() {
+        var h = Harness()
+        h.join("dev", "ana", "ben")
+        h.run(.open(conv: ID("dev"), user: ID("ana"), view: .list), at: 100)
+        #expect(h.run(.type(conv: ID("dev"), user: ID("ben")), at: 200) == ["@200 dev ana(list): [ben] Ben is typing..."])
+        #expect(h.run(.close(conv: ID("dev"), user: ID("ana")), at: 300) == ["@300 dev ana: [ben] Ben is typing..."])
+    }
+
+    @Test("a screen offline forgot is told at the next command naming its conversation",
+          arguments: ["send", "empty type", "hidden type", "typer's keystroke", "join again", "leave", "remove", "close"])
+    func forgottenScreenTold(by command: String) {
+        var h = Harness()
+        h.join("dev", "ana", "ben", "cy", "dee")
+        h.run(.join(conv: ID("dev"), user: ID("eve"), sendTyping: false))
+        h.run(.open(conv: ID("dev"), user: ID("cy"), thread: ID("release")), at: 100)
+        h.type("dev", "ben", at: 200)
+        h.run(.offline(user: ID("cy")), at: 300)
+        let told = ["@400 dev cy: [ben] Ben is typing..."]
+        let events: [String]
+        switch command {
+        case "send": events = h.run(.send(conv: ID("dev"), user: ID("cy")), at: 400)
+        case "empty type": events = h.run(.type(conv: ID("dev"), user: ID("dee"), empty: true), at: 400)
+        case "hidden type": events = h.run(.type(conv: ID("dev"), user: ID("eve")), at: 400)
+        case "typer's keystroke": events = h.type("dev", "ben", at: 400)
+        case "join again": events = h.run(.join(conv: ID("dev"), user: ID("dee")), at: 400)
+        case "leave": events = h.run(.leave(conv: ID("dev"), user: ID("dee")), at: 400)
+        case "remove": events = h.run(.remove(conv: ID("dev"), user: ID("dee"), by: ID("ana")), at: 400)
+        default: events = h.run(.close(conv: ID("dev"), user: ID("dee")), at: 400)
+        }
+        #expect(events == told, "\(command)")
+        // Told once: nothing more until something changes.
+        #expect(h.run(.send(conv: ID("dev"), user: ID("cy")), at: 500) == [])
+    }
+
+    @Test("a query, and commands naming other conversations, tell the forgotten screen nothing")
+    func queryDoesNotRender() {
+        var h = Harness()
+        h.join("dev", "ana", "ben", "cy")
+        h.join("other", "cy", "dee")
+        h.run(.open(conv: ID("dev"), user: ID("cy"), thread: ID("release")), at: 100)
+        h.type("dev", "ben", at: 200)
+        h.run(.offline(user: ID("cy")), at: 300)
+        #expect(h.run(.query(conv: ID("dev")), at: 400).allSatisfy { $0.hasPrefix("state") })
+        #expect(h.run(.send(conv: ID("other"), user: ID("dee")), at: 500) == [])
+        #expect(h.run(.user(user: ID("dee"), name: "Dee"), at: 600) == [])
+        #expect(h.run(.send(conv: ID("dev"), user: ID("ana")), at: 700) == ["@700 dev cy: [ben] Ben is typing..."])
+    }
+
+    @Test("forget leaves a screen waiting to be told, writing nothing itself")
+    func forgetWritesNothing() {
+        var h = Harness()
+        h.join("dev", "ana", "ben", "cy")
+        h.type("dev", "ben", at: 200)
+        #expect(h.run(.forget(conv: ID("dev"), user: ID("cy")), at: 300) == [])
+        #expect(h.run(.forget(conv: ID("dev"), user: ID("nobody")), at: 300) == ["error 6 not_member"])
+        #expect(h.run(.send(conv: ID("dev"), user: ID("ana")), at: 400) == ["@400 dev cy: [ben] Ben is typing..."])
+    }
+
+    #if TYPINGD_INTERNAL_CHECKS
+    @Test("a command that changes nothing visits only the screens waiting to be told, never the whole room")
+    func unchangedCommandCost() {
+        var h = Harness(checksEveryStep: false)
+        h.join("room", "ana", "ben")
+        for index in 0..<2_000 { h.run(.join(conv: ID("room"), user: ID("m\(index)"))) }
+        h.type("room", "ben", at: 10)
+        for index in 0..<3 { h.run(.forget(conv: ID("room"), user: ID("m\(index)")), at: 20) }
+        h.engine.checkInvariants()
+        var before = h.engine.viewersCompared
+        #expect(h.run(.send(conv: ID("room"), user: ID("ana")), at: 30).count == 3)
+        #expect(h.engine.viewersCompared - before == 3, "\(h.engine.viewersCompared - before) viewers compared")
+        before = h.engine.viewersCompared
+        for step in 0..<100 {
+            h.run(.send(conv: ID("room"), user: ID("ana")), at: 40 + step)
+            h.run(.type(conv: ID("room"), user: ID("ana"), empty: true), at: 40 + step)
+            h.run(.close(conv: ID("room"), user: ID("ana")), at: 40 + step)
+        }
+        #expect(h.engine.viewersCompared == before, "commands that change nothing compared \(h.engine.viewersCompared - before) viewers")
+        h.engine.checkInvariants()
+    }
+    #endif
+
+    @Test("after every applied command naming a conversation, none of its screens waits to be told (random v3 sessions)",
+          arguments: 0..<4)
+    func nothingWaitsAfterACommand(configuration index: Int) {
+        for seed in 0..<5 {
+            var rng = SplitMix(seed: UInt64(31_000 + index * 100 + seed))
+            var h = Harness(EngineV3RandomTests.configurations[index])
+            var time = 0
+            for step in 0..<600 {
+                time += rng.below(300)
+                let command = EngineV3RandomTests.command(&rng, step: step)
+                let events = h.run(command, at: time)
+                guard let conv = command.namedConversation, !events.contains(where: { $0.hasPrefix("error") }),
+                      let c = h.engine.findConversation(conv) else { continue }
+                if case .query = command { continue }
+                #expect(h.engine.conversations[c].staleSlots.isEmpty, "seed \(seed), step \(step): \(command)")
+            }
+        }
+    }
+}
+
+extension Command {
+    /// The conversation a command names, if any.
+    var namedConversation: Identifier? {
+        switch self {
+        case let .join(conv, _, _, _, _, _), let .type(conv, _, _, _, _, _), let .send(conv, _, _),
+             let .leave(conv, _), let .remove(conv, _, _), let .open(conv, _, _, _), let .close(conv, _),
+             let .query(conv, _), let .forget(conv, _):
+            return conv
+        case .offline, .user, .tick, .stats, .snapshot:
+            return nil
+        }
+    }
+}
