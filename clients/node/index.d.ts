@@ -310,6 +310,27 @@ export interface SnapshotCommand {
 }
 
 /**
+ * What the member was last sent is forgotten without an event (their view closes as offline
+ * closes it); they are compared from the empty indicator at the next render of conv. Writes
+ * nothing, stops no streak. For rebuilding a snapshot's forgotten members. A typingd 3.1
+ * addition, not in the v3 spec.
+ */
+export interface ForgetCommand {
+  cmd: 'forget';
+  /** conv, user, by and thread: 1 to 256 bytes of UTF-8, compared byte for byte. */
+  conv: string;
+  /** conv, user, by and thread: 1 to 256 bytes of UTF-8, compared byte for byte. */
+  user: string;
+  /**
+   * Echoed in the command's ok, reply or error. Any other value is bad_field (and that
+   * error carries no id).
+   */
+  id?: string | number;
+  /** The command's time in ms, manual clock only. 0 … 2^53−1. */
+  at?: number;
+}
+
+/**
  * One input line of typingd, decoded: a command object. This root schema is the manual
  * clock (--clock manual); use #/$defs/real_clock_command for --clock real. Sources:
  * Protocol.md (Commands, Errors, Limits and memory) and spec/protocol-v1.md §2 +
@@ -328,7 +349,8 @@ export type TypingdCommand =
   | TickCommand
   | QueryCommand
   | StatsCommand
-  | SnapshotCommand;
+  | SnapshotCommand
+  | ForgetCommand;
 
 /** The kinds of commands: every value of `cmd`. */
 export type CommandName = TypingdCommand['cmd'];
@@ -348,6 +370,7 @@ export interface CommandMap {
   query: QueryCommand;
   stats: StatsCommand;
   snapshot: SnapshotCommand;
+  forget: ForgetCommand;
 }
 
 // Events (one output line): urn:typingd:protocol-v3:event ---------------------------
@@ -542,13 +565,13 @@ export interface StatsEvent {
 /**
  * Keys event, at, conv, user, name?, locale?, send_typing, receive_typing?, open, thread?,
  * view?, forgotten?, joined?. Part of the reply to snapshot (typingd's own, not in the
- * spec): one membership. name: the display name, absent when unnamed (a display name keeps
- * at most the 1024 bytes of a name, plus '...'); locale: the user's, as given, when set;
- * receive_typing: only when false; thread and view ("list"): where the open view is, when
- * not a chat at the main timeline; forgotten: only when true, the member's last indicator
- * was forgotten without an event (their next render compares from empty); joined: only when
- * the listing is not in an order the memberships could have been joined in, this
- * membership's place (from 1) in such an order.
+ * spec): one membership. name: the name as the user last gave it, absent when unnamed (at
+ * most 1024 bytes; a join with it gives the same display name); locale: the user's, as
+ * given, when set; receive_typing: only when false; thread and view ("list"): where the
+ * open view is, when not a chat at the main timeline; forgotten: only when true, the
+ * member's last indicator was forgotten without an event (their next render compares from
+ * empty); joined: only when the listing is not in an order the memberships could have been
+ * joined in, this membership's place (from 1) in such an order.
  */
 export interface MemberEvent {
   event: 'member';

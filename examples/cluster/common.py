@@ -221,7 +221,7 @@ def decode_body(headers, body: bytes, limit: int = BODY_LIMIT) -> bytes:
 # `type`, `send`, `open` and `query` with a `thread` go by their `conv` like the
 # others; `user` (names, settings, locale, receive_typing) goes everywhere.
 CONVERSATION_COMMANDS = frozenset(
-    ["join", "type", "send", "leave", "remove", "open", "close", "query"])
+    ["join", "type", "send", "leave", "remove", "open", "close", "query", "forget"])
 EVERY_PARTITION = frozenset(["offline", "user", "tick", "stats", "snapshot"])
 
 # The shard's own marker after every message: a query for a conversation nobody

@@ -108,7 +108,6 @@ PULL_MAX_BYTES = 64 << 20           # bytes a pull request may deliver
 STATUS, DESCRIPTION, PENDING_MESSAGES = "Status", "Description", "Nats-Pending-Messages"
 
 PUBLISH, SUPPRESS, BACKLOG, SNAPSHOT = "publish", "suppress", "backlog", "snapshot"
-FORGET_THREAD = "typingd:forget"   # the thread a rebuild opens to make a member's screen forgotten again
 MAIN_CHAT = (None, "chat")          # a screen: (thread, view); a closed view counts as the main chat
 LINE_END = None                     # in a message's events: where one line's events end (catching up)
 _NOT_INDICATOR = re.compile(rb'\n(?!\{"event":"indicator")')   # the "\n" before any other line
@@ -257,9 +256,10 @@ def rebuild_lines(events):
     2. streaks in the order of `started` when given, else as listed: a `type` with
        its thread, activity and the time left to its deadline; then the same again
        in the order of `keystroke`;
-    3. members whose screen an offline or close changed without a render
-       (`forgotten`): each opens a thread and then, after all have, closes it, so
-       that the next render compares them from the empty indicator again."""
+    3. members whose screen an offline changed without a render (`forgotten`): a
+       `forget` each, which renders nothing, so that the next render compares them
+       from the empty indicator again (a `close` would tell them at once: every
+       command naming a conversation renders it)."""
     members = [event for event in events if event["event"] == "member"]
     streaks = [event for event in events if event["event"] == "streak"]
     if any("joined" in m for m in members):
@@ -292,9 +292,7 @@ def rebuild_lines(events):
             keystroke["timeout_ms"] = s["deadline"] - s["at"]
             lines.append(keystroke)
     for m in forgotten:
-        lines.append({"cmd": "open", "conv": m["conv"], "user": m["user"], "thread": FORGET_THREAD, "at": m["at"]})
-    for m in forgotten:
-        lines.append({"cmd": "close", "conv": m["conv"], "user": m["user"], "at": m["at"]})
+        lines.append({"cmd": "forget", "conv": m["conv"], "user": m["user"], "at": m["at"]})
     return [json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() for line in lines]
 
 
