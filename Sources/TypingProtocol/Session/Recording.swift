@@ -24,6 +24,9 @@ import TypingCore
 ///   way, so timeouts and lines interleave as they did, errors included.
 /// - A line longer than `--max-line-bytes` is recorded as its time and `!`: the
 ///   replay reports it as too long, without the bytes ever being kept.
+/// - Times never go back (the engine's clock does not): a line's time is at least
+///   the previous line's, the end's at least the last line's. A record whose times
+///   go back is malformed.
 /// - `#end T`: the session stopped at time T, at the end of input (after the drain,
 ///   if any) or on a signal. The replay moves the clock to T and stops there; it
 ///   does not drain. A record without an end (the process was killed) replays up to
@@ -170,6 +173,9 @@ package struct RecordPlayer {
     private var pending: [UInt8] = []
     /// Set by the end line; nothing may follow it.
     package private(set) var ending: Ending = .unterminated
+    /// The time of the last record line played: typingd's clock never goes back,
+    /// so neither do the times of a record it wrote.
+    private var lastTime = 0
     /// The longest record line accepted: the session's longest input line, its time
     /// and a tab.
     private let maxRecordLine: Int
@@ -234,6 +240,7 @@ package struct RecordPlayer {
             do throws(BadRecord) {
                 time = try RecordPlayer.time(UnsafeRawBufferPointer(rebasing: line[(RecordFormat.end.count + 1)...]),
                                              line: recordLine)
+                try checkOrder(time)
             } catch {
                 throw .badRecord(error)
             }
@@ -249,6 +256,7 @@ package struct RecordPlayer {
         let time: Int
         do throws(BadRecord) {
             time = try RecordPlayer.time(UnsafeRawBufferPointer(rebasing: line[0..<digits]), line: recordLine)
+            try checkOrder(time)
         } catch {
             throw .badRecord(error)
         }
@@ -263,6 +271,16 @@ package struct RecordPlayer {
         } catch {
             throw .sink(error)
         }
+    }
+
+    /// Refuses `time` (of the record line just read) when it is before the previous
+    /// line's: typingd never writes such a record, and playing it would apply the
+    /// line at a time other than the one it names.
+    private mutating func checkOrder(_ time: Int) throws(BadRecord) {
+        guard time >= lastTime else {
+            throw BadRecord(description: "record line \(recordLine) goes back in time: \(time) ms after \(lastTime) ms on the line before")
+        }
+        lastTime = time
     }
 
     /// The time in `digits`, within the range of `at`.
