@@ -29,9 +29,8 @@ import Glibc
 struct EventLoop {
     /// The settings.
     let configuration: SessionConfiguration
-    /// Where `--record` writes, if anywhere (an open file), and the options its
-    /// header names.
-    var record: (fd: Int32, options: [String])?
+    /// Where `--record` writes, if anywhere (an open file), and what it starts with.
+    var record: (fd: Int32, header: RecordHeader)?
     /// Threads that parse input, this one included (1: no workers).
     var threads = 1
     /// The bytes read at a time.
@@ -41,7 +40,7 @@ struct EventLoop {
     func run<Format: EventFormat & ~Copyable>(format: consuming Format, signals: SignalWatcher) throws(IOFailure) {
         let output = StandardOutput(fd: 1, signals: signals)
         defer { output.restore() }
-        let recording = record.map { (sink: StandardOutput(fd: $0.fd, signals: signals, name: "the record file"), options: $0.options) }
+        let recording = record.map { (sink: StandardOutput(fd: $0.fd, signals: signals, name: "the record file"), header: $0.header) }
         let session = Session(configuration: configuration, format: format, sink: output, record: recording)
         var pipeline: InputPipeline<Format, StandardOutput>
         do throws(ThreadSpawner.Failure) {

@@ -62,11 +62,18 @@ struct Replay: ParsableCommand {
         }
         defer { if fd != 0 { close(fd) } }
         let input = InputReader(fd: fd)
-        var reader = HeaderReader()
+        var preamble = RecordPreamble()
+        var rest: [UInt8] = []
         let options: SessionOptions
         do {
-            while try !reader.feed(try input.read()) {}
-            options = try RecordOptions.parse(header: reader.header)
+            while true {
+                let chunk = try input.read()
+                if let start = try preamble.feed(chunk) {
+                    rest = preamble.carried + chunk[start...]
+                    break
+                }
+            }
+            options = try RecordOptions.parse(preamble)
         } catch let failure as IOFailure {
             throw ReplayFailure(message: failure.message ?? "cannot read \(record)", status: 74)
         } catch {
@@ -76,8 +83,8 @@ struct Replay: ParsableCommand {
         defer { output.restore() }
         do {
             switch options.format {
-            case .json: try play(JSONFormat(), options: options, input: input, after: reader.rest, to: output, signals: signals)
-            case .text: try play(TextFormat(), options: options, input: input, after: reader.rest, to: output, signals: signals)
+            case .json: try play(JSONFormat(), options: options, preamble: preamble, input: input, after: rest, to: output, signals: signals)
+            case .text: try play(TextFormat(), options: options, preamble: preamble, input: input, after: rest, to: output, signals: signals)
             }
         } catch let failure as ReplayFailure {
             throw failure
@@ -88,19 +95,21 @@ struct Replay: ParsableCommand {
         }
     }
 
-    /// Plays the record lines after the header: `rest` (read with the header), then
-    /// what `input` reads, until its end, the record's end line or a signal.
+    /// Plays the record lines after the `preamble` (the header and the table lines):
+    /// `rest` (read with it), then what `input` reads, until its end, the record's end
+    /// line or a signal.
     func play<Format: EventFormat & ~Copyable>(_ format: consuming Format, options: SessionOptions,
+                                               preamble: RecordPreamble,
                                                input: borrowing InputReader, after rest: [UInt8],
                                                to output: StandardOutput, signals: SignalWatcher) throws {
         let configuration: SessionConfiguration
         do {
-            configuration = try options.configuration()
+            configuration = try options.configuration(recorded: preamble.tables)
         } catch {
-            throw ReplayFailure(message: "the record's header names a bad phrase table: \(error)", status: 65)
+            throw ReplayFailure(message: "\(record): the record's header names a bad phrase table: \(error)", status: 65)
         }
         var session = Session(configuration: configuration, format: format, sink: output, record: nil)
-        var player = RecordPlayer(maxLineBytes: options.maxLineBytes)
+        var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble.lines)
         func feed(_ bytes: UnsafeRawBufferPointer) throws {
             do throws(RecordPlayer.Failure<IOFailure>) {
                 try player.feed(bytes, into: &session)
@@ -132,36 +141,5 @@ struct Replay: ParsableCommand {
             try session.flush()
         }
         try session.flush()
-    }
-}
-
-/// Reads a record's header line, at most ``RecordFormat/maxHeaderBytes`` long.
-struct HeaderReader {
-    /// The header line, once read (without its LF).
-    private(set) var header: [UInt8] = []
-    /// What was read after it.
-    private(set) var rest: [UInt8] = []
-    private var done = false
-
-    struct Malformed: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// Takes the next chunk; returns true once the header is complete.
-    mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(Malformed) -> Bool {
-        if chunk.isEmpty {
-            throw Malformed(description: header.isEmpty ? "the file is empty, not a record" : "the first line has no line break: it is not a record made by typingd --record")
-        }
-        if let lf = chunk.firstIndex(of: 0x0A) {
-            header.append(contentsOf: chunk[..<lf])
-            rest.append(contentsOf: chunk[(lf + 1)...])
-            done = true
-        } else {
-            header.append(contentsOf: chunk)
-        }
-        guard header.count <= RecordFormat.maxHeaderBytes else {
-            throw Malformed(description: "the first line is longer than \(RecordFormat.maxHeaderBytes) bytes: it is not a record made by typingd --record")
-        }
-        return done
     }
 }

@@ -172,8 +172,11 @@ struct Typingd: ParsableCommand {
             return
         }
         let configuration: SessionConfiguration
+        var recordHeader: RecordHeader?
         do {
-            configuration = try options.configuration()
+            let tables = try options.loadTables(relativeTo: nil)
+            configuration = try options.configuration(tables: tables.map(\.table))
+            if record != nil { recordHeader = options.recordHeader(tables: tables) }
         } catch {
             StandardOutput.diagnose("typingd: \(error)")
             throw ExitCode(64)
@@ -184,10 +187,10 @@ struct Typingd: ParsableCommand {
             var loop = EventLoop(configuration: configuration)
             loop.threads = threading.threads
             loop.readBuffer = threading.readBuffer
-            if let record {
+            if let record, let recordHeader {
                 let fd = open(record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
                 guard fd >= 0 else { throw .failed(operation: "open the record file \(record)", errno: errno) }
-                loop.record = (fd, options.recordWords(book: configuration.engine.phrases))
+                loop.record = (fd, recordHeader)
             }
             switch options.format {
             case .json: try loop.run(format: JSONFormat(), signals: signals)

@@ -127,13 +127,21 @@ struct CheckFilesTests {
         #expect(out.contains("\\u{1b}]0;title\\u{7}y"), "\(out)")
     }
 
+    /// The bytes process `pid` has read so far (`rchar` in /proc/PID/io), 0 if unknown.
+    static func bytesRead(by pid: Int32) -> Int {
+        guard let io = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8),
+              let line = io.split(separator: "\n").first(where: { $0.hasPrefix("rchar:") }) else { return 0 }
+        return Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+
     @Test("SIGTERM and SIGINT stop check between lines: exit 128 + N, no summary, no verdict on the cut run, nothing blessed",
           arguments: [SIGTERM, SIGINT], [false, true])
     func signals(_ signal: Int32, bless: Bool) throws {
         let dir = try WorkflowTests.folder("signal")
         defer { try? FileManager.default.removeItem(at: dir) }
         let line = #"{"cmd":"stats"}"# + "\n"
-        try String(repeating: line, count: 2_000_000).write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
+        let big = String(repeating: line, count: 2_000_000)
+        try big.write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
         let expected = dir.appendingPathComponent("big.out.jsonl")
         try "the golden before\n".write(to: expected, atomically: true, encoding: .utf8)
         // One transcript that passes at once, before the big one ("a" < "big").
@@ -146,7 +154,12 @@ struct CheckFilesTests {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        usleep(400_000)
+        // The signal comes once check has read big's input (it reads each input
+        // whole, after finishing the one before): "a" is done, big runs for seconds.
+        let deadline = Date().addingTimeInterval(30)
+        while Self.bytesRead(by: process.processIdentifier) < big.utf8.count && Date() < deadline {
+            usleep(5_000)
+        }
         kill(process.processIdentifier, signal)
         let start = Date()
         let report = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -118,7 +118,11 @@ struct PhraseOptionsTests {
         let (replayed, err, status) = try WorkflowTests.typingd(["replay", record.path])
         #expect(status == 0 && err.isEmpty, "\(err)")
         #expect(replayed == live)
-        let header = try String(contentsOf: record, encoding: .utf8).prefix { $0 != "\n" }
-        #expect(header.contains("--phrase-table") && header.contains("--default-locale de") && header.contains("--list-style group"))
+        let lines = try String(contentsOf: record, encoding: .utf8).split(separator: "\n")
+        #expect(lines[0].hasPrefix("#typingd-record v2 ") && !lines[0].contains("--phrase")
+                && lines[0].contains("--default-locale de") && lines[0].contains("--list-style group"), "\(lines[0])")
+        // A line per table, in the order loaded: the file's text, its line breaks made spaces.
+        #expect(lines[1].hasPrefix("#table {   \"locale\": \"de\",") && lines[2].hasPrefix("#table {   \"locale\": \"ru\","),
+                "\(lines[1].prefix(40)) \(lines[2].prefix(40))")
     }
 }

@@ -2,12 +2,15 @@ import TypingCore
 
 /// `--record`: the input of a real-clock session, line by line with the time each
 /// line was applied at, and how the session ended, so that `typingd replay FILE`
-/// (and `typingd check`) reproduces its output byte for byte.
+/// (and `typingd check`) reproduces its output byte for byte. A record is one
+/// self-contained file: it holds the session's phrase tables too.
 ///
-/// The format, one record line per LF-terminated line:
+/// The format (version 2), one record line per LF-terminated line:
 ///
 /// ```
-/// #typingd-record v1 --timeout-ms 3000 --style group …     the session's options
+/// #typingd-record v2 --timeout-ms 3000 --style group …     the session's options
+/// #table {"locale":"de", …}                                 a phrase table it loaded
+/// #table {"locale":"fr", …}                                 another
 /// 1534<TAB>{"cmd":"type","conv":"team","user":"ana"}       input line 1, applied at 1534 ms
 /// 1534<TAB>garbage                                         line 2, refused at 1534
 /// 2210<TAB>                                                line 3, blank
@@ -16,7 +19,15 @@ import TypingCore
 /// ```
 ///
 /// - The header names every option that shapes the output (``SessionConfiguration``
-///   as words `typingd` parses), so a replay needs none.
+///   as words `typingd` parses), so a replay needs none, and never a file: no
+///   `--phrases` (nor, since v2, `--phrase-table`). It is short; a reader takes at
+///   most ``maxHeaderBytes`` (what a v1 header, which held the tables, may take).
+/// - `#table JSON`: one line per phrase table the session loaded, in the order it
+///   loaded them (built-in English aside), right after the header: the table's text
+///   as it was read, with its line breaks (JSON white space, never inside a string)
+///   turned into spaces. So a table line is at most ``maxTableLineBytes``, whatever
+///   the table holds and however many there are, and a replay loads the same tables
+///   in the same order. A reader holds one table line at a time.
 /// - Each input line is recorded as framed: its bytes unchanged (without its LF and
 ///   one trailing CR), never longer than it was, after the time the engine stood at
 ///   when it was applied, blank and refused lines too. A replay moves the clock to
@@ -24,25 +35,58 @@ import TypingCore
 ///   way, so timeouts and lines interleave as they did, errors included.
 /// - A line longer than `--max-line-bytes` is recorded as its time and `!`: the
 ///   replay reports it as too long, without the bytes ever being kept.
+/// - Times never go back (the engine's clock does not): a line's time is at least
+///   the previous line's, the end's at least the last line's. A record whose times
+///   go back is malformed.
 /// - `#end T`: the session stopped at time T, at the end of input (after the drain,
 ///   if any) or on a signal. The replay moves the clock to T and stops there; it
 ///   does not drain. A record without an end (the process was killed) replays up to
 ///   its last line.
 ///
 /// Nothing else is recorded: the replay fires timeouts at the same deadlines.
+///
+/// Version 1 (typingd 3.0.0) had no table lines: its header held the tables as
+/// `--phrase-table JSON` words, written back from the loaded tables, so many or
+/// large tables made a header, or a table, longer than a reader takes. v1 records
+/// still play.
 package enum RecordFormat {
     /// The first word of the header line.
     static let magic = "#typingd-record"
-    /// The version word after it.
-    static let version = "v1"
+    /// The version word after it, as typingd writes it.
+    static let version = "v2"
+    /// The first version, whose header holds the tables (it has no table lines).
+    package static let firstVersion = "v1"
+    /// The versions typingd plays.
+    static let versions = [firstVersion, version]
+    /// The first word of a table line.
+    package static let table = "#table"
     /// The first word of the end line.
     static let end = "#end"
-    /// The most bytes of a header line (it holds the session's phrase tables).
+    /// The most bytes of a header line a reader takes: a v1 header holds the
+    /// session's phrase tables (a v2 header, only options, is far shorter).
     package static let maxHeaderBytes = 1 << 24
+    /// The most bytes of a table line (without its LF): the word, a space and a
+    /// table's text, which ``PhraseTableFile/maxBytes`` bounds for every table
+    /// typingd loads.
+    package static let maxTableLineBytes = table.utf8.count + 1 + PhraseTableFile.maxBytes
 
     /// True when `bytes` start like a record.
     package static func isRecord(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.starts(with: (magic + " ").utf8)
+    }
+}
+
+/// What a record starts with: the options for its header, and the text of every
+/// phrase table the session loaded (as read: each at most ``PhraseTableFile/maxBytes``).
+package struct RecordHeader {
+    /// The options, as words `typingd` parses.
+    package var options: [String]
+    /// The tables' JSON texts, in the order they were loaded.
+    package var tables: [[UInt8]]
+
+    package init(options: [String], tables: [[UInt8]] = []) {
+        self.options = options
+        self.tables = tables
     }
 }
 
@@ -55,15 +99,22 @@ struct Recording<Sink: ByteSink> {
     /// The first write error.
     @usableFromInline var failure: Sink.Failure?
 
-    /// A record that writes to `sink`, starting with a header that names `options`.
-    @usableFromInline
-    init(sink: Sink, policy: OutputPolicy, options: [String]) {
+    /// A record that writes to `sink`, starting with `header`: its options, then a
+    /// line per table.
+    init(sink: Sink, policy: OutputPolicy, header: RecordHeader) {
         self.sink = sink
         self.policy = policy
         buffer.reserveCapacity(4096)
-        buffer.append(contentsOf: ([RecordFormat.magic, RecordFormat.version] + options.map(ArgumentWords.quote))
+        buffer.append(contentsOf: ([RecordFormat.magic, RecordFormat.version] + header.options.map(ArgumentWords.quote))
             .joined(separator: " ").utf8)
         buffer.append(0x0A)
+        for table in header.tables {
+            buffer.append(contentsOf: (RecordFormat.table + " ").utf8)
+            // In JSON text, CR and LF are only ever white space between tokens.
+            for byte in table { buffer.append(byte == 0x0A || byte == 0x0D ? 0x20 : byte) }
+            buffer.append(0x0A)
+            flushIfFull()
+        }
     }
 
     /// An input line, applied (or refused, or skipped as blank) at `time`.
@@ -144,8 +195,8 @@ package struct RecordPlayer {
         case unterminated
     }
 
-    /// The options in `header`, the record's first line (without its LF).
-    package static func options(header: UnsafeRawBufferPointer) throws(BadRecord) -> [String] {
+    /// The version and the options in `header`, the record's first line (without its LF).
+    static func header(_ header: UnsafeRawBufferPointer) throws(BadRecord) -> (version: String, options: [String]) {
         let text = String(decoding: header, as: UTF8.self)
         guard RecordFormat.isRecord(header) else {
             throw BadRecord(description: "the file does not start with \"\(RecordFormat.magic)\": it is not a record made by typingd --record")
@@ -156,26 +207,31 @@ package struct RecordPlayer {
         } catch {
             throw BadRecord(description: "the header line of the record is malformed: \(error)")
         }
-        guard words.first == RecordFormat.version else {
-            throw BadRecord(description: "the record is of version \(words.first ?? "(none)"); this typingd plays \(RecordFormat.version)")
+        guard let version = words.first, RecordFormat.versions.contains(version) else {
+            throw BadRecord(description: "the record is of version \(words.first ?? "(none)"); this typingd plays \(RecordFormat.versions.joined(separator: " and "))")
         }
-        return Array(words.dropFirst())
+        return (version, Array(words.dropFirst()))
     }
 
-    /// Record lines read so far (the header is line 1).
-    private var recordLine = 1
+    /// Record lines read so far (the header and the table lines first).
+    private var recordLine: Int
     /// Input lines played so far.
     private var inputLine = 0
     /// The start of a record line whose LF has not arrived yet.
     private var pending: [UInt8] = []
     /// Set by the end line; nothing may follow it.
     package private(set) var ending: Ending = .unterminated
+    /// The time of the last record line played: typingd's clock never goes back,
+    /// so neither do the times of a record it wrote.
+    private var lastTime = 0
     /// The longest record line accepted: the session's longest input line, its time
     /// and a tab.
     private let maxRecordLine: Int
 
-    /// A player of the lines after the header, for a session made from its options.
-    package init(maxLineBytes: Int) {
+    /// A player of the lines after the preamble (`preamble` lines: the header and
+    /// the table lines), for a session made from its options.
+    package init(maxLineBytes: Int, after preamble: Int) {
+        recordLine = preamble
         maxRecordLine = maxLineBytes.addingReportingOverflow(32).overflow ? Int.max : maxLineBytes + 32
     }
 
@@ -234,6 +290,7 @@ package struct RecordPlayer {
             do throws(BadRecord) {
                 time = try RecordPlayer.time(UnsafeRawBufferPointer(rebasing: line[(RecordFormat.end.count + 1)...]),
                                              line: recordLine)
+                try checkOrder(time)
             } catch {
                 throw .badRecord(error)
             }
@@ -249,6 +306,7 @@ package struct RecordPlayer {
         let time: Int
         do throws(BadRecord) {
             time = try RecordPlayer.time(UnsafeRawBufferPointer(rebasing: line[0..<digits]), line: recordLine)
+            try checkOrder(time)
         } catch {
             throw .badRecord(error)
         }
@@ -265,6 +323,16 @@ package struct RecordPlayer {
         }
     }
 
+    /// Refuses `time` (of the record line just read) when it is before the previous
+    /// line's: typingd never writes such a record, and playing it would apply the
+    /// line at a time other than the one it names.
+    private mutating func checkOrder(_ time: Int) throws(BadRecord) {
+        guard time >= lastTime else {
+            throw BadRecord(description: "record line \(recordLine) goes back in time: \(time) ms after \(lastTime) ms on the line before")
+        }
+        lastTime = time
+    }
+
     /// The time in `digits`, within the range of `at`.
     private static func time(_ digits: UnsafeRawBufferPointer, line: Int) throws(BadRecord) -> Int {
         var value = 0
@@ -278,5 +346,117 @@ package struct RecordPlayer {
             throw BadRecord(description: "record line \(line) has no time from 0 to \(Engine.maxTime)")
         }
         return value
+    }
+}
+
+/// Reads what comes before a record's input lines (see ``RecordFormat``): the header
+/// line, and after a v2 header the table lines, each decoded as soon as it is
+/// complete, so that a reader holds one line at a time, each bounded
+/// (``RecordFormat/maxHeaderBytes``, ``RecordFormat/maxTableLineBytes``).
+package struct RecordPreamble {
+    /// The record's version.
+    package private(set) var version = ""
+    /// The options its header names.
+    package private(set) var options: [String] = []
+    /// The tables of its table lines, in order.
+    package private(set) var tables: [PhraseTable] = []
+    /// The record lines read: the header and the table lines.
+    package private(set) var lines = 0
+    /// The start of the first line after the preamble, read with an earlier chunk
+    /// (at most a few bytes): it comes before what ``feed(_:)`` returns.
+    package private(set) var carried: [UInt8] = []
+    /// The line being read.
+    private var pending: [UInt8] = []
+
+    package init() {}
+
+    /// Reads the next chunk of the record (empty at its end). Returns nil while the
+    /// preamble goes on, else the offset in `chunk` where the lines after it start
+    /// (after ``carried``).
+    package mutating func feed(_ chunk: UnsafeRawBufferPointer) throws(RecordPlayer.BadRecord) -> Int? {
+        if chunk.isEmpty { return try end() }
+        var start = 0
+        while start < chunk.count {
+            let rest = UnsafeRawBufferPointer(rebasing: chunk[start...])
+            let lf = Bytes.firstIndex(of: 0x0A, in: rest)
+            let segment = UnsafeRawBufferPointer(rebasing: rest[..<(lf ?? rest.count)])
+            if lines > 0 {
+                switch startsTable(segment, complete: lf != nil) {
+                case .no:
+                    swap(&carried, &pending)
+                    return start
+                case .undecided:
+                    pending.append(contentsOf: segment)
+                    return nil
+                case .yes:
+                    break
+                }
+            }
+            let limit = lines == 0 ? RecordFormat.maxHeaderBytes : RecordFormat.maxTableLineBytes
+            guard segment.count <= limit - pending.count else {
+                throw RecordPlayer.BadRecord(description: lines == 0
+                    ? "the first line is longer than \(limit) bytes: it is not a record made by typingd --record"
+                    : "record line \(lines + 1) is longer than a phrase table may be (\(PhraseTableFile.maxBytes) bytes)")
+            }
+            pending.append(contentsOf: segment)
+            guard let lf else { return nil }
+            lines += 1
+            if lines == 1 {
+                let header = pending.withUnsafeBytes { bytes in
+                    Result { () throws(RecordPlayer.BadRecord) in try RecordPlayer.header(bytes) }
+                }
+                (version, options) = try header.get()
+            } else {
+                try readTable()
+            }
+            pending = []
+            start += lf + 1
+            if version == RecordFormat.firstVersion { return start }   // no table lines
+        }
+        return nil
+    }
+
+    /// Whether the line in `pending` and `segment` (its rest, or the part read so
+    /// far unless `complete`) is a table line.
+    private func startsTable(_ segment: UnsafeRawBufferPointer, complete: Bool) -> Tri {
+        let tag = RecordPreamble.tag
+        let known = pending.count + segment.count
+        for index in 0..<min(tag.count, known) {
+            let byte = index < pending.count ? pending[index] : segment[index - pending.count]
+            if byte != tag[index] { return .no }
+        }
+        if known >= tag.count { return .yes }
+        return complete ? .no : .undecided
+    }
+
+    private enum Tri { case yes, no, undecided }
+
+    /// The start of a table line.
+    private static let tag = Array((RecordFormat.table + " ").utf8)
+
+    /// Decodes the table line in `pending`.
+    private mutating func readTable() throws(RecordPlayer.BadRecord) {
+        let count = RecordPreamble.tag.count
+        let result: Result<PhraseTable, PhraseTable.Error> = pending.withUnsafeBytes { bytes in
+            Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(UnsafeRawBufferPointer(rebasing: bytes[count...])) }
+        }
+        switch result {
+        case .success(let table): tables.append(table)
+        case .failure(let error):
+            throw RecordPlayer.BadRecord(description: "record line \(lines) holds a bad phrase table: \(error)")
+        }
+    }
+
+    /// The end of the record, before the preamble ended.
+    private mutating func end() throws(RecordPlayer.BadRecord) -> Int {
+        if lines == 0 {
+            throw RecordPlayer.BadRecord(description: pending.isEmpty
+                ? "the file is empty, not a record"
+                : "the first line has no line break: it is not a record made by typingd --record")
+        }
+        guard pending.isEmpty else {
+            throw RecordPlayer.BadRecord(description: "record line \(lines + 1) has no line break: the record was cut short")
+        }
+        return 0
     }
 }

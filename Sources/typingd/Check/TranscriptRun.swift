@@ -73,33 +73,47 @@ enum TranscriptRun {
     /// Plays the record `input` (see ``RecordFormat``).
     static func replay(_ input: [UInt8], checksInvariants: Bool,
                        stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
-        let header = input.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false)
-        let options = try RecordOptions.parse(header: Array(header[0]))
+        var preamble = RecordPreamble()
+        var start: Int?
+        do throws(RecordPlayer.BadRecord) {
+            start = try input.withUnsafeBytes { bytes in
+                Result { () throws(RecordPlayer.BadRecord) in try preamble.feed(bytes) }
+            }.get()
+            if start == nil { start = try preamble.feed(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        } catch {
+            throw CheckFailure("the record is malformed: \(error)")
+        }
+        let options = try RecordOptions.parse(preamble)
         var configuration: SessionConfiguration
         do {
-            configuration = try options.configuration()
+            configuration = try options.configuration(recorded: preamble.tables)
         } catch {
             throw CheckFailure("the record's header names a bad phrase table: \(error)")
         }
         configuration.checksInvariants = checksInvariants
-        let rest = input.dropFirst(header[0].count + 1)
+        let parts = [preamble.carried[...], input[(start ?? input.count)...]]
         switch options.format {
-        case .json: return try replay(rest, configuration, format: JSONFormat(), stop: stop)
-        case .text: return try replay(rest, configuration, format: TextFormat(), stop: stop)
+        case .json: return try replay(parts, configuration, after: preamble.lines, format: JSONFormat(), stop: stop)
+        case .text: return try replay(parts, configuration, after: preamble.lines, format: TextFormat(), stop: stop)
         }
     }
 
-    static func replay<Format: EventFormat & ~Copyable>(_ records: ArraySlice<UInt8>, _ configuration: SessionConfiguration,
-                                                        format: consuming Format,
+    /// Plays the record lines in `parts`, which follow `preamble` record lines.
+    static func replay<Format: EventFormat & ~Copyable>(_ parts: [ArraySlice<UInt8>], _ configuration: SessionConfiguration,
+                                                        after preamble: Int, format: consuming Format,
                                                         stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
         var session = Session(configuration: configuration, format: format, sink: PausingArray(stop: stop))
-        var player = RecordPlayer(maxLineBytes: configuration.maxLineBytes)
-        let played: Result<Void, RecordPlayer.Failure<Never>> = records.withUnsafeBytes { bytes in
-            do throws(RecordPlayer.Failure<Never>) {
-                return .success(try player.feed(bytes, into: &session))
-            } catch {
-                return .failure(error)
+        var player = RecordPlayer(maxLineBytes: configuration.maxLineBytes, after: preamble)
+        var played: Result<Void, RecordPlayer.Failure<Never>> = .success(())
+        for part in parts {
+            played = part.withUnsafeBytes { bytes in
+                do throws(RecordPlayer.Failure<Never>) {
+                    return .success(try player.feed(bytes, into: &session))
+                } catch {
+                    return .failure(error)
+                }
             }
+            if case .failure = played { break }
         }
         do throws(RecordPlayer.BadRecord) {
             if case .failure(.badRecord(let bad)) = played { throw bad }
@@ -129,19 +143,11 @@ struct PausingArray: ByteSink {
 /// them: the session's, with the real clock (time comes from the record) and no drain
 /// (the record says where it ended).
 enum RecordOptions {
-    /// The options of the header line `header` (without its LF).
-    static func parse(header: [UInt8]) throws(CheckFailure) -> SessionOptions {
-        let words: [String]
-        do {
-            words = try header.withUnsafeBytes { bytes throws(RecordPlayer.BadRecord) in try RecordPlayer.options(header: bytes) }
-        } catch let error as RecordPlayer.BadRecord {
-            throw CheckFailure(error.description)
-        } catch {
-            throw CheckFailure("\(error)")
-        }
+    /// The options of the header `preamble` read.
+    static func parse(_ preamble: RecordPreamble) throws(CheckFailure) -> SessionOptions {
         var options: SessionOptions
         do {
-            options = try SessionOptions.parse(words)
+            options = try SessionOptions.parse(preamble.options)
         } catch {
             throw CheckFailure("the record's header names options this typingd does not take: "
                                + SessionOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
@@ -150,6 +156,14 @@ enum RecordOptions {
             // SessionOptions validated it against the header's own --clock, which the
             // replay then replaces: refuse it here, where the clock is known.
             throw CheckFailure("the record's header names --late-at \(options.lateAt.rawValue), but a record is played on the real clock, where no command carries \"at\"")
+        }
+        // A record carries its tables: typingd never names a file in its header,
+        // which would make the replay read whatever that path holds where it runs.
+        if !options.phrases.isEmpty {
+            throw CheckFailure("the record's header names --phrases: a record made by typingd --record holds its tables, it names no file")
+        }
+        if !options.phraseTables.isEmpty && preamble.version != RecordFormat.firstVersion {
+            throw CheckFailure("the record's header holds --phrase-table, which only version \(RecordFormat.firstVersion) records do: a \(preamble.version) record has a \(RecordFormat.table) line per table")
         }
         options.clock = .real
         options.noDrain = true

@@ -11,10 +11,17 @@ enum PhraseFiles {
         let description: String
     }
 
+    /// A table, and the text it was read from (what a record keeps of it).
+    struct Loaded {
+        let table: PhraseTable
+        /// The file's bytes: at most ``PhraseTableFile/maxBytes``.
+        let text: [UInt8]
+    }
+
     /// The tables at `path` (relative to `folder` unless absolute; nil: the working
     /// directory): one for a file, one per `*.json` file for a folder, in byte
     /// order of their names.
-    static func load(_ path: String, relativeTo folder: String?) throws(Failure) -> [PhraseTable] {
+    static func load(_ path: String, relativeTo folder: String?) throws(Failure) -> [Loaded] {
         let resolved = folder.map { path.hasPrefix("/") ? path : "\($0)/\(path)" } ?? path
         var status = stat()
         guard stat(resolved, &status) == 0 else {
@@ -34,7 +41,7 @@ enum PhraseFiles {
             }
         }
         closedir(directory)
-        var tables: [PhraseTable] = []
+        var tables: [Loaded] = []
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             tables.append(try table(at: resolved + "/" + String(decoding: name, as: UTF8.self)))
         }
@@ -42,7 +49,7 @@ enum PhraseFiles {
     }
 
     /// The table in the file at `path`.
-    static func table(at path: String) throws(Failure) -> PhraseTable {
+    static func table(at path: String) throws(Failure) -> Loaded {
         let bytes: [UInt8]
         do {
             bytes = try FileBytes.read(path, limit: PhraseTableFile.maxBytes)
@@ -53,7 +60,7 @@ enum PhraseFiles {
             Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
         }
         switch result {
-        case .success(let table): return table
+        case .success(let table): return Loaded(table: table, text: bytes)
         case .failure(let error): throw Failure(description: "--phrases \(path): \(error)")
         }
     }

@@ -45,7 +45,7 @@ struct SessionOptions: ParsableArguments {
     var phrases: [String] = []
 
     @Option(name: .customLong("phrase-table"), help: ArgumentHelp(
-        "A phrase table given as JSON text (what a record's header holds); loaded after the --phrases ones.",
+        "A phrase table given as JSON text (what the header of a version 1 record holds); loaded after the --phrases ones.",
         valueName: "json", visibility: .hidden))
     var phraseTables: [String] = []
 
@@ -132,34 +132,47 @@ struct SessionOptions: ParsableArguments {
     }
 
     /// The settings the options describe, with the phrase tables they name loaded
-    /// (relative paths from `folder`, or the working directory when nil).
-    func configuration(relativeTo folder: String? = nil) throws(PhraseFiles.Failure) -> SessionConfiguration {
+    /// (relative paths from `folder`, or the working directory when nil), then
+    /// `recorded` (a record's table lines).
+    func configuration(relativeTo folder: String? = nil,
+                       recorded: [PhraseTable] = []) throws(PhraseFiles.Failure) -> SessionConfiguration {
+        try configuration(tables: try loadTables(relativeTo: folder).map(\.table) + recorded)
+    }
+
+    /// The settings the options describe, with `tables` loaded (after built-in English).
+    func configuration(tables: [PhraseTable]) throws(PhraseFiles.Failure) -> SessionConfiguration {
         SessionConfiguration(
             engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
                                         maxMembers: maxMembers, maxMemberships: maxMemberships,
                                         maxConversations: maxConversations, audience: audience, order: order,
                                         maxListed: maxListed, maxOutputPerLine: maxOutputPerLine,
-                                        listStyle: listStyle, phrases: try phraseBook(relativeTo: folder),
+                                        listStyle: listStyle, phrases: try phraseBook(tables),
                                         lateAt: lateAt),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
-    /// The tables `--phrases` and `--phrase-table` name, loaded and checked.
-    func phraseBook(relativeTo folder: String?) throws(PhraseFiles.Failure) -> PhraseBook {
-        var tables: [PhraseTable] = []
+    /// The tables `--phrases` and `--phrase-table` name, loaded and checked, in
+    /// that order, with their texts.
+    func loadTables(relativeTo folder: String?) throws(PhraseFiles.Failure) -> [PhraseFiles.Loaded] {
+        var tables: [PhraseFiles.Loaded] = []
         for path in phrases {
             tables += try PhraseFiles.load(path, relativeTo: folder)
         }
         for (index, text) in phraseTables.enumerated() {
             do {
-                var text = text
-                tables.append(try text.withUTF8 { bytes throws(PhraseTable.Error) in
-                    try PhraseTableFile.decode(UnsafeRawBufferPointer(bytes))
-                })
+                let bytes = Array(text.utf8)
+                tables.append(PhraseFiles.Loaded(table: try bytes.withUnsafeBytes { bytes throws(PhraseTable.Error) in
+                    try PhraseTableFile.decode(bytes)
+                }, text: bytes))
             } catch {
                 throw PhraseFiles.Failure(description: "--phrase-table \(index + 1): \(error)")
             }
         }
+        return tables
+    }
+
+    /// The book of `tables`, for the default locale.
+    func phraseBook(_ tables: [PhraseTable]) throws(PhraseFiles.Failure) -> PhraseBook {
         do {
             return try PhraseBook(tables: tables, defaultLocale: defaultLocale)
         } catch {
@@ -182,14 +195,12 @@ struct SessionOptions: ParsableArguments {
         return words
     }
 
-    /// ``recordWords`` with every table of `book` but the built-in English, inline
-    /// (a record replays the same wherever its tables' files went).
-    func recordWords(book: PhraseBook) -> [String] {
-        var words = recordWords
-        for table in book.tables where table != PhraseTable.english {
-            words += ["--phrase-table", String(decoding: PhraseTableFile.encode(table), as: UTF8.self)]
-        }
-        return words
+    /// What a record of a session with these options and `tables` (as loaded)
+    /// starts with: every table goes in, in the order it was loaded, as its text, so
+    /// the record replays the same wherever the tables' files went, and the replay
+    /// builds the same book (see ``RecordFormat``).
+    func recordHeader(tables: [PhraseFiles.Loaded]) -> RecordHeader {
+        RecordHeader(options: recordWords, tables: tables.map(\.text))
     }
 }
 
