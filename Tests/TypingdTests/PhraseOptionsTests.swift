@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import Testing
+import TypingCore
+import TypingProtocol
 
 /// `--phrases`, `--default-locale` and `--list-style` through the binary: the
 /// shipped tables load from their folder, a bad table or tag stops typingd before
@@ -88,6 +90,58 @@ struct PhraseOptionsTests {
             #expect(err.contains("\\u{1b}") || err.contains("\\u{9b}"), "\(options): \(err)")
             #expect(!err.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" }, "\(options): \(err)")
         }
+    }
+
+    /// Built-in English as a table file, with `clause` and subject `1` replaced.
+    static func english(clause: String, one: String = "{0}") -> String {
+        let text = String(decoding: PhraseTableFile.encode(PhraseTable.english), as: UTF8.self)
+            .replacingOccurrences(of: #""locale":"en""#, with: #""locale":"xx""#)
+            .replacingOccurrences(of: #""1":"{0}""#, with: "\"1\":\"\(one)\"")
+            .replacingOccurrences(of: #""clause":"{names} {verb}""#, with: "\"clause\":\"\(clause)\"")
+        return text
+    }
+
+    @Test("issue 30 A1: a table whose phrase could take ~10^15 bytes is refused at start, exit 64, naming file and key")
+    func quadraticTable() throws {
+        let dir = try WorkflowTests.folder("quadratic-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let table = dir.appendingPathComponent("huge.json")
+        let text = Self.english(clause: String(repeating: "{names}", count: 70_000) + "{verb}",
+                                one: String(repeating: "{0}", count: 100_000))
+        #expect(text.utf8.count > 790_000 && text.utf8.count < PhraseTableFile.maxBytes, "\(text.utf8.count)")
+        try text.write(to: table, atomically: true, encoding: .utf8)
+        // Not the attack's join, join, type: an unfixed typingd would try to build
+        // 35 GB. Input that writes a line if it is read is enough to tell.
+        let input = dir.appendingPathComponent("in.jsonl")
+        try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        #expect(status == 64 && out.isEmpty, "\(status) \(out)")
+        #expect(err.contains("--phrases \(table.path): names.1: one phrase could take"), "\(err)")
+        #expect(err.contains("at most \(PhraseTable.maxPhraseBytes)"), "\(err)")
+        #expect(err.split(separator: "\n").count == 1, "\(err)")
+    }
+
+    @Test("a table just under the bound on one phrase loads and renders; a byte more per clause is refused")
+    func justUnderTheBound() throws {
+        let dir = try WorkflowTests.folder("bound-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pad = (PhraseTable.maxPhraseBytes - PhraseTable.english.phraseBound) / Activity.allCases.count
+        let under = dir.appendingPathComponent("under.json"), over = dir.appendingPathComponent("over.json")
+        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad)).write(to: under, atomically: true, encoding: .utf8)
+        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad + 1)).write(to: over, atomically: true, encoding: .utf8)
+        let input = dir.appendingPathComponent("in.jsonl")
+        try """
+        {"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"xx"}
+        {"cmd":"join","conv":"c","user":"ben","name":"Ben"}
+        {"cmd":"type","conv":"c","user":"ben","at":5}
+
+        """.write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", under.path], input: input)
+        #expect(status == 0 && err.isEmpty, "\(status) \(err)")
+        #expect(out.contains("\"text\":\"Ben is typing\(String(repeating: "~", count: pad))...\""), "\(out.prefix(300))")
+        let (refusedOut, refused, refusedStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", over.path], input: input)
+        #expect(refusedStatus == 64 && refusedOut.isEmpty, "\(refusedStatus)")
+        #expect(refused.contains("--phrases \(over.path): clause: one phrase could take \(PhraseTable.english.phraseBound + 7 * (pad + 1)) bytes"), "\(refused)")
     }
 
     @Test("a record holds its tables: it replays byte for byte after the table files are gone")
