@@ -15,10 +15,9 @@
 /// holding `{r}` stays as it is. ``english`` is built in and gives exactly the
 /// phrases of protocol version 2.
 ///
-/// A table's worst-case phrase (``phraseBound``) is at most ``maxPhraseBytes``: a
-/// table over it is refused when it is made, so that one phrase never grows with
-/// the square of its table's size (`{names}` repeated in the clause, `{0}` in a
-/// subject).
+/// A table's worst-case phrase is at most ``maxPhraseBytes``: a table over it is
+/// refused when it is made, so that one phrase never grows with the square of its
+/// table's size (`{names}` repeated in the clause, `{0}` in a subject).
 public struct PhraseTable: Sendable, Equatable {
     /// A piece of text that may have a form per plural category.
     public enum Text: Sendable, Equatable {
@@ -95,8 +94,8 @@ public struct PhraseTable: Sendable, Equatable {
     /// `verbs` an entry for every activity; a template may hold only the
     /// placeholders its key allows (`{0}`–`{2}` as many as the key shows and `{r}`
     /// in subjects, `{names}` and `{verb}` in `clause`, none elsewhere), and no
-    /// other `{` or `}`; and its worst-case phrase (``phraseBound``) may take at
-    /// most ``maxPhraseBytes`` (else the error names the key whose part of it is
+    /// other `{` or `}`; and its worst-case phrase may take at most
+    /// ``maxPhraseBytes`` (else the error names the key whose part of it is
     /// largest).
     public init(locale: String, plural: PluralRules = .none, names: [String: Text], verbs: [Activity: Text],
                 clause: String, separator: String, end: String) throws(Error) {
@@ -193,7 +192,9 @@ public struct PhraseTable: Sendable, Equatable {
     }
 
     /// The most bytes one phrase may take in JSON output, whatever the table and
-    /// the names (see ``phraseBound``): 128 KiB. Built-in English's worst case is
+    /// the names: 128 KiB. A table is refused when its longest possible phrase (a
+    /// clause for every activity, each with its longest subject and verb, every
+    /// name 1,026 bytes, escapes counted) is longer. Built-in English's worst case is
     /// about a third of it (three names of 1,026 bytes, escaped, in each of seven
     /// clauses), and so is that of every table the project ships.
     public static let maxPhraseBytes = 128 << 10
