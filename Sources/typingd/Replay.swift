@@ -75,9 +75,9 @@ struct Replay: ParsableCommand {
             }
             options = try RecordOptions.parse(preamble)
         } catch let failure as IOFailure {
-            throw ReplayFailure(message: failure.message ?? "cannot read \(record)", status: 74)
+            throw ReplayFailure(message: failure.message ?? "cannot read \(TextFormat.path(record))", status: 74)
         } catch {
-            throw ReplayFailure(message: "\(record): \(error)", status: 65)
+            throw ReplayFailure(message: "\(TextFormat.path(record)): \(error)", status: 65)
         }
         let output = StandardOutput(fd: 1, signals: signals)
         defer { output.restore() }
@@ -106,7 +106,7 @@ struct Replay: ParsableCommand {
         do {
             configuration = try options.configuration(recorded: preamble.tables)
         } catch {
-            throw ReplayFailure(message: "\(record): the record's header names a bad phrase table: \(error)", status: 65)
+            throw ReplayFailure(message: "\(TextFormat.path(record)): the record's header names a bad phrase table: \(error)", status: 65)
         }
         var session = Session(configuration: configuration, format: format, sink: output, record: nil)
         var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble.lines)
@@ -118,7 +118,7 @@ struct Replay: ParsableCommand {
                 case .sink(let failure): throw failure
                 case .badRecord(let bad):
                     try session.flush()
-                    throw ReplayFailure(message: "\(record): \(bad)", status: 65)
+                    throw ReplayFailure(message: "\(TextFormat.path(record)): \(bad)", status: 65)
                 }
             }
         }
@@ -130,10 +130,10 @@ struct Replay: ParsableCommand {
                     try player.finish()
                 } catch {
                     try session.flush()
-                    throw ReplayFailure(message: "\(record): \(error)", status: 65)
+                    throw ReplayFailure(message: "\(TextFormat.path(record)): \(error)", status: 65)
                 }
                 if player.ending == .unterminated {
-                    StandardOutput.diagnose("typingd replay: \(record) has no end line (the recording typingd was killed): played up to its last line")
+                    StandardOutput.diagnose("typingd replay: \(TextFormat.path(record)) has no end line (the recording typingd was killed): played up to its last line")
                 }
                 break
             }

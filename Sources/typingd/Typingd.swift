@@ -189,7 +189,10 @@ struct Typingd: ParsableCommand {
             loop.readBuffer = threading.readBuffer
             if let record, let recordHeader {
                 let fd = open(record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw .failed(operation: "open the record file \(record)", errno: errno) }
+                guard fd >= 0 else {
+                    let error = errno
+                    throw .failed(operation: "open the record file \(TextFormat.path(record))", errno: error)
+                }
                 loop.record = (fd, recordHeader)
             }
             switch options.format {

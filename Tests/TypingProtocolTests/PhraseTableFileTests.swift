@@ -62,6 +62,31 @@ struct PhraseTableFileTests {
         #expect(String(decoding: two, as: UTF8.self).contains("Ana") && String(decoding: two, as: UTF8.self).contains("Ben"))
     }
 
+    @Test("every shipped table's worst-case phrase is far under the bound on one phrase", arguments: shipped)
+    func farUnderTheBound(file: String) throws {
+        let bytes = try [UInt8](Data(contentsOf: Self.folder.appendingPathComponent(file)))
+        let table = try bytes.withUnsafeBytes { raw throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
+        #expect(table.phraseBound * 2 < PhraseTable.maxPhraseBytes, "\(file): \(table.phraseBound)")
+    }
+
+    @Test("the 790,885-byte table of issue 30 (A1) is refused, naming names.1")
+    func quadraticTable() {
+        let text = Self.table { object in
+            var names = object["names"] as? [String: Any] ?? [:]
+            names["1"] = String(repeating: "{0}", count: 100_000)
+            object["names"] = names
+            object["clause"] = String(repeating: "{names}", count: 70_000) + "{verb}"
+        }
+        #expect(text.utf8.count > 790_000 && text.utf8.count < PhraseTableFile.maxBytes)
+        do {
+            _ = try Self.decode(text)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.key == "names.1", "\(error)")
+            #expect(error.description.contains("at most \(PhraseTable.maxPhraseBytes)"), "\(error)")
+        }
+    }
+
     @Test("a table written back reads back equal", arguments: shipped)
     func roundTrip(file: String) throws {
         let bytes = try [UInt8](Data(contentsOf: Self.folder.appendingPathComponent(file)))

@@ -75,6 +75,17 @@ struct TextFormatTests {
         #expect(safe == "file \\u{\(hex)}name\nline 2")
     }
 
+    @Test("a path is one line: unsafe characters and line breaks as \\u{…}, bytes that are not UTF-8 as \\xFF (issue 30 A8)")
+    func paths() {
+        #expect(TextFormat.path(Array("dir/é.json".utf8)) == "dir/é.json")
+        #expect(TextFormat.path(Array("a\nb\r\u{1B}[2J\u{202E}.json".utf8)) == "a\\u{a}b\\u{d}\\u{1b}[2J\\u{202e}.json")
+        #expect(TextFormat.path([0x61, 0xFF, 0x2F, 0xC3, 0x0A, 0xE2, 0x82]) == "a\\xFF/\\xC3\\u{a}\\xE2\\x82")
+        #expect(TextFormat.path([0x00, 0x05]) == "\\u{0}\\u{5}")
+        #expect(TextFormat.path("x\ny") == "x\\u{a}y")
+        // Through terminalSafe (what stderr gets), it stays one line.
+        #expect(!TextFormat.terminalSafe("--phrases " + TextFormat.path("a\nb")).contains("\n"))
+    }
+
     @Test("terminalSafe keeps every line break, a CR before one included (escaped on its own line)")
     func terminalSafeCRLF() {
         #expect(TextFormat.terminalSafe("a\r\nb\u{1B}\nc") == "a\\u{d}\nb\\u{1b}\nc")

@@ -1,6 +1,8 @@
 import Foundation
 import Glibc
 import Testing
+import TypingCore
+import TypingProtocol
 
 /// `--phrases`, `--default-locale` and `--list-style` through the binary: the
 /// shipped tables load from their folder, a bad table or tag stops typingd before
@@ -76,6 +78,61 @@ struct PhraseOptionsTests {
         #expect(!err.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" }, "\(err)")
     }
 
+    /// Writes `text` to the file named by the raw bytes `name` in `folder` (a name
+    /// Foundation cannot spell: not UTF-8).
+    static func writeRaw(_ folder: URL, _ name: [UInt8], _ text: String) throws {
+        let path = (Array(folder.path.utf8) + [UInt8(ascii: "/")] + name + [0]).map { CChar(bitPattern: $0) }
+        let fd = path.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o644) } ?? -1
+        }
+        try #require(fd >= 0, "cannot create \(name): \(errno)")
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        try #require(written == bytes.count)
+    }
+
+    @Test("issue 30 A8: a table whose file name is not UTF-8 loads, opened by its bytes; a broken one is named escaped")
+    func nonUTF8Names() throws {
+        let dir = try WorkflowTests.folder("nonutf-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let german = try String(contentsOfFile: Self.phrases + "/de.json", encoding: .utf8)
+        try Self.writeRaw(dir, [UInt8(ascii: "d"), 0xFF] + Array(".json".utf8), german)
+        let input = dir.appendingPathComponent("in.jsonl")
+        try """
+        {"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"de"}
+        {"cmd":"join","conv":"c","user":"ben","name":"Ben"}
+        {"cmd":"type","conv":"c","user":"ben","at":5}
+
+        """.write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        #expect(status == 0 && err.isEmpty, "\(status) \(err)")
+        #expect(out.contains(#""viewer":"ana","typing":["ben"],"text":"Ben schreibt…""#), "\(out)")
+        // Broken, under a name with 0xFF and an ESC: named, escaped, on one line.
+        try Self.writeRaw(dir, [0xFF, 0x1B] + Array("x.json".utf8), "{\"locale\":\"xx\"")
+        let (brokenOut, broken, brokenStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        #expect(brokenStatus == 64 && brokenOut.isEmpty, "\(brokenStatus)")
+        #expect(broken.contains("--phrases \(dir.path)/\\xFF\\u{1b}x.json: line 1: "), "\(broken)")
+        #expect(!broken.contains("\u{FFFD}") && !broken.contains("\u{1B}"), "\(broken)")
+    }
+
+    @Test("issue 30 A8: a broken table named with a line break is refused, its name escaped on one stderr line")
+    func lineBreakInName() throws {
+        let dir = try WorkflowTests.folder("newline-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Self.writeRaw(dir, Array("a\ntypingd: all good\r.json".utf8), "{\"locale\":\"xx\"}")
+        let input = dir.appendingPathComponent("in.jsonl")
+        try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        #expect(status == 64 && out.isEmpty, "\(status) \(out)")
+        #expect(err.contains("--phrases \(dir.path)/a\\u{a}typingd: all good\\u{d}.json: names: is missing"), "\(err)")
+        #expect(err.hasSuffix("\n") && err.dropLast().split(separator: "\n", omittingEmptySubsequences: false).count == 1, "\(err)")
+        // So is a missing --phrases path given with one.
+        let (_, missing, missingStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path + "/no\nsuch.json"], input: input)
+        #expect(missingStatus == 64 && missing.contains("no\\u{a}such.json: No such file"), "\(missing)")
+        #expect(missing.dropLast().split(separator: "\n", omittingEmptySubsequences: false).count == 1, "\(missing)")
+    }
+
     @Test("an unknown option or a bad value holding ESC: ArgumentParser's message on stderr escapes it too")
     func controlsInArguments() throws {
         let dir = try WorkflowTests.folder("evil-arguments")
@@ -88,6 +145,58 @@ struct PhraseOptionsTests {
             #expect(err.contains("\\u{1b}") || err.contains("\\u{9b}"), "\(options): \(err)")
             #expect(!err.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" }, "\(options): \(err)")
         }
+    }
+
+    /// Built-in English as a table file, with `clause` and subject `1` replaced.
+    static func english(clause: String, one: String = "{0}") -> String {
+        let text = String(decoding: PhraseTableFile.encode(PhraseTable.english), as: UTF8.self)
+            .replacingOccurrences(of: #""locale":"en""#, with: #""locale":"xx""#)
+            .replacingOccurrences(of: #""1":"{0}""#, with: "\"1\":\"\(one)\"")
+            .replacingOccurrences(of: #""clause":"{names} {verb}""#, with: "\"clause\":\"\(clause)\"")
+        return text
+    }
+
+    @Test("issue 30 A1: a table whose phrase could take ~10^15 bytes is refused at start, exit 64, naming file and key")
+    func quadraticTable() throws {
+        let dir = try WorkflowTests.folder("quadratic-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let table = dir.appendingPathComponent("huge.json")
+        let text = Self.english(clause: String(repeating: "{names}", count: 70_000) + "{verb}",
+                                one: String(repeating: "{0}", count: 100_000))
+        #expect(text.utf8.count > 790_000 && text.utf8.count < PhraseTableFile.maxBytes, "\(text.utf8.count)")
+        try text.write(to: table, atomically: true, encoding: .utf8)
+        // Not the attack's join, join, type: an unfixed typingd would try to build
+        // 35 GB. Input that writes a line if it is read is enough to tell.
+        let input = dir.appendingPathComponent("in.jsonl")
+        try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        #expect(status == 64 && out.isEmpty, "\(status) \(out)")
+        #expect(err.contains("--phrases \(table.path): names.1: one phrase could take"), "\(err)")
+        #expect(err.contains("at most \(PhraseTable.maxPhraseBytes)"), "\(err)")
+        #expect(err.split(separator: "\n").count == 1, "\(err)")
+    }
+
+    @Test("a table just under the bound on one phrase loads and renders; a byte more per clause is refused")
+    func justUnderTheBound() throws {
+        let dir = try WorkflowTests.folder("bound-phrases")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let pad = (PhraseTable.maxPhraseBytes - PhraseTable.english.phraseBound) / Activity.allCases.count
+        let under = dir.appendingPathComponent("under.json"), over = dir.appendingPathComponent("over.json")
+        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad)).write(to: under, atomically: true, encoding: .utf8)
+        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad + 1)).write(to: over, atomically: true, encoding: .utf8)
+        let input = dir.appendingPathComponent("in.jsonl")
+        try """
+        {"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"xx"}
+        {"cmd":"join","conv":"c","user":"ben","name":"Ben"}
+        {"cmd":"type","conv":"c","user":"ben","at":5}
+
+        """.write(to: input, atomically: true, encoding: .utf8)
+        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", under.path], input: input)
+        #expect(status == 0 && err.isEmpty, "\(status) \(err)")
+        #expect(out.contains("\"text\":\"Ben is typing\(String(repeating: "~", count: pad))...\""), "\(out.prefix(300))")
+        let (refusedOut, refused, refusedStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", over.path], input: input)
+        #expect(refusedStatus == 64 && refusedOut.isEmpty, "\(refusedStatus)")
+        #expect(refused.contains("--phrases \(over.path): clause: one phrase could take \(PhraseTable.english.phraseBound + 7 * (pad + 1)) bytes"), "\(refused)")
     }
 
     @Test("a record holds its tables: it replays byte for byte after the table files are gone")

@@ -5,7 +5,7 @@ extension Engine {
     /// The bytes of one listed activity (`"sharing_location",`) and of the key.
     static let activityBytes = 19, activitiesOverhead = 16
     /// The most bytes of a count in a phrase.
-    static let clauseOverhead = 20
+    static let clauseOverhead = PhraseTable.maxCountBytes
     /// The bytes of a `typing` event beyond its ids: keys, the largest `at`, the
     /// longest state, activity and reason.
     static let typingOverhead = 140

@@ -14,6 +14,10 @@
 /// n. Display names are inserted as they are; substitution is one pass, so a name
 /// holding `{r}` stays as it is. ``english`` is built in and gives exactly the
 /// phrases of protocol version 2.
+///
+/// A table's worst-case phrase is at most ``maxPhraseBytes``: a table over it is
+/// refused when it is made, so that one phrase never grows with the square of its
+/// table's size (`{names}` repeated in the clause, `{0}` in a subject).
 public struct PhraseTable: Sendable, Equatable {
     /// A piece of text that may have a form per plural category.
     public enum Text: Sendable, Equatable {
@@ -79,12 +83,20 @@ public struct PhraseTable: Sendable, Equatable {
     package let clauseBound: Int, separatorBound: Int, endBound: Int
     /// The most names and counts one clause inserts.
     package let clauseNames: Int, clauseCounts: Int
+    /// The most bytes one phrase of this table can take in JSON output: a clause
+    /// for every activity, each with its longest subject and verb, every name as
+    /// long as a display name can be (``maxDisplayNameBytes``), every count 20
+    /// digits, escapes counted (``jsonBound(_:)``); the separators and the end. At
+    /// most ``maxPhraseBytes``: a table over it is refused.
+    package let phraseBound: Int
 
     /// Checks and compiles a table. `names` needs exactly the nine ``nameKeys`` and
     /// `verbs` an entry for every activity; a template may hold only the
     /// placeholders its key allows (`{0}`–`{2}` as many as the key shows and `{r}`
     /// in subjects, `{names}` and `{verb}` in `clause`, none elsewhere), and no
-    /// other `{` or `}`.
+    /// other `{` or `}`; and its worst-case phrase may take at most
+    /// ``maxPhraseBytes`` (else the error names the key whose part of it is
+    /// largest).
     public init(locale: String, plural: PluralRules = .none, names: [String: Text], verbs: [Activity: Text],
                 clause: String, separator: String, end: String) throws(Error) {
         guard PhraseTable.isLocaleTag(locale) else {
@@ -95,6 +107,9 @@ public struct PhraseTable: Sendable, Equatable {
         }
         var subjectForms: [[Template]] = []
         var longestSubject = 0, longestVerb = 0, subjectNames = 0, subjectCounts = 0
+        // The worst case of one subject and of one verb, and the key of the form
+        // that has it (for the bound on a phrase).
+        var worstSubject = (bytes: 0, key: ""), worstVerb = (bytes: 0, key: "")
         for key in PhraseTable.nameKeys {
             guard let text = names[key] else {
                 throw Error(key: "names.\(key)", message: "is missing; \"names\" needs all of \(PhraseTable.nameKeys.joined(separator: ", "))")
@@ -102,7 +117,12 @@ public struct PhraseTable: Sendable, Equatable {
             let shown = Int(String(key.first!))!
             let allowed = (0..<shown).map { "{\($0)}" } + ["{r}"]
             let forms = try PhraseTable.forms(of: text, key: "names.\(key)") { source, key throws(Error) in
-                try Template(source, allowed: allowed, key: key)
+                let template = try Template(source, allowed: allowed, key: key)
+                let bytes = PhraseTable.sum(PhraseTable.jsonBound(template.literal),
+                                            PhraseTable.product(template.uses { $0 < Template.countSlot }, PhraseTable.nameJSONBytes),
+                                            PhraseTable.product(template.uses { $0 == Template.countSlot }, PhraseTable.maxCountBytes))
+                if bytes > worstSubject.bytes { worstSubject = (bytes, key) }
+                return template
             }
             longestSubject = max(longestSubject, forms.map { PhraseTable.jsonBound($0.literal) }.max() ?? 0)
             subjectNames = max(subjectNames, forms.map { $0.uses { $0 < Template.countSlot } }.max() ?? 0)
@@ -115,7 +135,10 @@ public struct PhraseTable: Sendable, Equatable {
                 throw Error(key: "verbs.\(activity.name)", message: "is missing; \"verbs\" needs all of \(Activity.list)")
             }
             let forms = try PhraseTable.forms(of: text, key: "verbs.\(activity.name)") { source, key throws(Error) in
-                try Template(source, allowed: [], key: key).literal
+                let literal = try Template(source, allowed: [], key: key).literal
+                let bytes = PhraseTable.jsonBound(literal)
+                if bytes > worstVerb.bytes { worstVerb = (bytes, key) }
+                return literal
             }
             longestVerb = max(longestVerb, forms.map { PhraseTable.jsonBound($0) }.max() ?? 0)
             verbForms.append(forms)
@@ -139,6 +162,76 @@ public struct PhraseTable: Sendable, Equatable {
         self.clauseCounts = namesUses * subjectCounts
         self.separatorBound = PhraseTable.jsonBound(separatorBytes)
         self.endBound = PhraseTable.jsonBound(endBytes)
+        self.phraseBound = try PhraseTable.checkedPhraseBound(
+            clause: PhraseTable.jsonBound(clauseTemplate.literal), namesUses: namesUses, verbUses: verbUses,
+            subject: worstSubject, verb: worstVerb, separator: separatorBound, end: endBound)
+    }
+
+    /// The worst case of one phrase (see ``phraseBound``): `maxClauses` clauses of
+    /// `clause` literal bytes, `namesUses` subjects and `verbUses` verbs each, the
+    /// separators between them and the end.
+    private static func checkedPhraseBound(clause: Int, namesUses: Int, verbUses: Int, subject: (bytes: Int, key: String),
+                                           verb: (bytes: Int, key: String), separator: Int, end: Int) throws(Error) -> Int {
+        let clauses = maxClauses
+        let subjects = product(namesUses, subject.bytes), verbs = product(verbUses, verb.bytes)
+        let total = sum(product(clauses, sum(clause, subjects, verbs)), product(clauses - 1, separator), end)
+        guard total > maxPhraseBytes else { return total }
+        // Name the key whose part of the worst case is largest: a subject or verb
+        // form that is too long even once per clause, else the clause when it is
+        // what repeats them (or is too long itself), else the separator or the end.
+        var blamed = (bytes: product(clauses, clause), key: "clause")
+        for (part, uses) in [(subject, namesUses), (verb, verbUses)] {
+            let bytes = product(clauses, product(uses, part.bytes))
+            guard bytes > blamed.bytes else { continue }
+            blamed = (bytes, uses > 1 && product(clauses, part.bytes) <= maxPhraseBytes ? "clause" : part.key)
+        }
+        if product(clauses - 1, separator) > blamed.bytes { blamed = (product(clauses - 1, separator), "separator") }
+        if end > blamed.bytes { blamed = (end, "end") }
+        let shown = total == .max ? "more than \(Int.max)" : String(total)
+        throw Error(key: blamed.key, message: "one phrase could take \(shown) bytes with it (a clause for each of the \(clauses) activities, every name as long as a display name can be, \(maxDisplayNameBytes) bytes, JSON escapes counted); a phrase may take at most \(maxPhraseBytes)")
+    }
+
+    /// The most bytes one phrase may take in JSON output, whatever the table and
+    /// the names: 128 KiB. A table is refused when its longest possible phrase (a
+    /// clause for every activity, each with its longest subject and verb, every
+    /// name 1,026 bytes, escapes counted) is longer. Built-in English's worst case is
+    /// about a third of it (three names of 1,026 bytes, escaped, in each of seven
+    /// clauses), and so is that of every table the project ships.
+    public static let maxPhraseBytes = 128 << 10
+
+    /// The most bytes of a user's `name` the protocol takes (longer is refused when
+    /// a line is decoded): 1024.
+    public static let maxNameBytes = 1024
+
+    /// The most bytes of a display name made from a name of at most
+    /// ``maxNameBytes``: a name cut to 15 grapheme clusters lost one byte at least,
+    /// and gained `...`. A longer name (only the engine's own API takes one) is cut
+    /// to this many bytes, at a character, where a phrase inserts it.
+    package static let maxDisplayNameBytes = maxNameBytes - 1 + DisplayName.ellipsis.utf8.count
+
+    /// The most bytes a display name takes in JSON output: twice its bytes (it holds
+    /// no control character; `"`, `\\` and U+2028/U+2029 at most double), as
+    /// `UserRecord.nameBound(of:)` counts it.
+    static let nameJSONBytes = 2 * maxDisplayNameBytes
+
+    /// The most bytes of a count (`{r}`) in a phrase: the digits of `Int.max`, and one.
+    package static let maxCountBytes = 20
+
+    /// The most clauses one phrase has: one per activity.
+    static let maxClauses = Activity.allCases.count
+
+    /// `a + b + …`, saturating at `Int.max` instead of trapping.
+    static func sum(_ terms: Int...) -> Int {
+        terms.reduce(0) { total, term in
+            let (result, overflow) = total.addingReportingOverflow(term)
+            return overflow ? .max : result
+        }
+    }
+
+    /// `a × b`, saturating at `Int.max` instead of trapping (both 0 or more).
+    static func product(_ a: Int, _ b: Int) -> Int {
+        let (result, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? .max : result
     }
 
     /// The most bytes `text` takes inside a JSON string: 6 for a control character
@@ -238,6 +331,13 @@ public struct PhraseTable: Sendable, Equatable {
 
     /// Appends one clause: `count` people doing `activity`, `shown` of them named
     /// (`names[i]` for i < shown), the `count − shown` others counted.
+    ///
+    /// It appends at most what ``phraseBound`` counts for one clause: its pieces
+    /// are the ones the bound counts, a name at most ``maxDisplayNameBytes`` (a
+    /// longer one, which only the engine's own API can give, is cut here at a
+    /// character), a count at most ``maxCountBytes``. A phrase has at most one
+    /// clause per activity, so no phrase is longer than ``phraseBound``, which the
+    /// table was refused over ``maxPhraseBytes``, whatever the names.
     package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, into bytes: inout [UInt8]) {
         let rest = count - shown
         let subject = subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
@@ -254,7 +354,14 @@ public struct PhraseTable: Sendable, Equatable {
                     case .slot(Template.countSlot): PhraseTable.appendDecimal(rest, into: &bytes)
                     case .slot(let slot):
                         var text = names[slot]
-                        text.withUTF8 { bytes.append(contentsOf: $0) }
+                        text.withUTF8 { name in
+                            // At most a display name's longest: what the table's
+                            // bound (``phraseBound``) counts.
+                            guard name.count > PhraseTable.maxDisplayNameBytes else { return bytes.append(contentsOf: name) }
+                            var end = PhraseTable.maxDisplayNameBytes
+                            while end > 0 && name[end] & 0xC0 == 0x80 { end -= 1 }
+                            bytes.append(contentsOf: name[..<end])
+                        }
                     }
                 }
             case .slot:

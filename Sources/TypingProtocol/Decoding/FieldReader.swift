@@ -6,8 +6,8 @@ import TypingCore
 enum FieldLimits {
     /// The most bytes of a string `id`, `conv`, `user` or `by`.
     static let maxIdentifierBytes = 256
-    /// The most bytes of a `name`.
-    static let maxNameBytes = 1024
+    /// The most bytes of a `name` (what bounds a phrase table's longest phrase).
+    static let maxNameBytes = PhraseTable.maxNameBytes
 }
 
 /// Reads and checks the fields of one command object, building errors that carry

@@ -266,6 +266,44 @@ public struct TextFormat: EventFormat {
         return String(decoding: out.bytes, as: UTF8.self)
     }
 
+    /// A file's path (or any name made of bytes) for a line a person reads, on
+    /// stderr or in `check`'s report: as ``text(_:into:)`` writes text, every unsafe
+    /// character as `\u{…}`, line breaks included, so that a path is always one
+    /// line; and each byte that is not part of valid UTF-8 as `\xFF`
+    /// (``invalidByte(_:)``), so that a name that is not UTF-8 is shown as it is,
+    /// not as U+FFFD.
+    package static func path<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        let bytes = Array(bytes)
+        var out = OutputBuffer()
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var position = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                appendScalar(Unicode.UTF8.decode(encoded), into: &out)
+                position += encoded.count
+            case .error(let length):
+                for byte in bytes[position..<min(position + length, bytes.count)] {
+                    out.append(contentsOf: invalidByte(byte))
+                }
+                position += length
+            case .emptyInput:
+                return String(decoding: out.bytes, as: UTF8.self)
+            }
+        }
+    }
+
+    /// ``path(_:)`` for a path held as a `String`.
+    package static func path(_ path: String) -> String {
+        self.path(path.utf8)
+    }
+
+    /// A byte that is not part of valid UTF-8, as people are shown it: `\xFF`.
+    package static func invalidByte(_ byte: UInt8) -> String {
+        "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+    }
+
     /// True when every byte is printable ASCII: nothing to escape (the common case).
     static func isPlain(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }

@@ -119,7 +119,7 @@ struct TranscriptCheck {
     /// lines to print, and returns the outcomes (of those it finished, when stopped).
     func run(_ paths: [String], report: (String) -> Void) throws(CheckFailure) -> Summary {
         let transcripts = try Transcript.find(in: paths)
-        if transcripts.isEmpty { throw CheckFailure("no transcripts (NAME.in.jsonl) under \(paths.joined(separator: " "))") }
+        if transcripts.isEmpty { throw CheckFailure("no transcripts (NAME.in.jsonl) under \(paths.map(TextFormat.path).joined(separator: " "))") }
         var summary = Summary()
         for transcript in transcripts {
             if stop() { return summary }
@@ -164,20 +164,20 @@ struct TranscriptCheck {
                 return error.description
             }
             if let expected {
-                report("blessed \(transcript): \(OutputDiff.summary(expected: expected, actual: actual)) in \(transcript.expected)")
+                report("blessed \(transcript): \(OutputDiff.summary(expected: expected, actual: actual)) in \(TextFormat.path(transcript.expected))")
             } else {
-                report("blessed \(transcript): \(transcript.expected) created, \(OutputDiff.count(OutputDiff.lines(actual).count, "line"))")
+                report("blessed \(transcript): \(TextFormat.path(transcript.expected)) created, \(OutputDiff.count(OutputDiff.lines(actual).count, "line"))")
             }
             return nil
         }
         guard let expected else {
-            let message = "no expected output \(transcript.expected) (typingd check --bless creates it)"
+            let message = "no expected output \(TextFormat.path(transcript.expected)) (typingd check --bless creates it)"
             report("FAIL \(transcript): \(message)")
             return message
         }
         guard let difference = OutputDiff.describe(expected: expected, actual: actual,
                                                    seeAll: seeAll) else { return nil }
-        report("FAIL \(transcript): the output differs from \(transcript.expected)\n\(difference)")
+        report("FAIL \(transcript): the output differs from \(TextFormat.path(transcript.expected))\n\(difference)")
         return difference
     }
 }

@@ -8,7 +8,8 @@ struct Transcript: Sendable, CustomStringConvertible {
     /// The path without `.in.jsonl`, as found (relative when the search path was).
     let stem: String
 
-    var description: String { stem }
+    /// The stem as a report shows it: escaped, on one line (``TextFormat/path(_:)``).
+    var description: String { TextFormat.path(stem) }
     var input: String { stem + ".in.jsonl" }
     var expected: String { stem + ".out.jsonl" }
     var arguments: String { stem + ".args" }
@@ -85,14 +86,14 @@ struct Transcript: Sendable, CustomStringConvertible {
         for path in paths {
             var status = stat()
             guard stat(path, &status) == 0 else {
-                throw CheckFailure("no such file or folder: \(path)")
+                throw CheckFailure("no such file or folder: \(TextFormat.path(path))")
             }
             if status.st_mode & S_IFMT == S_IFDIR {
                 found += try walk(path, visited: &visited).sorted { $0.stem < $1.stem }
             } else if path.hasSuffix(".in.jsonl") {
                 found.append(Transcript(stem: String(path.dropLast(".in.jsonl".count))))
             } else {
-                throw CheckFailure("\(path) is not a transcript (NAME.in.jsonl) or a folder")
+                throw CheckFailure("\(TextFormat.path(path)) is not a transcript (NAME.in.jsonl) or a folder")
             }
         }
         return found
@@ -115,7 +116,7 @@ struct Transcript: Sendable, CustomStringConvertible {
     private static func walk(_ path: String, visited: inout Set<FileID>) throws(CheckFailure) -> [Transcript] {
         var status = stat()
         guard stat(path, &status) == 0, visited.insert(FileID(status)).inserted else { return [] }
-        guard let directory = opendir(path) else { throw CheckFailure("cannot read folder \(path)") }
+        guard let directory = opendir(path) else { throw CheckFailure("cannot read folder \(TextFormat.path(path))") }
         defer { closedir(directory) }
         var found: [Transcript] = []
         while let entry = readdir(directory) {
@@ -132,7 +133,7 @@ struct Transcript: Sendable, CustomStringConvertible {
                 }
                 let isFolder = found == 0 && status.st_mode & S_IFMT == S_IFDIR
                 if isFolder || bytes.reversed().starts(with: Array(".in.jsonl".utf8).reversed()) {
-                    throw CheckFailure("\(path)\(separator)\(OutputDiff.hexInvalid(bytes[...])): a \(isFolder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it")
+                    throw CheckFailure("\(TextFormat.path(Array((path + separator).utf8) + bytes)): a \(isFolder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it")
                 }
                 continue
             }

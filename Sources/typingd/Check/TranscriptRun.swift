@@ -23,7 +23,7 @@ enum TranscriptRun {
     static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
                        checksInvariants: Bool,
                        stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
-        let badOptions = "bad options" + (argumentsFile.map { " in \($0)" } ?? "") + ": "
+        let badOptions = "bad options" + (argumentsFile.map { " in \(TextFormat.path($0))" } ?? "") + ": "
         if input.withUnsafeBytes({ RecordFormat.isRecord($0) }) {
             guard words == nil else {
                 throw CheckFailure("the input is a record, which carries its own options: remove the .args file")
@@ -438,7 +438,7 @@ enum OutputDiff {
             case .error:
                 // The decoder consumed at least one byte; show the first as \xNN and
                 // start again right after it.
-                out += "\\x" + String(bytes[start], radix: 16, uppercase: true).leftPadded(to: 2)
+                out += TextFormat.invalidByte(bytes[start])
                 position = start + 1
                 iterator = bytes[position...].makeIterator()
                 decoder = UTF8()
@@ -489,12 +489,5 @@ final class JSONLine {
         guard let text = json_dumps(value, Int(JSON_COMPACT | JSON_ENCODE_ANY)) else { return "?" }
         defer { free(text) }
         return String(cString: text)
-    }
-}
-
-extension String {
-    /// The string with "0" in front up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: Swift.max(0, width - count)) + self
     }
 }

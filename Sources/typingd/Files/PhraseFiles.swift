@@ -5,6 +5,10 @@ import TypingProtocol
 /// `--phrases PATH`: a phrase table file, or every `*.json` file of a folder, read
 /// as ``FileBytes`` reads user-given paths (regular files only, bounded), each
 /// checked by ``PhraseTableFile``.
+///
+/// A folder's file names are bytes, as the folder holds them: each file is opened
+/// by its bytes, UTF-8 or not, and a message names it as ``TextFormat/path(_:)``
+/// writes it (escaped, on one line).
 enum PhraseFiles {
     /// Why a table could not be loaded: the file and the key at fault, for a person.
     struct Failure: Error, CustomStringConvertible {
@@ -25,13 +29,15 @@ enum PhraseFiles {
         let resolved = folder.map { path.hasPrefix("/") ? path : "\($0)/\(path)" } ?? path
         var status = stat()
         guard stat(resolved, &status) == 0 else {
-            throw Failure(description: "--phrases \(resolved): \(String(cString: strerror(errno)))")
+            let error = errno
+            throw Failure(description: "--phrases \(TextFormat.path(resolved)): \(String(cString: strerror(error)))")
         }
         guard status.st_mode & S_IFMT == S_IFDIR else {
-            return [try table(at: resolved)]
+            return [try table(at: Array(resolved.utf8))]
         }
         guard let directory = opendir(resolved) else {
-            throw Failure(description: "--phrases \(resolved): \(String(cString: strerror(errno)))")
+            let error = errno
+            throw Failure(description: "--phrases \(TextFormat.path(resolved)): \(String(cString: strerror(error)))")
         }
         var names: [[UInt8]] = []
         while let entry = readdir(directory) {
@@ -42,17 +48,18 @@ enum PhraseFiles {
         }
         closedir(directory)
         var tables: [Loaded] = []
+        let folderBytes = Array(resolved.utf8) + [UInt8(ascii: "/")]
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            tables.append(try table(at: resolved + "/" + String(decoding: name, as: UTF8.self)))
+            tables.append(try table(at: folderBytes + name))
         }
         return tables
     }
 
-    /// The table in the file at `path`.
-    static func table(at path: String) throws(Failure) -> Loaded {
+    /// The table in the file whose path is the bytes `path`, with the file's text.
+    static func table(at path: [UInt8]) throws(Failure) -> Loaded {
         let bytes: [UInt8]
         do {
-            bytes = try FileBytes.read(path, limit: PhraseTableFile.maxBytes)
+            bytes = try FileBytes.read(bytes: path, limit: PhraseTableFile.maxBytes)
         } catch {
             throw Failure(description: "--phrases \(error.description.replacingPrefix("cannot read ", with: ""))")
         }
@@ -61,7 +68,7 @@ enum PhraseFiles {
         }
         switch result {
         case .success(let table): return Loaded(table: table, text: bytes)
-        case .failure(let error): throw Failure(description: "--phrases \(path): \(error)")
+        case .failure(let error): throw Failure(description: "--phrases \(TextFormat.path(path)): \(error)")
         }
     }
 }
