@@ -94,7 +94,7 @@ extension Engine {
     /// seeing typing).
     func settingsBound(of u: Int32, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
                        into total: inout Bound) {
-        let (change, display) = settingsChange(of: u, name: name, sendTyping: sendTyping)
+        let (change, display, _) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.touchesStreaks {
             // A rename lists the new name wherever they type: it may be longer than
             // any typer's name there now.

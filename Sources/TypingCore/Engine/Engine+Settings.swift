@@ -37,22 +37,23 @@ extension Engine {
     /// What setting the name and `send_typing` of user `u` (nil: unchanged) would
     /// change, and the display name it would set. A rename counts when the display
     /// name's bytes, or whether the user is named, change.
-    func settingsChange(of u: Int32, name: String?, sendTyping: Bool?) -> (SettingsChange, display: String?) {
+    func settingsChange(of u: Int32, name: String?, sendTyping: Bool?)
+        -> (SettingsChange, display: String?, asGiven: Bool) {
         var change = SettingsChange()
-        var display: String?
+        var display: String?, asGiven = false
         if let name {
-            display = DisplayName.render(name)
+            (display, asGiven) = DisplayName.clean(name)
             let text = display ?? DisplayName.unknown
             change.renamed = !text.sameBytes(as: users[u].displayName) || (display != nil) != users[u].isNamed
         }
         if let sendTyping { change.hides = !sendTyping && users[u].sendsTyping }
-        return (change, display)
+        return (change, display, asGiven)
     }
 
     /// Sets the name and `send_typing` of user `u` (nil: unchanged) and says what
     /// changed.
     mutating func applySettings(to u: Int32, name: String?, sendTyping: Bool?) -> SettingsChange {
-        let (change, display) = settingsChange(of: u, name: name, sendTyping: sendTyping)
+        let (change, display, asGiven) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.renamed {
             users[u].displayName = display ?? DisplayName.unknown
             users[u].isNamed = display != nil
@@ -60,7 +61,7 @@ extension Engine {
         if let name {
             // The name as given, where it is not what is shown (also when the
             // display name did not change: "Ana " after "Ana").
-            if let display, !display.sameBytes(as: name) { givenNames[u] = name } else { givenNames[u] = nil }
+            if display != nil && !asGiven { givenNames[u] = name } else { givenNames[u] = nil }
         }
         if let sendTyping { users[u].sendsTyping = sendTyping }
         return change

@@ -192,8 +192,12 @@ struct ConversationRecord {
     /// True when the member in `slot` belongs in ``mainAudience``.
     @inline(__always)
     func seesMain(_ slot: Int) -> Bool {
-        members[slot].isOccupied && members[slot].location == .main && members[slot].receives
-            && (!openAudience || isOpen(slot))
+        // Read in place (the buffer's subscript is an addressor): no copy of the
+        // slot, which would retain its view.
+        let sees = members.withUnsafeBufferPointer { buffer in
+            buffer[slot].user != MemberSlot.vacant && buffer[slot].location == .main && buffer[slot].receives
+        }
+        return sees && (!openAudience || isOpen(slot))
     }
 
     /// Puts the member in `slot` in ``mainAudience``, or takes them out, as
@@ -268,10 +272,9 @@ struct ConversationRecord {
     /// `receive_typing`; returns their slot.
     mutating func append(_ u: Int32, id: Identifier, link: Int32, receives: Bool) -> Int {
         let slot = members.count
-        var member = MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty, link: link)
-        member.receives = receives
-        members.append(member)
-        updateAudience(slot)
+        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty, link: link,
+                                  receives: receives))
+        if receives && !openAudience { mainAudience.insert(slot) }
         memberCount += 1
         longestMemberID = max(longestMemberID, Int32(id.encodedBound))
         if memberIndex != nil {

@@ -27,12 +27,14 @@ struct ShrinkingDictionary<Key: Hashable, Value> {
     /// The value for `key`; setting nil removes it.
     @inline(__always)
     subscript(key: Key) -> Value? {
-        get { storage[key] }
+        // An empty dictionary is not hashed into: most users have none of what
+        // these hold.
+        get { storage.isEmpty ? nil : storage[key] }
         set {
             if let newValue {
                 storage[key] = newValue
                 highWater = max(highWater, storage.count)
-            } else if storage.removeValue(forKey: key) != nil {
+            } else if !storage.isEmpty && storage.removeValue(forKey: key) != nil {
                 shrinkIfSparse()
             }
         }

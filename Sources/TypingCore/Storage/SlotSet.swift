@@ -5,11 +5,14 @@
 /// the level below that holds any bit: inserting or removing a slot costs
 /// O(levels), and walking the set costs O(its members + levels per gap), never
 /// O(slots). So a room of 100,000 members of whom 10 receive typing at the main
-/// timeline renders those 10 and skips the rest in a few word reads.
+/// timeline renders those 10 and skips the rest in a few word reads. Slots 0–63
+/// (most rooms have no more) are one word kept inline: no storage at all.
 struct SlotSet: Equatable {
-    /// The levels: `levels[0]` holds a bit per slot; in `levels[k]`, bit b of word w
-    /// is set when word 64 × w + b of `levels[k − 1]` is not zero. The last level has
-    /// at most one word (or none, when the set has never held anything).
+    /// Slots 0–63, while ``levels`` is empty.
+    private(set) var small: UInt64 = 0
+    /// Once a slot past 63 was inserted, the levels: `levels[0]` holds a bit per
+    /// slot; in `levels[k]`, bit b of word w is set when word 64 × w + b of
+    /// `levels[k − 1]` is not zero. The last level has one word.
     private(set) var levels: [[UInt64]] = []
     /// Members.
     private(set) var count = 0
@@ -20,12 +23,27 @@ struct SlotSet: Equatable {
     /// True when `slot` is in the set.
     @inline(__always)
     func contains(_ slot: Int) -> Bool {
-        guard let leaves = levels.first, slot >> 6 < leaves.count else { return false }
+        guard let leaves = levels.first else { return slot < 64 && small & (1 << UInt64(slot)) != 0 }
+        guard slot >> 6 < leaves.count else { return false }
         return leaves[slot >> 6] & (1 << UInt64(slot & 63)) != 0
     }
 
     /// Adds `slot` (0 or more).
+    @inline(__always)
     mutating func insert(_ slot: Int) {
+        if levels.isEmpty && slot < 64 {
+            let bit: UInt64 = 1 << UInt64(slot)
+            if small & bit == 0 {
+                small |= bit
+                count += 1
+            }
+            return
+        }
+        insertInLevels(slot)
+    }
+
+    /// ``insert(_:)`` past the inline word.
+    private mutating func insertInLevels(_ slot: Int) {
         if levels.isEmpty || slot >> 6 >= levels[0].count { grow(toHold: slot) }
         var index = slot
         for level in levels.indices {
@@ -44,7 +62,21 @@ struct SlotSet: Equatable {
     }
 
     /// Removes `slot`, if present.
+    @inline(__always)
     mutating func remove(_ slot: Int) {
+        if levels.isEmpty {
+            let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
+            if small & bit != 0 {
+                small &= ~bit
+                count -= 1
+            }
+            return
+        }
+        removeFromLevels(slot)
+    }
+
+    /// ``remove(_:)`` once there are levels.
+    private mutating func removeFromLevels(_ slot: Int) {
         guard contains(slot) else { return }
         count -= 1
         var index = slot
@@ -59,6 +91,7 @@ struct SlotSet: Equatable {
 
     /// Empties the set and gives its storage back.
     mutating func removeAll() {
+        small = 0
         levels = []
         count = 0
     }
@@ -66,7 +99,11 @@ struct SlotSet: Equatable {
     /// The smallest member at or after `slot`, or nil.
     @inline(__always)
     func next(from slot: Int) -> Int? {
-        guard let leaves = levels.first else { return nil }
+        guard let leaves = levels.first else {
+            guard slot < 64 else { return nil }
+            let bits = small & (~0 << UInt64(slot))
+            return bits == 0 ? nil : bits.trailingZeroBitCount
+        }
         let word = slot >> 6
         guard word < leaves.count else { return nil }
         let bits = leaves[word] & (~0 << UInt64(slot & 63))
@@ -92,6 +129,11 @@ struct SlotSet: Equatable {
     /// that a room filling up grows it O(log slots) times), and summary levels are
     /// added until the top one has a single word.
     private mutating func grow(toHold slot: Int) {
+        if levels.isEmpty {
+            // The inline word becomes the first word of level 0.
+            levels = [[small]]
+            small = 0
+        }
         var needed = max((slot >> 6) + 1, 2 * (levels.first?.count ?? 0))
         var level = 0
         while true {
@@ -126,9 +168,10 @@ struct SlotSet: Equatable {
     func violations() -> [String] {
         var problems: [String] = []
         guard let leaves = levels.first else {
-            if count != 0 { problems.append("counts \(count) members with no storage") }
+            if count != small.nonzeroBitCount { problems.append("counts \(count) members, holds \(small.nonzeroBitCount)") }
             return problems
         }
+        if small != 0 { problems.append("keeps slots inline beside its levels") }
         let held = leaves.reduce(0) { $0 + $1.nonzeroBitCount }
         if held != count { problems.append("counts \(count) members, holds \(held)") }
         for level in 1..<max(levels.count, 1) {

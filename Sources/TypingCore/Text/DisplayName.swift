@@ -18,15 +18,25 @@ enum DisplayName {
     /// name, or nothing is left of it after cleaning.
     static func render(_ raw: String?) -> String? {
         guard let raw else { return nil }
-        if isPlainShortASCII(raw) { return raw }
-        var scalars = Substring.UnicodeScalarView(raw.unicodeScalars.filter { !isControl($0) })
+        return clean(raw).display
+    }
+
+    /// The display name for `raw` (nil: unnamed), and whether it is `raw` itself
+    /// (nothing removed, trimmed or cut), told without comparing the two.
+    static func clean(_ raw: String) -> (display: String?, asGiven: Bool) {
+        if isPlainShortASCII(raw) { return (raw, true) }
+        let all = raw.unicodeScalars
+        var scalars = Substring.UnicodeScalarView(all.filter { !isControl($0) })
+        var changed = scalars.count != all.count
+        let before = scalars.count
         trimWhiteSpace(&scalars)
-        if scalars.isEmpty { return nil }
+        changed = changed || scalars.count != before
+        if scalars.isEmpty { return (nil, false) }
         let cleaned = String(scalars)
-        guard cleaned.count > maxClusters else { return cleaned }
+        guard cleaned.count > maxClusters else { return (cleaned, !changed) }
         var kept = Substring(cleaned.prefix(maxClusters)).unicodeScalars
         trimWhiteSpace(&kept)
-        return String(kept) + ellipsis
+        return (String(kept) + ellipsis, false)
     }
 
     /// True for the control characters a display name drops.
