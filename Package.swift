@@ -18,6 +18,10 @@ let package = Package(
         /// The protocol around it: framing, JSON commands parsed with jansson, events
         /// encoded as the protocol's JSON (or text), a session from bytes to bytes.
         .library(name: "TypingProtocol", targets: ["TypingProtocol"]),
+        /// The fuzzer's properties (`LineHandlerFuzz`), for typingd's own fuzzer
+        /// (fuzz/, a package of its own, which can only link a product) and tests:
+        /// kept out of the libraries, as NIOTestUtils is out of NIO. Not API.
+        .library(name: "TypingFuzzSupport", targets: ["TypingFuzzSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -48,6 +52,13 @@ let package = Package(
             dependencies: ["TypingCore", "CJansson", "CJanssonArena"],
             swiftSettings: internalChecks
         ),
+        /// The properties the fuzzer checks on arbitrary bytes, and `swift test` on
+        /// the fuzzer's named regressions (fuzz/regressions/).
+        .target(
+            name: "TypingFuzzSupport",
+            dependencies: ["TypingProtocol", "TypingCore", "CJansson"],
+            swiftSettings: internalChecks
+        ),
         /// The executable: options, raw stdin/stdout, the event loop.
         .executableTarget(
             name: "typingd",
@@ -59,7 +70,8 @@ let package = Package(
             swiftSettings: internalChecks
         ),
         .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"], swiftSettings: internalChecks),
-        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "CJansson", "CJanssonArena"], swiftSettings: internalChecks),
+        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "TypingFuzzSupport", "CJansson", "CJanssonArena"],
+                    swiftSettings: internalChecks),
         /// The executable as users run it: golden transcripts, documented
         /// examples, the live process through pipes.
         .testTarget(name: "TypingdTests", dependencies: ["typingd"], swiftSettings: internalChecks),
