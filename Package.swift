@@ -2,9 +2,10 @@
 import PackageDescription
 
 /// The engine's invariant checker (`Engine.checkInvariants()` and the storage types'
-/// own checks) is compiled only where it is used: in debug builds, which is what
+/// own checks) does its work only where it is used: in debug builds, which is what
 /// `swift test` runs, and in the fuzzer, whose build (fuzz/run.sh) passes
-/// `-Xswiftc -DTYPINGD_INTERNAL_CHECKS`. The daemon that ships has none of it.
+/// `-Xswiftc -DTYPINGD_INTERNAL_CHECKS`. Elsewhere it exists with empty bodies, so
+/// that release test builds compile, and the daemon that ships checks nothing.
 /// (swift-collections does the same with COLLECTIONS_INTERNAL_CHECKS.)
 let internalChecks: [SwiftSetting] = [.define("TYPINGD_INTERNAL_CHECKS", .when(configuration: .debug))]
 

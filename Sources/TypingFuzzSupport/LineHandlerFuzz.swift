@@ -108,9 +108,7 @@ public enum LineHandlerFuzz {
         }
         session.finish()
         session.flush()
-        #if TYPINGD_INTERNAL_CHECKS
         session.engine.checkInvariants()
-        #endif
         return (session.sink, session.engine.typingCount)
     }
 
