@@ -208,7 +208,8 @@ struct LiveProcessTests {
 
     @Test("an I/O error other than EPIPE is a message on stderr and exit 74")
     func ioError() throws {
-        guard let full = FileHandle(forWritingAtPath: "/dev/full") else { return }
+        // Without /dev/full the test is skipped, saying so (a failure under CI), not passed.
+        guard let full = FileHandle(forWritingAtPath: "/dev/full") else { try Tools.missing("/dev/full cannot be opened") }
         let daemon = try TestProcess.typingd(["--clock", "manual"], stdout: .handle(full))
         try daemon.send(#"{"cmd":"stats"}"#)
         try daemon.closeInput()

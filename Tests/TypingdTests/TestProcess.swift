@@ -76,8 +76,8 @@ final class TestProcess: @unchecked Sendable {
     private var received = 0
     private var recent: [String] = []
     /// Written by the termination handler: poll(2) wakes up on the exit.
-    private let exitRead: Int32
-    private let exitWrite: Int32
+    private let exitPipe: ExitPipe
+    private var exitRead: Int32 { exitPipe.read }
     private let errorCollector: Collector?
     private let watchdog: DispatchWorkItem
     private let killedByWatchdog = Flag()
@@ -141,28 +141,17 @@ final class TestProcess: @unchecked Sendable {
             process.standardError = outputPipe ?? FileHandle.nullDevice
         }
 
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        // Not inherited by the program, nor by any other test's.
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        exitRead = fds[0]
-        exitWrite = fds[1]
-        let exitWrite = exitWrite
-        process.terminationHandler = { _ in
-            var byte: UInt8 = 1
-            _ = Glibc.write(exitWrite, &byte, 1)
-        }
-        do {
-            try process.run()
-        } catch {
-            close(fds[0])
-            close(fds[1])
-            throw error
-        }
+        let exitPipe = try ExitPipe()
+        self.exitPipe = exitPipe
+        // The handler keeps the pipe open until it has run, however soon this goes.
+        process.terminationHandler = { _ in exitPipe.signal() }
+        try process.run()
         pid = process.processIdentifier
         errorCollector = errorPipe.map { Collector($0.fileHandleForReading) }
         let pid = pid, killed = killedByWatchdog
         watchdog = DispatchWorkItem {
+            // Never a pid that has been given back: only while the exit is not seen.
+            guard !exitPipe.isSignalled else { return }
             killed.set()
             kill(pid, SIGKILL)
         }
@@ -186,8 +175,6 @@ final class TestProcess: @unchecked Sendable {
     deinit {
         stop()
         watchdog.cancel()
-        close(exitRead)
-        close(exitWrite)
     }
 
     // MARK: Input
@@ -408,10 +395,7 @@ final class TestProcess: @unchecked Sendable {
     /// The read end of stdout, while it is open.
     private var outputFD: Int32 { outputPipe?.fileHandleForReading.fileDescriptor ?? -1 }
 
-    private var hasExited: Bool {
-        var exit = pollfd(fd: exitRead, events: Int16(POLLIN), revents: 0)
-        return poll(&exit, 1, 0) > 0
-    }
+    private var hasExited: Bool { exitPipe.isSignalled }
 
     private var hasLine: Bool { buffer[consumed...].contains(0x0A) }
 
@@ -514,6 +498,38 @@ private final class Collector: @unchecked Sendable {
             while waitingForEnd && !ended && condition.wait(until: end) {}
             return data
         }
+    }
+}
+
+/// A pipe the termination handler writes a byte into: the exit as something poll(2)
+/// waits for. Closed when the last of its holders (the process, the handler) goes.
+private final class ExitPipe: Sendable {
+    let read: Int32
+    let write: Int32
+
+    init() throws {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        // Not inherited by the program, nor by any other test's.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        read = fds[0]
+        write = fds[1]
+    }
+
+    func signal() {
+        var byte: UInt8 = 1
+        _ = Glibc.write(write, &byte, 1)
+    }
+
+    /// True once ``signal()`` was called.
+    var isSignalled: Bool {
+        var exit = pollfd(fd: read, events: Int16(POLLIN), revents: 0)
+        return poll(&exit, 1, 0) > 0
+    }
+
+    deinit {
+        close(read)
+        close(write)
     }
 }
 
