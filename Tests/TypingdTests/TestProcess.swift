@@ -337,10 +337,23 @@ final class TestProcess: @unchecked Sendable {
     /// True when the program's main thread blocks `signal` (/proc/PID/status, SigBlk):
     /// typingd blocks the signals it handles first thing, before its signal thread runs.
     func blocks(_ signal: Int32) -> Bool {
-        guard let status = Self.procFile("/proc/\(pid)/status"),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
-              let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        guard let mask = Self.blockedSignals(status: "/proc/\(pid)/status") else { return false }
         return mask & (1 << UInt64(signal - 1)) != 0
+    }
+
+    /// The signal mask (SigBlk: bit n - 1 for signal n) of each thread of the
+    /// program, by thread id.
+    var blockedSignalsByThread: [String: UInt64] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var masks: [String: UInt64] = [:]
+        for task in tasks { masks[task] = Self.blockedSignals(status: "/proc/\(pid)/task/\(task)/status") }
+        return masks
+    }
+
+    private static func blockedSignals(status path: String) -> UInt64? {
+        guard let status = procFile(path),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }) else { return nil }
+        return UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16)
     }
 
     /// The bytes the program has read with read(2) and its kin so far (/proc/PID/io,
