@@ -2,9 +2,10 @@
 import PackageDescription
 
 /// The engine's invariant checker (`Engine.checkInvariants()` and the storage types'
-/// own checks) is compiled only where it is used: in debug builds, which is what
+/// own checks) does its work only where it is used: in debug builds, which is what
 /// `swift test` runs, and in the fuzzer, whose build (fuzz/run.sh) passes
-/// `-Xswiftc -DTYPINGD_INTERNAL_CHECKS`. The daemon that ships has none of it.
+/// `-Xswiftc -DTYPINGD_INTERNAL_CHECKS`. Elsewhere it exists with empty bodies, so
+/// that release test builds compile, and the daemon that ships checks nothing.
 /// (swift-collections does the same with COLLECTIONS_INTERNAL_CHECKS.)
 let internalChecks: [SwiftSetting] = [.define("TYPINGD_INTERNAL_CHECKS", .when(configuration: .debug))]
 
@@ -18,6 +19,10 @@ let package = Package(
         /// The protocol around it: framing, JSON commands parsed with jansson, events
         /// encoded as the protocol's JSON (or text), a session from bytes to bytes.
         .library(name: "TypingProtocol", targets: ["TypingProtocol"]),
+        /// The fuzzer's properties (`LineHandlerFuzz`), for typingd's own fuzzer
+        /// (fuzz/, a package of its own, which can only link a product) and tests:
+        /// kept out of the libraries, as NIOTestUtils is out of NIO. Not API.
+        .library(name: "TypingFuzzSupport", targets: ["TypingFuzzSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -48,6 +53,13 @@ let package = Package(
             dependencies: ["TypingCore", "CJansson", "CJanssonArena"],
             swiftSettings: internalChecks
         ),
+        /// The properties the fuzzer checks on arbitrary bytes, and `swift test` on
+        /// the fuzzer's named regressions (fuzz/regressions/).
+        .target(
+            name: "TypingFuzzSupport",
+            dependencies: ["TypingProtocol", "TypingCore", "CJansson"],
+            swiftSettings: internalChecks
+        ),
         /// The executable: options, raw stdin/stdout, the event loop.
         .executableTarget(
             name: "typingd",
@@ -59,7 +71,8 @@ let package = Package(
             swiftSettings: internalChecks
         ),
         .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"], swiftSettings: internalChecks),
-        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "CJansson", "CJanssonArena"], swiftSettings: internalChecks),
+        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "TypingFuzzSupport", "CJansson", "CJanssonArena"],
+                    swiftSettings: internalChecks),
         /// The executable as users run it: golden transcripts, documented
         /// examples, the live process through pipes.
         .testTarget(name: "TypingdTests", dependencies: ["typingd"], swiftSettings: internalChecks),

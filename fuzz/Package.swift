@@ -9,7 +9,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "FuzzLineHandler",
-            dependencies: [.product(name: "TypingProtocol", package: "typingd")],
+            dependencies: [.product(name: "TypingFuzzSupport", package: "typingd")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
     ]

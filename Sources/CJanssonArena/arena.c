@@ -32,6 +32,7 @@ typedef struct {
     char *base;      // the block, allocated on the thread's first scope (NULL before)
     size_t used;     // bytes handed out since the block was last empty
     size_t live;     // allocations from the block not yet freed
+    size_t served;   // allocations the block has served, ever (for tests)
     int active;      // inside cj_arena_begin ... cj_arena_end
 } arena_t;
 
@@ -64,6 +65,7 @@ static void *arena_malloc(size_t size) {
             UNPOISON(pointer, size);
             arena.used += need;
             arena.live += 1;
+            arena.served += 1;
             return pointer;
         }
     }
@@ -99,6 +101,8 @@ void cj_arena_begin(void) {
 void cj_arena_end(void) { arena.active = 0; }
 
 size_t cj_arena_live(void) { return arena.live; }
+
+size_t cj_arena_served(void) { return arena.served; }
 
 size_t cj_arena_blocks(void) { return atomic_load(&blocks); }
 

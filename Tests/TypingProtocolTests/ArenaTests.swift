@@ -29,13 +29,16 @@ struct ArenaTests {
         return lines
     }()
 
-    @Test("a decoded line leaves nothing in the arena, whatever it was")
+    @Test("a decoded line is allocated from the arena and leaves nothing in it, whatever it was")
     func nothingLeft() {
         let decoder = CommandDecoder(clock: .manual)
         for line in ArenaTests.lines {
+            let served = cj_arena_served()
             _ = Array(line.utf8).withUnsafeBytes { bytes in
                 Result { () throws(Event.Error) in try decoder.decode(bytes, number: 1) }
             }
+            // Every line here makes jansson allocate (a value, a key, an error's text).
+            #expect(cj_arena_served() > served, "not decoded in the arena: \(line.prefix(60))")
             #expect(cj_arena_live() == 0, "\(line.prefix(60))")
         }
     }
@@ -59,28 +62,24 @@ struct ArenaTests {
     }
 
     @Test("four threads decode at once, each from its own arena, as one thread does")
-    func threads() {
+    func threads() throws {
         let lines = (0..<4_000).map { i in
             i % 5 == 0 ? #"{"cmd":"join","conv":"g\#(i)""# : #"{"cmd":"type","conv":"c\#(i % 97)","user":"u\#(i)","at":\#(i)}"#
         }
         let expected = ArenaTests.decodeAll(lines)
         let releasedBefore = cj_arena_released()
         let results = Results()
-        let done = DispatchSemaphore(value: 0)
+        var threads: [pthread_t] = []
         for _ in 0..<4 {
-            Thread {
+            threads.append(try ThreadSpawner.spawn {
                 results.append(ArenaTests.decodeAll(lines), live: cj_arena_live())
-                done.signal()
-            }.start()
+            })
         }
-        for _ in 0..<4 { done.wait() }
+        for thread in threads { pthread_join(thread, nil) }
         #expect(results.all.count == 4)
-        // Each thread's block goes with the thread (key destructors run just after
-        // the thread's body, so give them a moment). Other tests' threads come and
-        // go meanwhile, so count releases, which only go up: four threads that each
-        // had a block have ended.
-        let deadline = Date().addingTimeInterval(5)
-        while cj_arena_released() - releasedBefore < 4 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // Each thread's block goes with the thread: its key destructor has run once
+        // pthread_join returns. Other tests' threads come and go meanwhile, so count
+        // releases, which only go up: four threads that each had a block have ended.
         #expect(cj_arena_released() - releasedBefore >= 4, "the threads' arena blocks were not released")
         for (result, live) in results.all {
             #expect(result == expected)

@@ -72,12 +72,16 @@ struct EncoderTests {
 
     @Test("text needing an escape at any position of any length is escaped", arguments: Array(1...20))
     func escapeAnywhere(length: Int) {
+        // Each byte that needs an escape, and the escape the protocol writes for it.
+        let escapes: [(UInt8, String)] = [(0x22, #"\""#), (0x5C, #"\\"#), (0x0A, #"\n"#), (0x01, #"\u0001"#), (0x1F, #"\u001f"#)]
         for position in 0..<length {
-            for special: UInt8 in [0x22, 0x5C, 0x0A, 0x01, 0x1F] {
+            for (special, escape) in escapes {
                 var bytes = [UInt8](repeating: UInt8(ascii: "x"), count: length)
                 bytes[position] = special
                 let text = written { out in bytes.withUnsafeBytes { out.jsonString($0) } }
-                #expect(text.count > length + 2, "length \(length), \(special) at \(position): \(text)")
+                let expected = "\"" + String(repeating: "x", count: position) + escape
+                    + String(repeating: "x", count: length - position - 1) + "\""
+                #expect(text == expected, "length \(length), \(special) at \(position)")
             }
         }
         #expect(written { $0.jsonString("plain text, long enough for the word-at-a-time path: é ✓") }

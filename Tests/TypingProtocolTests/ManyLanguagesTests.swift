@@ -46,9 +46,7 @@ struct ManyLanguagesTests {
                         "step \(step): v\(v) (x\(v % languages)) got \(indicator.view.text)")
             }
             #expect(!events.isEmpty)
-            #if TYPINGD_INTERNAL_CHECKS
             engine.checkInvariants()
-            #endif
         }
         let main = engine.conversations[try #require(engine.findConversation(Identifier("g")))][location: .main]
         #expect(Set(main.variants.entries.map(\.key)).count == main.variants.count, "one stored variant per key")

@@ -8,9 +8,9 @@ import Testing
 struct CheckFilesTests {
     static let transcript = #"{"cmd":"join","conv":"g","user":"a"}"# + "\n"
 
-    /// A folder with one passing transcript.
-    static func folder(_ name: String) throws -> URL {
-        let dir = try WorkflowTests.folder(name)
+    /// A new temporary folder with one passing transcript.
+    static func folderWithTranscript(_ name: String) throws -> URL {
+        let dir = try Daemon.temporaryFolder(name)
         try Self.transcript.write(to: dir.appendingPathComponent("x.in.jsonl"), atomically: true, encoding: .utf8)
         try "".write(to: dir.appendingPathComponent("x.out.jsonl"), atomically: true, encoding: .utf8)
         return dir
@@ -18,7 +18,7 @@ struct CheckFilesTests {
 
     @Test("two symlinks to their own folder: each folder is walked once, the transcript runs once")
     func symlinkLoops() throws {
-        let dir = try Self.folder("loops")
+        let dir = try Self.folderWithTranscript("loops")
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("a").path, withDestinationPath: ".")
         try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("b").path, withDestinationPath: ".")
@@ -28,7 +28,7 @@ struct CheckFilesTests {
 
     @Test("a FIFO and a symlink to /dev/zero named like inputs fail at once with a clear message")
     func notRegular() throws {
-        let dir = try Self.folder("special")
+        let dir = try Self.folderWithTranscript("special")
         defer { try? FileManager.default.removeItem(at: dir) }
         #expect(mkfifo(dir.appendingPathComponent("fifo.in.jsonl").path, 0o644) == 0)
         try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("zero.in.jsonl").path,
@@ -42,7 +42,7 @@ struct CheckFilesTests {
 
     @Test("a transcript is never skipped in silence: a dangling symlink fails, a name that is not UTF-8 stops check")
     func neverSkipped() throws {
-        let dir = try Self.folder("unnamed")
+        let dir = try Self.folderWithTranscript("unnamed")
         defer { try? FileManager.default.removeItem(at: dir) }
         try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("gone.in.jsonl").path,
                                                    withDestinationPath: "/nonexistent/gone")
@@ -60,7 +60,7 @@ struct CheckFilesTests {
 
     @Test("--bless on a full disk (a file-size limit) fails and leaves the old expected file whole")
     func blessFullDisk() throws {
-        let dir = try WorkflowTests.folder("full")
+        let dir = try Daemon.temporaryFolder("full")
         defer { try? FileManager.default.removeItem(at: dir) }
         var input = Self.transcript
         for index in 0..<40 { input += #"{"cmd":"join","conv":"g","user":"u\#(index)","id":\#(index)}"# + "\n" }
@@ -68,16 +68,11 @@ struct CheckFilesTests {
         let old = "the old expected output\n"
         try old.write(to: dir.appendingPathComponent("x.out.jsonl"), atomically: true, encoding: .utf8)
         // ulimit -f 1: no file may grow past 512 bytes; the blessed output is larger.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -f 1 && exec \"$0\" check --bless \"$1\"", Daemon.binary.path, dir.path]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let report = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(report)")
+        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
+                                      ["-c", "ulimit -f 1 && exec \"$0\" check --bless \"$1\"", Daemon.binary.path, dir.path],
+                                      stderr: .null)
+        let report = run.output
+        #expect(run.status == 1, "\(report)")
         #expect(report.contains("cannot write"), "\(report)")
         #expect(try String(contentsOf: dir.appendingPathComponent("x.out.jsonl"), encoding: .utf8) == old)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("x.out.jsonl.") }
@@ -86,7 +81,7 @@ struct CheckFilesTests {
 
     @Test("--junit and --bless replace only regular files: a FIFO is refused and stays, a symlink's target is written and the link stays")
     func onlyRegularFilesReplaced() throws {
-        let dir = try WorkflowTests.folder("targets")
+        let dir = try Daemon.temporaryFolder("targets")
         defer { try? FileManager.default.removeItem(at: dir) }
         try #"{"cmd":"stats"}"#.write(to: dir.appendingPathComponent("t.in.jsonl"), atomically: true, encoding: .utf8)
         let fifo = dir.appendingPathComponent("report.fifo").path
@@ -116,7 +111,7 @@ struct CheckFilesTests {
 
     @Test("check's report escapes what a terminal would act on, from file names and expected files")
     func reportIsTerminalSafe() throws {
-        let dir = try WorkflowTests.folder("escape")
+        let dir = try Daemon.temporaryFolder("escape")
         defer { try? FileManager.default.removeItem(at: dir) }
         let stem = dir.appendingPathComponent("x\u{1B}]0;title\u{07}y").path
         try #"{"cmd":"stats"}"#.write(toFile: stem + ".in.jsonl", atomically: true, encoding: .utf8)
@@ -127,46 +122,32 @@ struct CheckFilesTests {
         #expect(out.contains("\\u{1b}]0;title\\u{7}y"), "\(out)")
     }
 
-    /// The bytes process `pid` has read so far (`rchar` in /proc/PID/io), 0 if unknown.
-    static func bytesRead(by pid: Int32) -> Int {
-        guard let io = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8),
-              let line = io.split(separator: "\n").first(where: { $0.hasPrefix("rchar:") }) else { return 0 }
-        return Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces)) ?? 0
-    }
-
     @Test("SIGTERM and SIGINT stop check between lines: exit 128 + N, no summary, no verdict on the cut run, nothing blessed",
           arguments: [SIGTERM, SIGINT], [false, true])
     func signals(_ signal: Int32, bless: Bool) throws {
-        let dir = try WorkflowTests.folder("signal")
+        let dir = try Daemon.temporaryFolder("signal")
         defer { try? FileManager.default.removeItem(at: dir) }
         let line = #"{"cmd":"stats"}"# + "\n"
-        let big = String(repeating: line, count: 2_000_000)
-        try big.write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
+        try String(repeating: line, count: 2_000_000).write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
         let expected = dir.appendingPathComponent("big.out.jsonl")
         try "the golden before\n".write(to: expected, atomically: true, encoding: .utf8)
         // One transcript that passes at once, before the big one ("a" < "big").
         try Self.transcript.write(to: dir.appendingPathComponent("a.in.jsonl"), atomically: true, encoding: .utf8)
         try "".write(to: dir.appendingPathComponent("a.out.jsonl"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = Daemon.binary
-        process.arguments = ["check", dir.path] + (bless ? ["--bless"] : [])
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // The signal comes once check has read big's input (it reads each input
-        // whole, after finishing the one before): "a" is done, big runs for seconds.
-        let deadline = Date().addingTimeInterval(30)
-        while Self.bytesRead(by: process.processIdentifier) < big.utf8.count && Date() < deadline {
-            usleep(5_000)
-        }
-        kill(process.processIdentifier, signal)
+        let check = try TestProcess(Daemon.binary, ["check", dir.path] + (bless ? ["--bless"] : []))
+        // Between lines of the big transcript: check has read all of it (files are
+        // read whole, in name order, each after the one before was checked).
+        let big = try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("big.in.jsonl").path)[.size] as? Int ?? 0
+        try check.waitUntil("check reads big.in.jsonl") { check.bytesRead >= big }
+        check.signal(signal)
         let start = Date()
-        let report = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 128 + signal, "\(report)")
+        let status = try check.waitForExit()
+        let report = try check.readAll().joined(separator: "\n")
+        let message = check.stderr
+        #expect(status == 128 + signal, "\(report)")
         #expect(message == "typingd check: stopped by signal \(signal) after 1 transcript\n", "\(message)")
+        // A signal is noticed between two lines, not at the end of the transcript
+        // (which takes seconds in a debug build): generous for a busy machine.
         #expect(Date().timeIntervalSince(start) < 5)
         #expect(!report.contains("passed"), "\(report)")
         #expect(!report.contains("FAIL") && !report.contains("blessed"), "the cut run was judged: \(report)")

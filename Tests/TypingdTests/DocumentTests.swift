@@ -20,7 +20,7 @@ struct DocumentTests {
         let input = Daemon.temporaryFile("doc-\(example.line)", suffix: ".jsonl")
         try (example.input.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: input) }
-        let run = try Daemon.run(example.arguments, input: input, folder: DocumentExample.root)
+        let run = try TestProcess.run(example.arguments, stdin: .file(input), directory: DocumentExample.root)
         #expect(run.status == 0, "\(example): exit status \(run.status)")
         let actual = String(decoding: run.stdout, as: UTF8.self)
             .split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)

@@ -6,29 +6,12 @@ import Testing
 @Suite("Example programs")
 struct ExampleProgramTests {
     /// Runs `executable` with `arguments` in the package root; stdout, stderr, status.
-    static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> (String, String, Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = DocumentExample.root
-        var environment = ProcessInfo.processInfo.environment
-        environment["TYPINGD_BINARY"] = Daemon.binary.path
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let stdin = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try process.run()
-        if let input {
-            try stdin.fileHandleForWriting.write(contentsOf: input)
-            try stdin.fileHandleForWriting.close()
-        }
-        let errors = ErrorCollector(err.fileHandleForReading)
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: stdout, as: UTF8.self), String(decoding: errors.finish(), as: UTF8.self),
-                process.terminationStatus)
+    static func run(_ executable: String, _ arguments: [String], input: Data? = nil,
+                    sourceLocation: SourceLocation = #_sourceLocation) throws -> (String, String, Int32) {
+        let run = try TestProcess.run(URL(fileURLWithPath: executable), arguments,
+                                      environment: ["TYPINGD_BINARY": Daemon.binary.path], directory: DocumentExample.root,
+                                      stdin: input.map { .bytes(Array($0)) } ?? .null, sourceLocation: sourceLocation)
+        return (run.output, run.errors, run.status)
     }
 
     @Test("the Python client's tests all run and pass against the built binary, both clients")

@@ -28,7 +28,7 @@ struct FaultTests {
         try Data(input).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
-        let run = try Daemon.run(["--clock", "manual"], input: file)
+        let run = try TestProcess.run(["--clock", "manual"], stdin: .file(file))
         #expect(run.status == 0)
         #expect(run.stderr.isEmpty)
         let lines = String(decoding: run.stdout, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
@@ -46,7 +46,7 @@ struct FaultTests {
 
     @Test("SIGTERM in the middle of a flood: exit 0, and the output ends on a whole event")
     func signalMidFlood() throws {
-        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])
+        let daemon = try TestProcess.typingd(["--clock", "manual", "--no-drain"])
         var flood = (0..<500).map { #"{"cmd":"join","conv":"big","user":"u\#($0)"}"# }
         for turn in 0..<2000 {
             flood.append(#"{"cmd":"type","conv":"big","user":"u\#(turn % 500)"}"#)
@@ -59,45 +59,38 @@ struct FaultTests {
             try? daemon.send(bytes: bytes)
         }
         writer.start()
-        #expect(daemon.readLine(timeout: 10) != nil, "the flood is being processed")
+        #expect(try daemon.readLine() != nil, "the flood is being processed")
         daemon.signal(SIGTERM)
         var count = 1
-        while let line = daemon.readLine(timeout: 10) {
+        while let line = try daemon.readLine() {
             count += 1
             #expect(line.hasPrefix("{\"event\":") && line.hasSuffix("}"), "a whole event: \(line.prefix(80))")
         }
-        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(try daemon.waitForExit() == 0)
         #expect(count < 2 * 2000 * 2 * 499, "it stopped before the end of the flood")
         #expect(daemon.stderr.isEmpty)
     }
 
     @Test("input that ends in the middle of a line: the partial line is a line")
     func partialLastLine() throws {
-        let daemon = try LiveDaemon(["--clock", "manual"])
+        let daemon = try TestProcess.typingd(["--clock", "manual"])
         try daemon.send(bytes: Array(#"{"cmd":"stats","id":"whole"}"#.utf8) + [0x0A] + Array(#"{"cmd":"stats","id":"cut"#.utf8))
         try daemon.closeInput()
-        let lines = daemon.readAll(timeout: 10)
+        let lines = try daemon.readAll()
         #expect(lines.count == 2)
         #expect(object(lines.first)["id"] as? String == "whole")
         #expect(object(lines.last)["code"] as? String == "bad_json" && object(lines.last)["line"] as? Int == 2)
-        #expect(daemon.waitForExit() == 0)
+        #expect(try daemon.waitForExit() == 0)
     }
 
     @Test("started with stdin or stdout closed: a message and exit 74; with stderr closed it still works",
           arguments: [("<&-", Int32(74), "cannot read stdin"), (">&-", Int32(74), "cannot write stdout"),
                       ("2>&-", Int32(0), "")])
     func closedDescriptors(redirect: String, status: Int32, message: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "echo '{\"cmd\":\"stats\"}' | \"$0\" --clock manual \(redirect)", Daemon.binary.path]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == status)
+        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
+                                      ["-c", "echo '{\"cmd\":\"stats\"}' | \"$0\" --clock manual \(redirect)", Daemon.binary.path])
+        let stderr = run.errors, stdout = run.output
+        #expect(run.status == status)
         #expect(message.isEmpty ? stderr.isEmpty : stderr.contains(message), "\(stderr)")
         if status == 0 { #expect(stdout.hasPrefix(#"{"event":"stats""#)) }
     }
@@ -122,16 +115,16 @@ struct SignalTests {
           arguments: [1, 2, 4])
     func signalMidFloodIsAPrefix(threads: Int) throws {
         // stats replies count the lines read: in a prefix they are 1, 2, 3, … with none missing.
-        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain", "--threads", String(threads)])
+        let daemon = try TestProcess.typingd(["--clock", "manual", "--no-drain", "--threads", String(threads)])
         defer { daemon.stop() }
         let stats = Array(String(repeating: #"{"cmd":"stats"}"# + "\n", count: 200_000).utf8)
         let writer = Thread { for _ in 0..<3 { try? daemon.send(bytes: stats) } }
         writer.start()
         var lines: [String] = []
-        while lines.count < 20_000, let line = daemon.readLine(timeout: 20) { lines.append(line) }
+        while lines.count < 20_000, let line = try daemon.readLine() { lines.append(line) }
         daemon.signal(SIGTERM)
-        lines += daemon.readAll(timeout: 30)
-        #expect(daemon.waitForExit(timeout: 10) == 0)
+        lines += try daemon.readAll()
+        #expect(try daemon.waitForExit() == 0)
         var expected = 1
         for line in lines {
             guard let number = object(line)["lines"] as? Int else {
@@ -149,18 +142,18 @@ struct SignalTests {
 
     @Test("a signal while busy is noticed between lines, not after the whole read", arguments: [SIGTERM, SIGHUP, SIGQUIT])
     func promptWhileBusy(signal: Int32) throws {
-        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])
+        let daemon = try TestProcess.typingd(["--clock", "manual", "--no-drain"])
         defer { daemon.stop() }
         let writer = Thread { try? daemon.send(bytes: Self.flood) }
         writer.start()
-        #expect(daemon.readLine(timeout: 10) != nil, "the flood is being processed")
+        #expect(try daemon.readLine() != nil, "the flood is being processed")
         daemon.signal(signal)
         var after = 0
-        while after < 100_000, let line = daemon.readLine(timeout: 10) {
+        while after < 100_000, let line = try daemon.readLine() {
             after += 1
             #expect(line.hasPrefix("{\"event\":") && line.hasSuffix("}"), "a whole event: \(line.prefix(80))")
         }
-        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(try daemon.waitForExit() == 0)
         #expect(daemon.stderr.isEmpty, "\(daemon.stderr)")
         // What was produced before the signal (at most the 256 KiB buffer, the pipe
         // and one step) is written; the rest of the 64 KiB read is not processed.
@@ -169,15 +162,15 @@ struct SignalTests {
 
     @Test("a signal while blocked on a reader that stopped reading: exit 0 within the stall limit")
     func stoppedReader() throws {
-        let daemon = try LiveDaemon(["--clock", "manual", "--no-drain"])
+        let daemon = try TestProcess.typingd(["--clock", "manual", "--no-drain"])
         defer { daemon.stop() }
         let writer = Thread { try? daemon.send(bytes: Self.flood) }
         writer.start()
-        #expect(daemon.readLine(timeout: 10) != nil)
-        usleep(300_000)  // typingd fills the pipe and blocks writing
+        #expect(try daemon.readLine() != nil)
+        try daemon.waitUntil("typingd fills the pipe and blocks writing") { daemon.isBlockedWritingOutput }
         let sent = Date()
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(timeout: 10) == 0)
+        #expect(try daemon.waitForExit(readingOutput: false) == 0)
         let took = Date().timeIntervalSince(sent)
         #expect(took < 3, "exited \(took) s after the signal")
         #expect(daemon.stderr.isEmpty)
@@ -186,10 +179,12 @@ struct SignalTests {
     @Test("a signal right after start is kept for the loop, not fatal")
     func signalAtStart() throws {
         for _ in 0..<20 {
-            let daemon = try LiveDaemon(["--clock", "manual"])
-            usleep(20_000)
+            let daemon = try TestProcess.typingd(["--clock", "manual"])
+            // The first moment typingd must survive it: once it blocks the signal
+            // (before its signal thread and loop exist).
+            try daemon.waitUntil("typingd blocks SIGTERM") { daemon.blocks(SIGTERM) }
             daemon.signal(SIGTERM)
-            #expect(daemon.waitForExit(timeout: 10) == 0)
+            #expect(try daemon.waitForExit() == 0)
         }
     }
 
@@ -197,18 +192,11 @@ struct SignalTests {
     func fileSizeLimit() throws {
         let file = Daemon.temporaryFile("fsize")
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -f 8 && exec \"$0\" --clock manual --no-drain > \"$1\"", Daemon.binary.path, file.path]
-        let input = Pipe(), err = Pipe()
-        process.standardInput = input
-        process.standardError = err
-        try process.run()
-        try? input.fileHandleForWriting.write(contentsOf: Data(Self.flood.prefix(200_000)))
-        try? input.fileHandleForWriting.close()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit && process.terminationStatus == 74)
+        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
+                                      ["-c", "ulimit -f 8 && exec \"$0\" --clock manual --no-drain > \"$1\"", Daemon.binary.path, file.path],
+                                      stdin: .bytes(Array(Self.flood.prefix(200_000))))
+        let stderr = run.errors
+        #expect(run.reason == .exit && run.status == 74)
         #expect(stderr.contains("cannot write stdout: File too large"), "\(stderr)")
     }
 }

@@ -28,7 +28,7 @@ struct HelpTests {
     @Test("typingd check exits with the status its --help states: passed, failed, could not run, a missing path, not a transcript, an empty folder, a bad option, an unwritable --junit file")
     func checkStatuses() throws {
         let statuses = try Self.exitStatuses(["check"])
-        let dir = try CheckFilesTests.folder("statuses")
+        let dir = try CheckFilesTests.folderWithTranscript("statuses")
         defer { try? FileManager.default.removeItem(at: dir) }
         let empty = dir.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
@@ -65,7 +65,7 @@ struct HelpTests {
 
     @Test("typingd replay and typingd exit with the statuses their --help states")
     func otherStatuses() throws {
-        let dir = try WorkflowTests.folder("replay-statuses")
+        let dir = try Daemon.temporaryFolder("replay-statuses")
         defer { try? FileManager.default.removeItem(at: dir) }
         let bad = dir.appendingPathComponent("bad.rec")
         try "not a record\n".write(to: bad, atomically: true, encoding: .utf8)

@@ -108,21 +108,13 @@ struct ManualPagesTests {
     @Test("mandoc -T lint has nothing to say about any page")
     func lint() throws {
         let mandoc = try Tools.require("mandoc", for: "the manual pages' lint")
-        let folder = try WorkflowTests.folder("man")
+        let folder = try Daemon.temporaryFolder("man")
         defer { try? FileManager.default.removeItem(at: folder) }
         for page in try Self.pages() {
             let file = folder.appendingPathComponent(page.fileName)
             try page.text.write(to: file, atomically: true, encoding: .utf8)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: mandoc)
-            process.arguments = ["-T", "lint", file.path]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = out
-            try process.run()
-            let messages = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0 && messages.isEmpty, "\(page.fileName):\n\(messages)")
+            let run = try TestProcess.run(URL(fileURLWithPath: mandoc), ["-T", "lint", file.path], stderr: .stdout)
+            #expect(run.status == 0 && run.output.isEmpty, "\(page.fileName):\n\(run.output)")
         }
     }
 }

@@ -22,7 +22,7 @@ struct PhraseOptionsTests {
 
     @Test("--phrases with the shipped folder loads every table; users get theirs, others the default locale's")
     func shippedFolder() throws {
-        let dir = try WorkflowTests.folder("phrases")
+        let dir = try Daemon.temporaryFolder("phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.jsonl")
         try Self.room.write(to: input, atomically: true, encoding: .utf8)
@@ -35,7 +35,7 @@ struct PhraseOptionsTests {
 
     @Test("a bad table, a missing file or a bad tag: exit 64 before any input, naming the file and the key")
     func refused() throws {
-        let dir = try WorkflowTests.folder("bad-phrases")
+        let dir = try Daemon.temporaryFolder("bad-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let table = dir.appendingPathComponent("xx.json")
         var text = try String(contentsOfFile: Self.phrases + "/de.json", encoding: .utf8)
@@ -66,7 +66,7 @@ struct PhraseOptionsTests {
 
     @Test("a table named and made of terminal controls: the message on stderr escapes them")
     func controlsInMessages() throws {
-        let dir = try WorkflowTests.folder("evil-phrases")
+        let dir = try Daemon.temporaryFolder("evil-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let table = dir.appendingPathComponent("a\u{1B}[31mred\u{9B}.json")
         try "{\"locale\":\"de\"\u{1B}[2J}".write(to: table, atomically: true, encoding: .utf8)
@@ -94,7 +94,7 @@ struct PhraseOptionsTests {
 
     @Test("issue 30 A8: a table whose file name is not UTF-8 loads, opened by its bytes; a broken one is named escaped")
     func nonUTF8Names() throws {
-        let dir = try WorkflowTests.folder("nonutf-phrases")
+        let dir = try Daemon.temporaryFolder("nonutf-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let german = try String(contentsOfFile: Self.phrases + "/de.json", encoding: .utf8)
         try Self.writeRaw(dir, [UInt8(ascii: "d"), 0xFF] + Array(".json".utf8), german)
@@ -118,7 +118,7 @@ struct PhraseOptionsTests {
 
     @Test("issue 30 A8: a broken table named with a line break is refused, its name escaped on one stderr line")
     func lineBreakInName() throws {
-        let dir = try WorkflowTests.folder("newline-phrases")
+        let dir = try Daemon.temporaryFolder("newline-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.writeRaw(dir, Array("a\ntypingd: all good\r.json".utf8), "{\"locale\":\"xx\"}")
         let input = dir.appendingPathComponent("in.jsonl")
@@ -135,7 +135,7 @@ struct PhraseOptionsTests {
 
     @Test("an unknown option or a bad value holding ESC: ArgumentParser's message on stderr escapes it too")
     func controlsInArguments() throws {
-        let dir = try WorkflowTests.folder("evil-arguments")
+        let dir = try Daemon.temporaryFolder("evil-arguments")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.jsonl")
         try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
@@ -158,7 +158,7 @@ struct PhraseOptionsTests {
 
     @Test("issue 30 A1: a table whose phrase could take ~10^15 bytes is refused at start, exit 64, naming file and key")
     func quadraticTable() throws {
-        let dir = try WorkflowTests.folder("quadratic-phrases")
+        let dir = try Daemon.temporaryFolder("quadratic-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let table = dir.appendingPathComponent("huge.json")
         let text = Self.english(clause: String(repeating: "{names}", count: 70_000) + "{verb}",
@@ -178,7 +178,7 @@ struct PhraseOptionsTests {
 
     @Test("a table just under the bound on one phrase loads and renders; a byte more per clause is refused")
     func justUnderTheBound() throws {
-        let dir = try WorkflowTests.folder("bound-phrases")
+        let dir = try Daemon.temporaryFolder("bound-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let pad = (PhraseTable.maxPhraseBytes - PhraseTable.english.phraseBound) / Activity.allCases.count
         let under = dir.appendingPathComponent("under.json"), over = dir.appendingPathComponent("over.json")
@@ -201,7 +201,7 @@ struct PhraseOptionsTests {
 
     @Test("a record holds its tables: it replays byte for byte after the table files are gone")
     func recordKeepsTables() throws {
-        let dir = try WorkflowTests.folder("record-phrases")
+        let dir = try Daemon.temporaryFolder("record-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let tables = dir.appendingPathComponent("tables")
         try FileManager.default.createDirectory(at: tables, withIntermediateDirectories: true)
@@ -210,7 +210,7 @@ struct PhraseOptionsTests {
                                              toPath: tables.appendingPathComponent("\(language).json").path)
         }
         let record = dir.appendingPathComponent("session.in.jsonl")
-        let daemon = try LiveDaemon(["--record", record.path, "--phrases", tables.path, "--default-locale", "de",
+        let daemon = try TestProcess.typingd(["--record", record.path, "--phrases", tables.path, "--default-locale", "de",
                                      "--list-style", "group", "--timeout-ms", "200"])
         defer { daemon.stop() }
         try daemon.send(#"{"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"ru"}"#,
@@ -219,8 +219,8 @@ struct PhraseOptionsTests {
                         #"{"cmd":"open","conv":"c","user":"cy","view":"list"}"#,
                         #"{"cmd":"type","conv":"c","user":"ben","activity":"recording_audio"}"#)
         try daemon.closeInput()
-        let live = daemon.readAll().joined(separator: "\n") + "\n"
-        #expect(daemon.waitForExit() == 0)
+        let live = try daemon.readAll().joined(separator: "\n") + "\n"
+        #expect(try daemon.waitForExit() == 0)
         #expect(live.contains("Ben записывает голосовое сообщение") || live.contains("Ben записывает"), "\(live)")
         #expect(live.contains("Ben nimmt eine Sprachnachricht auf"), "\(live)")
         try FileManager.default.removeItem(at: tables)

@@ -21,7 +21,7 @@ struct ReadBoundaryTests {
     func reported(clock: String) throws {
         let input = try Self.stats(4096)
         defer { try? FileManager.default.removeItem(at: input) }
-        let run = try Daemon.run(["--clock", clock, "--threads", "2"], input: input, timeout: 20)
+        let run = try TestProcess.run(["--clock", clock, "--threads", "2"], stdin: .file(input))
         #expect(run.status == 0, "exit \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
         #expect(run.stdout.split(separator: 0x0A).count == 4096)
     }
@@ -35,8 +35,8 @@ struct ReadBoundaryTests {
                 guard count * lineBytes == read * reads else { continue }
                 let input = try Self.stats(count, lineBytes: lineBytes)
                 defer { try? FileManager.default.removeItem(at: input) }
-                let run = try Daemon.run(["--clock", clock, "--threads", String(threads), "--read-buffer", String(read)],
-                                         input: input, timeout: 20)
+                let run = try TestProcess.run(["--clock", clock, "--threads", String(threads), "--read-buffer", String(read)],
+                                              stdin: .file(input))
                 #expect(run.status == 0, "read \(read) × \(reads): exit \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
                 let replies = run.stdout.split(separator: 0x0A)
                 #expect(replies.count == count, "read \(read) × \(reads), \(threads) threads: \(replies.count) of \(count) replies")

@@ -23,7 +23,7 @@ struct ReadmeSetupTests {
         var log: URL { root.appendingPathComponent("log") }
 
         init(uid: Int, pkgConfig: Bool, jansson: Bool) throws {
-            root = try WorkflowTests.folder("readme")
+            root = try Daemon.temporaryFolder("readme")
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: root.appendingPathComponent("work/.build/release"),
                                                     withIntermediateDirectories: true)
@@ -57,19 +57,11 @@ struct ReadmeSetupTests {
         /// Runs `command` with `shell`; what the stand-ins recorded (this run only).
         func run(_ command: String, shell: String) throws -> [String] {
             try? FileManager.default.removeItem(at: log)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: shell)
-            process.arguments = ["-c", command]
-            process.environment = ["PATH": bin.path, "HOME": root.path]
-            process.currentDirectoryURL = root.appendingPathComponent("work")
-            process.standardOutput = FileHandle.nullDevice
-            let err = Pipe()
-            process.standardError = err
-            try process.run()
-            let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(shell): exit \(process.terminationStatus): \(errors)")
-            #expect(errors.isEmpty, "\(shell) wrote on stderr: \(errors)")
+            let run = try TestProcess.run(URL(fileURLWithPath: shell), ["-c", command],
+                                          environment: ["PATH": bin.path, "HOME": root.path], inheritEnvironment: false,
+                                          directory: root.appendingPathComponent("work"))
+            #expect(run.status == 0, "\(shell): exit \(run.status): \(run.errors)")
+            #expect(run.errors.isEmpty, "\(shell) wrote on stderr: \(run.errors)")
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             return text.split(separator: "\n").map(String.init)
         }

@@ -45,7 +45,7 @@ struct RecordReplayTests {
 
     @Test("17 tables near the 1 MiB limit: the record replays byte for byte, and check plays it too (A3)")
     func manyLargeTables() throws {
-        let dir = try WorkflowTests.folder("record-tables")
+        let dir = try Daemon.temporaryFolder("record-tables")
         defer { try? FileManager.default.removeItem(at: dir) }
         let tables = dir.appendingPathComponent("tables")
         try FileManager.default.createDirectory(at: tables, withIntermediateDirectories: true)
@@ -92,7 +92,7 @@ struct RecordReplayTests {
 
     @Test("a hostile record with an absurd first line, or a table line longer than a table may be, is refused (65)")
     func absurdLines() throws {
-        let dir = try WorkflowTests.folder("record-absurd")
+        let dir = try Daemon.temporaryFolder("record-absurd")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("bad.in.jsonl")
         let options = "#typingd-record v2 --timeout-ms 150"
@@ -117,7 +117,7 @@ struct RecordReplayTests {
 
     @Test("a header that names a table file, or (in v2) holds a table, is refused: typingd writes neither")
     func headerNamesNoFile() throws {
-        let dir = try WorkflowTests.folder("record-files")
+        let dir = try Daemon.temporaryFolder("record-files")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("bad.in.jsonl")
         let table = dir.appendingPathComponent("de.json")
@@ -133,7 +133,7 @@ struct RecordReplayTests {
 
     @Test("a record of version 1, its tables in the header, still replays")
     func versionOne() throws {
-        let dir = try WorkflowTests.folder("record-v1")
+        let dir = try Daemon.temporaryFolder("record-v1")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("old.in.jsonl")
         // As typingd 3.0.0 wrote it, with one table.
@@ -159,7 +159,7 @@ struct RecordReplayTests {
 
     @Test("times that go back are refused by replay and check --bless, naming the record line; equal times play (A7)")
     func timesGoBack() throws {
-        let dir = try WorkflowTests.folder("record-time")
+        let dir = try Daemon.temporaryFolder("record-time")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("back.in.jsonl")
         let header = "#typingd-record v1 --timeout-ms 150\n"

@@ -29,8 +29,7 @@ struct SchemaTests {
     func disagreement() throws {
         let python = try Self.validator()
         // A transcript whose expected output claims typingd refused a valid command.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schema-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try Daemon.temporaryFolder("schema")
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data(#"{"cmd":"stats","id":1}"#.utf8 + [0x0A]).write(to: folder.appendingPathComponent("x.in.jsonl"))
         try Data(#"{"event":"error","line":1,"id":1,"code":"bad_field","message":"m","field":"id","extra":1}"#.utf8 + [0x0A])

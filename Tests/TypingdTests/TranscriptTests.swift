@@ -42,8 +42,8 @@ struct TranscriptTests {
         for threading in [["--threads", "1"], ["--threads", "4", "--read-buffer", "7"], ["--threads", "2", "--read-buffer", "300"]] {
             // In the transcript's folder: relative --phrases paths are from there, as
             // typingd check takes them.
-            let run = try Daemon.run(arguments + threading, input: URL(fileURLWithPath: transcript.input),
-                                     folder: URL(fileURLWithPath: transcript.input).deletingLastPathComponent())
+            let run = try TestProcess.run(arguments + threading, stdin: .file(URL(fileURLWithPath: transcript.input)),
+                                          directory: URL(fileURLWithPath: transcript.input).deletingLastPathComponent())
             #expect(run.status == 0 && run.stderr.isEmpty, "\(threading) status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
             let difference = OutputDiff.describe(expected: expected, actual: [UInt8](run.stdout))
             #expect(difference == nil, "\(transcript) with \(threading): \(difference ?? "")")

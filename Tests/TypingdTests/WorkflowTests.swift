@@ -8,22 +8,15 @@ import Testing
 /// `--format text`.
 @Suite("Workflows")
 struct WorkflowTests {
-    /// A fresh temporary folder.
-    static func folder(_ name: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("typingd-\(name)-\(getpid())-\(UInt32.random(in: 0 ... .max))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     /// Runs the binary with `arguments`; stdout, stderr, status.
     static func typingd(_ arguments: [String], input: URL? = nil) throws -> (String, String, Int32) {
-        let run = try Daemon.run(arguments, input: input ?? URL(fileURLWithPath: "/dev/null"))
-        return (String(decoding: run.stdout, as: UTF8.self), String(decoding: run.stderr, as: UTF8.self), run.status)
+        let run = try TestProcess.run(arguments, stdin: input.map { .file($0) } ?? .null)
+        return (run.output, run.errors, run.status)
     }
 
     @Test("check: a broken expected file fails with the line and key, --bless repairs it, --junit is valid JUnit XML")
     func check() throws {
-        let dir = try Self.folder("check")
+        let dir = try Daemon.temporaryFolder("check")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = """
         {"cmd":"join","conv":"g","user":"a","name":"Ann"}
@@ -61,7 +54,7 @@ struct WorkflowTests {
 
     @Test("check: the .args file's quoting")
     func argumentsQuoting() throws {
-        let dir = try Self.folder("quoting")
+        let dir = try Daemon.temporaryFolder("quoting")
         defer { try? FileManager.default.removeItem(at: dir) }
         try "{\"cmd\":\"stats\"}\n".write(to: dir.appendingPathComponent("q.in.jsonl"), atomically: true, encoding: .utf8)
         try "--max-line-bytes \"100\" '--style' comp\\act\n".write(to: dir.appendingPathComponent("q.args"), atomically: true, encoding: .utf8)
@@ -74,7 +67,7 @@ struct WorkflowTests {
 
     @Test("check: past 20 differences, the report counts them all and gives a command that shows every one")
     func everyDifference() throws {
-        let dir = try Self.folder("many")
+        let dir = try Daemon.temporaryFolder("many")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("m.in.jsonl")
         let stats = (0..<30).map { #"{"cmd":"stats","id":\#($0)}"# }
@@ -100,26 +93,26 @@ struct WorkflowTests {
     /// bad lines (one right after that timeout), a too-long line, a blank line, lines
     /// refused with clock_mode, and replies. Returns its output.
     func liveSession(record: URL, options: [String] = [], extraLines: [String] = [],
-                     end: (LiveDaemon) throws -> Void = { try $0.closeInput() }) throws -> String {
-        let daemon = try LiveDaemon(["--record", record.path, "--timeout-ms", "150", "--typing-events",
+                     end: (TestProcess) throws -> Void = { try $0.closeInput() }) throws -> String {
+        let daemon = try TestProcess.typingd(["--record", record.path, "--timeout-ms", "150", "--typing-events",
                                      "--max-line-bytes", "200"] + options)
         defer { daemon.stop() }
         try daemon.send(#"{"cmd":"join","conv":"g","user":"a","name":"Ann","id":1}"#,
                         #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#, "",
                         #"{"cmd":"type","conv":"g","user":"a"}"#)
         var lines: [String] = []
-        for _ in 0..<5 { lines.append(daemon.readLine() ?? "") }  // ok, started, indicator, stopped, indicator
+        for _ in 0..<5 { lines.append(try daemon.readLine() ?? "") }  // ok, started, indicator, stopped, indicator
         #expect(lines[3].contains("\"reason\":\"timeout\""), "the timeout fired while idle: \(lines)")
         try daemon.send("{not json")   // refused right after the timeout's deadline
-        lines.append(daemon.readLine() ?? "")
+        lines.append(try daemon.readLine() ?? "")
         try daemon.send(#"{"cmd":"type","conv":"g","user":"b","id":"k"}"#, #"{"cmd":"wave"}"#,
                         #"{"cmd":"send","conv":"g","user":"zed","id":"who"}"#, String(repeating: " ", count: 250) + "{}",
                         #"{"cmd":"tick","at":5,"id":"t"}"#, #"{"cmd":"stats","at":1,"id":7}"#,
                         #"{"cmd":"stats","id":"s"}"#)
         try daemon.send(lines: extraLines)
         try end(daemon)
-        lines += daemon.readAll()
-        #expect(daemon.waitForExit() == 0)
+        lines += try daemon.readAll()
+        #expect(try daemon.waitForExit() == 0)
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -130,7 +123,7 @@ struct WorkflowTests {
 
     @Test("--record: a live session replays byte for byte, errors, timeouts and clock_mode included; check takes the record")
     func recordAndReplay() throws {
-        let dir = try Self.folder("record")
+        let dir = try Daemon.temporaryFolder("record")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
         let live = try liveSession(record: record)
@@ -150,7 +143,7 @@ struct WorkflowTests {
 
     @Test("--record: an error right after a timeout's deadline replays after the timeout, as it happened (D4)")
     func recordRefusedAfterTimeout() throws {
-        let dir = try Self.folder("record-order")
+        let dir = try Daemon.temporaryFolder("record-order")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
         let live = try liveSession(record: record)
@@ -164,13 +157,14 @@ struct WorkflowTests {
 
     @Test("--record: a session ended by a signal replays to the same end, draining or not (D4)", arguments: [[], ["--no-drain"]])
     func recordSignal(_ options: [String]) throws {
-        let dir = try Self.folder("record-signal")
+        let dir = try Daemon.temporaryFolder("record-signal")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
         // A streak of 60 s is live when the signal comes: it must not time out in the replay.
         let live = try liveSession(record: record, options: options,
                                    extraLines: [#"{"cmd":"type","conv":"g","user":"a","timeout_ms":60000,"id":"last"}"#]) { daemon in
-            usleep(300_000)
+            // The last line applied (its reply written) while its streak is live.
+            try daemon.waitForOutput(containing: #""id":"last""#)
             daemon.signal(SIGTERM)
         }
         #expect(live.contains("\"id\":\"last\"") && !live.contains("\"at\":60"), "\(live)")
@@ -182,7 +176,7 @@ struct WorkflowTests {
 
     @Test("--record: a line just under --max-line-bytes is recorded as it was, and replays as applied (D4)")
     func recordLongLine() throws {
-        let dir = try Self.folder("record-long")
+        let dir = try Daemon.temporaryFolder("record-long")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
         let padded = #"{"cmd":"stats","id":"near"}"# + String(repeating: " ", count: 198 - 27)
@@ -198,7 +192,7 @@ struct WorkflowTests {
 
     @Test("replay: a malformed record stops with exit 65 and says which record line; a missing end is noted")
     func replayMalformed() throws {
-        let dir = try Self.folder("record-bad")
+        let dir = try Daemon.temporaryFolder("record-bad")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("bad.in.jsonl")
         let header = "#typingd-record v1 --timeout-ms 150\n"
@@ -252,7 +246,7 @@ struct WorkflowTests {
 
     @Test("--late-at clamp: late stamps are applied at the current time; it needs the manual clock")
     func lateAt() throws {
-        let dir = try Self.folder("late-at")
+        let dir = try Daemon.temporaryFolder("late-at")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.jsonl")
         try """
@@ -278,7 +272,7 @@ struct WorkflowTests {
 
     @Test("--format text: one line per event for people")
     func textFormat() throws {
-        let dir = try Self.folder("text")
+        let dir = try Daemon.temporaryFolder("text")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.jsonl")
         try """
@@ -297,13 +291,5 @@ struct WorkflowTests {
         15.345  team  bob sees: (nobody is typing)
 
         """, "\(out)")
-    }
-}
-
-extension LiveDaemon {
-    /// Writes `lines`, each followed by LF.
-    func send(lines: [String]) throws {
-        guard !lines.isEmpty else { return }
-        try send(bytes: Array(lines.map { $0 + "\n" }.joined().utf8))
     }
 }

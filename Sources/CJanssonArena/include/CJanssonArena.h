@@ -31,6 +31,10 @@ void cj_arena_end(void);
 /// The allocations of the calling thread's arena not yet freed (for tests).
 size_t cj_arena_live(void);
 
+/// The allocations the calling thread's arena has served so far, freed or not (for
+/// tests: that the arena is used at all).
+size_t cj_arena_served(void);
+
 /// The arena blocks of all threads not yet released: a thread's block is freed
 /// when the thread ends (for tests).
 size_t cj_arena_blocks(void);

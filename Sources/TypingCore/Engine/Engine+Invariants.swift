@@ -1,6 +1,8 @@
-#if TYPINGD_INTERNAL_CHECKS
-// The engine's invariant checker: compiled only into debug builds (`swift test`) and
-// the fuzzer (see Package.swift), as swift-collections does with its internal checks.
+// The engine's invariant checker. It exists in every build, so that the tests compile
+// in any configuration; without TYPINGD_INTERNAL_CHECKS (defined only for debug builds,
+// which `swift test` runs, and the fuzzer; see Package.swift) its bodies are empty and it
+// finds nothing, as swift-collections' `_checkInvariants()` without
+// COLLECTIONS_INTERNAL_CHECKS. Tests that need it ask `Engine.hasInvariantChecker`.
 
 extension Engine {
     /// What disagrees among the engine's structures: one sentence per problem found
@@ -20,6 +22,7 @@ extension Engine {
     /// It costs time in proportion to the whole state: for tests and the fuzzer,
     /// which call it after every step, never for the daemon.
     package func invariantViolations() -> [String] {
+        #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
         func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
             if !condition() { problems.append(message()) }
@@ -241,6 +244,9 @@ extension Engine {
         check(streakIndex.count == streaks.count, "the live index has \(streakIndex.count) entries for \(streaks.count) streaks")
         check(now >= 0 && now <= Engine.maxTime, "the clock reads \(now)")
         return problems
+        #else
+        return []
+        #endif
     }
 
     /// Traps with a description of every disagreement ``invariantViolations()`` finds.
@@ -250,6 +256,7 @@ extension Engine {
     }
 }
 
+#if TYPINGD_INTERNAL_CHECKS
 extension Engine {
     /// Checks the typers at `location` of `c`: the tree's shape and order (named
     /// first, then the configured order), the named count, that each streak there
@@ -323,10 +330,12 @@ extension Engine {
         return IndicatorView(base: frame.full, omitting: -1, listed: frame.full.listed, more: frame.full.more, text: text)
     }
 }
+#endif
 
 extension Slab {
     /// What disagrees in the slab's bookkeeping; empty when sound.
     func violations() -> [String] {
+        #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
         if live.count != records.count { problems.append("\(live.count) liveness flags for \(records.count) records") }
         let liveCount = live.lazy.filter { $0 }.count
@@ -337,12 +346,16 @@ extension Slab {
         if free.contains(where: { live[Int($0)] }) { problems.append("a live record is listed as free") }
         if free.count != records.count - count { problems.append("lists \(free.count) free records of \(records.count - count)") }
         return problems
+        #else
+        return []
+        #endif
     }
 }
 
 extension IndexTable {
     /// What disagrees in the table; empty when sound.
     func violations() -> [String] {
+        #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
         let capacity = slots.count
         if capacity < IndexTable.minimumCapacity || capacity & (capacity - 1) != 0 {
@@ -364,18 +377,24 @@ extension IndexTable {
             }
         }
         return problems
+        #else
+        return []
+        #endif
     }
 }
 
 extension TimerQueue {
     /// What disagrees in the queue; empty when sound.
     func violations() -> [String] {
+        #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
         if let min = heap.min, heap.unordered.contains(where: { $0 < min }) {
             problems.append("the earliest entry is not at the top")
         }
         if highWater < heap.count { problems.append("holds \(heap.count) entries, more than its high-water mark \(highWater)") }
         return problems
+        #else
+        return []
+        #endif
     }
 }
-#endif

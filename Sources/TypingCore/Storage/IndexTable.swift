@@ -84,15 +84,15 @@ struct IndexTable {
         slots[position] = value
     }
 
-    #if TYPINGD_INTERNAL_CHECKS
     /// Moves the first entry to `position`, away from its home, for the checker's
-    /// own tests.
+    /// own tests (in builds with the checker).
     mutating func corruptForTesting(position: Int) {
+        #if TYPINGD_INTERNAL_CHECKS
         guard let first = slots.firstIndex(where: { $0 != 0 }) else { return }
         slots[position & mask] = slots[first]
         slots[first] = 0
+        #endif
     }
-    #endif
 
     /// Rehashes into `capacity` slots.
     private mutating func resize(to capacity: Int) {

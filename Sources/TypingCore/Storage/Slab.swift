@@ -66,10 +66,12 @@ struct Slab<Record> {
     /// The numbers of the free records (the invariant checker's view of `free`).
     var freeNumbers: [Int32] { free.filter { Int($0) < records.count } }
 
-    #if TYPINGD_INTERNAL_CHECKS
-    /// Damages the count, for the checker's own tests.
-    mutating func corruptCountForTesting() { count += 1 }
-    #endif
+    /// Damages the count, for the checker's own tests (in builds with the checker).
+    mutating func corruptCountForTesting() {
+        #if TYPINGD_INTERNAL_CHECKS
+        count += 1
+        #endif
+    }
 
     /// Gives storage back when less than a quarter of it is in use.
     private mutating func shrinkIfSparse() {

@@ -183,7 +183,8 @@ struct SessionOptions: ParsableArguments {
     /// The options that shape the output, every one spelled out (defaults too, so
     /// that a record replays the same under a typingd with other defaults): what a
     /// record's header holds. The clock and draining are left out: a replay takes
-    /// its time, and its end, from the record.
+    /// its time, and its end, from the record. Every option declared here is either
+    /// written or in ``unrecorded``, saying why (RecordWordsTests holds them together).
     var recordWords: [String] {
         var words = ["--format", format.rawValue, "--timeout-ms", String(timeoutMs), "--style", style.rawValue,
                      "--list-style", listStyle.rawValue, "--default-locale", defaultLocale,
@@ -194,6 +195,15 @@ struct SessionOptions: ParsableArguments {
         if let maxOutputPerLine { words += ["--max-output-per-line", String(maxOutputPerLine)] }
         return words
     }
+
+    /// The options a record's header leaves out (long names), and why.
+    static let unrecorded: [String: String] = [
+        "clock": "a replay takes its time from the record, and a record needs the real clock",
+        "no-drain": "a replay ends where the record says the session ended",
+        "phrases": "the tables it loads are written after the header, each on a #table line (recordHeader(tables:))",
+        "phrase-table": "as --phrases: a table given as text goes on a #table line (only version 1 headers held it)",
+        "late-at": "it needs --clock manual and a record the real clock: in a record it is always refuse",
+    ]
 
     /// What a record of a session with these options and `tables` (as loaded)
     /// starts with: every table goes in, in the order it was loaded, as its text, so

@@ -2,11 +2,15 @@
 package's tests run the same ones): start, replies by id, events by viewer, close()
 bounded whatever is pending, errors that carry the exit status and stderr."""
 import asyncio
+import fcntl
 import os
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
+import termios
 import threading
 import time
 import unittest
@@ -24,6 +28,40 @@ def gone(pid):
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+#: Seconds a wait for something to happen may take: far more than it takes on a busy
+#: machine, so that only a hang reaches it.
+DEADLINE = 60
+
+
+def wait_until(condition, what):
+    """Waits for ``condition()``, looked at every millisecond, up to DEADLINE seconds."""
+    end = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not within {DEADLINE} s")
+        time.sleep(0.001)
+
+
+async def wait_until_async(condition, what):
+    """wait_until for a scenario on an asyncio loop: the loop runs while it waits."""
+    end = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not within {DEADLINE} s")
+        await asyncio.sleep(0.001)
+
+
+def input_full(pid):
+    """True when the pipe that is the process's stdin holds all it can (less PIPE_BUF,
+    which a small write needs free at once): whoever writes it waits."""
+    fd = os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        queued = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        return queued >= fcntl.fcntl(fd, 1032) - select.PIPE_BUF   # 1032: F_GETPIPE_SZ
+    finally:
+        os.close(fd)
 
 
 class Threaded:
@@ -224,7 +262,7 @@ class ThreadedScenarios(Scenarios, unittest.TestCase):
                 failures.append(error)
         writer = threading.Thread(target=flood, daemon=True)
         writer.start()
-        time.sleep(0.3)
+        wait_until(lambda: input_full(td.pid), "the flood fills typingd's input")
         self.assertTrue(writer.is_alive(), "the write should be blocked on the full pipe")
         started = time.monotonic()
         self.assertEqual(td.close(1), 128 + signal.SIGKILL)
@@ -272,8 +310,7 @@ class ThreadedScenarios(Scenarios, unittest.TestCase):
         td.close(2)
         self.assertLess(time.monotonic() - started, 3.2)
         self.assertTrue(gone(td.pid))
-        time.sleep(0.1)
-        self.assertTrue(gone(int(children[0])), "typingd outlived its wrapper")
+        wait_until(lambda: gone(int(children[0])), "typingd outlived its wrapper")
 
     def test_events_taken_in_order_and_by_viewer_are_each_taken_once(self):
         from typingd._common import EventQueue
@@ -304,7 +341,7 @@ class AsyncScenarios(Scenarios, unittest.TestCase):
             await td.join("g", "ana")
             os.kill(td.pid, signal.SIGSTOP)
             writer = asyncio.ensure_future(td.write_raw(b'{"cmd":"stats"}\n' * 200_000))
-            await asyncio.sleep(0.3)
+            await wait_until_async(lambda: input_full(td.pid), "the flood fills typingd's input")
             self.assertFalse(writer.done(), "the write should wait on the full pipe")
             started = time.monotonic()
             status = await td.close(1)

@@ -50,9 +50,9 @@ class WrapperTests(unittest.TestCase):
             td.join("g", "ana")
             started = time.monotonic()
             with self.assertRaises(TypingdError) as caught:
-                td.request("join", timeout=3, conv="g", user="ben", name="B" * 300)
+                td.request("join", timeout=60, conv="g", user="ben", name="B" * 300)
             self.assertEqual((caught.exception.code, caught.exception.event["line"]), ("line_too_long", 2))
-            self.assertLess(time.monotonic() - started, 1.0)
+            self.assertLess(time.monotonic() - started, 30)    # the error, long before the timeout
             self.assertEqual(td.query("g")["members"], ["ana"])    # and the next line is 3
 
     def test_indicators_arrive_and_clear_after_the_timeout(self):
@@ -61,9 +61,9 @@ class WrapperTests(unittest.TestCase):
             td.join("dm", "bob", name="Bob")
             started = time.monotonic()
             td.type("dm", "alice")
-            shown = td.next_event(timeout=2)
+            shown = td.next_event(timeout=60)
             self.assertEqual((shown["viewer"], shown["text"]), ("bob", "Alice is typing..."))
-            cleared = td.next_event(timeout=2)
+            cleared = td.next_event(timeout=60)
             self.assertEqual((cleared["viewer"], cleared["text"]), ("bob", ""))
             self.assertGreaterEqual(time.monotonic() - started, 0.14)
             self.assertEqual(cleared["at"] - shown["at"], 150)
@@ -75,7 +75,7 @@ class WrapperTests(unittest.TestCase):
         td.type("g", "a")
         self.assertEqual(td.close(), 0)
         texts = []
-        while (event := td.next_event(timeout=0.5)) is not None:
+        while (event := td.next_event(timeout=60)) is not None:   # None at the end of output
             texts.append(event["text"])
         self.assertEqual(texts, ["A is typing...", ""])
 

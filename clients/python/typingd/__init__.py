@@ -12,7 +12,8 @@
 the API of clients/API.md, shared with the Node.js package. Standard library only.
 """
 from ._async import AsyncTypingd
-from ._common import ACTIVITIES, Event, TypingdError, TypingdExited
+from ._common import Event, TypingdError, TypingdExited
+from ._schema import ACTIVITIES
 from ._threaded import Typingd
 
 __all__ = ["Typingd", "AsyncTypingd", "TypingdError", "TypingdExited", "ACTIVITIES", "Event"]

@@ -8,10 +8,6 @@ import os
 import signal
 from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-#: The values of ``type``'s ``activity`` (protocol v3); ``typing`` is the default.
-ACTIVITIES = ("typing", "recording_audio", "recording_video", "sending_photo",
-              "sending_video", "sending_file", "sharing_location")
-
 #: Bytes the stdout reader asks for per read, and the size of the stdin buffer.
 PIPE_BUFFER = 64 * 1024
 

@@ -1,5 +1,6 @@
 import CJansson
 import TypingCore
+@_spi(Daemon) import TypingProtocol
 
 /// The properties the fuzzer (`fuzz/`) checks on arbitrary bytes, and that
 /// `swift test` checks on its named regressions (`fuzz/regressions/`): one owner, so
@@ -9,7 +10,10 @@ import TypingCore
 /// small limits, a small --max-line-bytes) so timers, every phrase and every limit
 /// are reached; the second picks the v2 options (audience, order, a small
 /// --max-listed); the third where the input is cut into reads. The rest is input.
-/// It traps (`preconditionFailure`) on the first property that fails:
+/// An input shorter than three bytes is input alone, with the options of three zero
+/// bytes: every input is run.
+/// It traps (`preconditionFailure`) on the first property that fails, as a fuzzer
+/// needs; the tests run each case in a child process, so that a trap fails that case:
 ///
 /// - the engine's invariants hold after every line (in builds with the checker);
 /// - the output is the same whether the input comes whole or cut in two, and
@@ -19,14 +23,15 @@ import TypingCore
 ///   control byte, and no input line gets two replies;
 /// - `--format text` writes one line per event, with no control character but the
 ///   LF that ends it (no C0, DEL, C1, U+2028/U+2029, bidirectional controls).
-@_spi(Fuzzing)
 public enum LineHandlerFuzz {
-    /// Checks every property on `data`.
-    public static func check(_ data: UnsafeRawBufferPointer) {
-        guard data.count >= 3 else { return }
+    /// Checks every property on `data`; returns the JSON output of the input run
+    /// whole (what the properties were checked on).
+    @discardableResult
+    public static func check(_ data: UnsafeRawBufferPointer) -> [UInt8] {
         CommandDecoder.installArena()   // as typingd decodes
-        let settings = data[0], views = data[1], cut = Int(data[2])
-        let input = UnsafeRawBufferPointer(rebasing: data[3...])
+        let hasOptions = data.count >= 3
+        let settings = hasOptions ? data[0] : 0, views = hasOptions ? data[1] : 0, cut = hasOptions ? Int(data[2]) : 0
+        let input = hasOptions ? UnsafeRawBufferPointer(rebasing: data[3...]) : data
         let configuration = self.configuration(settings: settings, views: views)
 
         let whole = run(input, configuration: configuration, format: JSONFormat(), cuts: [])
@@ -38,6 +43,7 @@ public enum LineHandlerFuzz {
         checkJSON(whole.output)
         let text = run(input, configuration: configuration, format: TextFormat(), cuts: [])
         checkText(text.output, events: whole.output.lazy.filter { $0 == 0x0A }.count)
+        return whole.output
     }
 
     /// The options the first two bytes pick.
@@ -102,9 +108,7 @@ public enum LineHandlerFuzz {
         }
         session.finish()
         session.flush()
-        #if TYPINGD_INTERNAL_CHECKS
         session.engine.checkInvariants()
-        #endif
         return (session.sink, session.engine.typingCount)
     }
 
