@@ -23,7 +23,7 @@
 set -eu
 case ${1:-} in
 "") ;;
-*) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
+*) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
