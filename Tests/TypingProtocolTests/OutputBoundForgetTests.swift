@@ -58,3 +58,31 @@ struct OutputBoundForgetTests {
         engine.checkInvariants()
     }
 }
+
+/// `--max-output-per-line` with `--format text`. The bound counts bytes as JSON
+/// writes them (escapes included); text output escapes some characters JSON writes
+/// as they are: U+061C, the Arabic letter mark (2 bytes, raw in JSON, `\u{61c}` in
+/// text: 7). An id of 128 of them is 256 bytes in the bound and 896 in text.
+@Suite("Output per line, as text")
+struct TextOutputBoundTests {
+    @Test("a command never writes more text than its bound",
+          .disabled("decide: count U+061C's lead byte 0xD8 as escaped in the bounds (Arabic ids and names then bound 3x higher), make the bound per format, or document that the cap counts JSON bytes"))
+    func arabicLetterMark() {
+        var engine = Engine(configuration: EngineConfiguration())
+        let conv = Identifier(String(repeating: "\u{61C}", count: 128))
+        let viewer = Identifier(String(repeating: "\u{61C}", count: 127) + "v")
+        let typer = Identifier(String(repeating: "\u{61C}", count: 127) + "t")
+        var events: [Event] = []
+        engine.apply(Request(.join(conv: conv, user: viewer)), to: &events)
+        engine.apply(Request(.join(conv: conv, user: typer, receiveTyping: false)), to: &events)
+        let command = Command.type(conv: conv, user: typer)
+        let bound = engine.outputBound(of: command)
+        events = []
+        engine.apply(Request(command, at: 5, line: 3), to: &events)
+        var format = TextFormat()
+        var buffer = OutputBuffer()
+        for event in events { format.encode(event, into: &buffer) }
+        #expect(OutputBoundTests.encodedSize(events) <= bound)
+        #expect(buffer.count <= bound, "text: \(buffer.count) bytes, bound \(bound)")
+    }
+}
