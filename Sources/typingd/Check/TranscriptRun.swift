@@ -79,7 +79,13 @@ enum TranscriptRun {
             start = try input.withUnsafeBytes { bytes in
                 Result { () throws(RecordPlayer.BadRecord) in try preamble.feed(bytes) }
             }.get()
-            if start == nil { start = try preamble.feed(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if start == nil {
+                // The preamble runs to the end of the input (a session killed before
+                // it read a line): the end of input closes it, and nothing is left
+                // to play (the offset it returns is into the empty chunk, not `input`).
+                _ = try preamble.feed(UnsafeRawBufferPointer(start: nil, count: 0))
+                start = input.count
+            }
         } catch {
             throw CheckFailure("the record is malformed: \(error)")
         }
