@@ -10,22 +10,14 @@ struct ArgumentBytesTests {
     /// Runs typingd through `sh`, whose `printf` makes the bytes (Process takes
     /// Strings); `script` sees the binary as `$T` and a fresh folder as `$D`.
     static func run(_ script: String, in folder: URL) throws -> (stderr: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "T=\"$0\"; D=\"$1\"; " + script, Daemon.binary.path, folder.path]
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
-        let errors = ErrorCollector(err.fileHandleForReading)
-        process.waitUntilExit()
-        return (String(decoding: errors.finish(), as: UTF8.self), process.terminationStatus)
+        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
+                                      ["-c", "T=\"$0\"; D=\"$1\"; " + script, Daemon.binary.path, folder.path])
+        return (run.errors, run.status)
     }
 
     @Test("--record with a byte 0xFF in its path writes no file under another name: exit 64, the path escaped")
     func record() throws {
-        let dir = try WorkflowTests.folder("argument-bytes")
+        let dir = try Daemon.temporaryFolder("argument-bytes")
         defer { try? FileManager.default.removeItem(at: dir) }
         let (stderr, status) = try Self.run(#"echo '{}' | "$T" --record "$D/$(printf 'r\377.rec')""#, in: dir)
         #expect(status == 64, "\(stderr)")
@@ -37,7 +29,7 @@ struct ArgumentBytesTests {
           arguments: [#""$T" --phrases "$D/$(printf 'd\377.json')""#, #""$T" replay "$D/$(printf 'd\377.json')""#,
                       #""$T" check "$D/$(printf 'd\377.json')""#])
     func paths(_ script: String) throws {
-        let dir = try WorkflowTests.folder("argument-bytes")
+        let dir = try Daemon.temporaryFolder("argument-bytes")
         defer { try? FileManager.default.removeItem(at: dir) }
         let (stderr, status) = try Self.run(script, in: dir)
         #expect(status == 64, "\(stderr)")
