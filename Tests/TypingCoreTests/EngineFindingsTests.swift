@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The engine's findings of the v2 attack (issue 16): each test fails on the engine
 /// before its fix. Speed is measured in bench/ (offline.py, typers.py); these check

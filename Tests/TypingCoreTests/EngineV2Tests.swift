@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// Protocol v2 in the engine: views, order, unnamed typers, settings, timeouts per
 /// keystroke, bounded output. The harness checks the invariants after every step.

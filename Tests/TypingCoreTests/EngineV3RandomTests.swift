@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// Protocol v3 under random workloads: every command of v3, in every
 /// configuration that changes how it behaves, with the invariant checker after

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// Protocol v3 in the engine, rule by rule: languages, not seeing typing, threads
 /// and what a render of one costs, activities beyond `--max-listed`.

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The bound on one phrase (issue 30, A1): a table whose worst-case phrase (every
 /// activity's clause, every name as long as a display name can be, escapes counted)

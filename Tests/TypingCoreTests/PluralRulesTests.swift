@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// CLDR plural conditions for whole numbers (v3 §B).
 @Suite("Plural rules")

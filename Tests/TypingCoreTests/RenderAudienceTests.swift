@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The members a render visits: at a location, those who can receive there. A
 /// member who receives nothing, or whose screen is elsewhere, costs nothing per

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// A snapshot restores to exactly the same state, names included: it lists each
 /// name as the user gave it, so a rebuild's `join` cuts and cleans it as the

@@ -1,6 +1,6 @@
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
 /// D10: what one command can make typingd write is bounded, `--max-output-per-line`
 /// refuses a command whose bound is over the cap, and the bound is never below what

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
 /// Phrase table files (v3 §B): the tables the project ships in `phrases/` load and
 /// phrase every case; a wrong table is refused with the key at fault; a table

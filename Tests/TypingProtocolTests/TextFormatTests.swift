@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// `--format text` at a terminal: whatever the input holds, no control character
 /// but the LF that ends each event, and no bidirectional control, reaches the screen.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
-@testable import typingd
+import typingd
 
 /// A record's header (`SessionOptions.recordWords`) holds every option that shapes the
 /// output, and its `#table` lines the phrase tables, so that a replay produces the
@@ -66,7 +66,8 @@ struct RecordWordsTests {
         let german = DocumentExample.root.appendingPathComponent("phrases/de.json").path
         let options = try SessionOptions.parse(try Self.nonDefault().values.flatMap { $0 } + ["--phrases", german])
         let header = options.recordHeader(tables: try options.loadTables(relativeTo: nil))
-        #expect(header.tables.count == 1 && header.tables[0] == Array(try Data(contentsOf: URL(fileURLWithPath: german))))
+        let text = Array(try Data(contentsOf: URL(fileURLWithPath: german)))
+        #expect(header.tables.count == 1 && header.tables[0] == text)
         var replayed = try SessionOptions.parse(header.options)
         // The replay loads the header's tables from their texts.
         replayed.phraseTables = header.tables.map { String(decoding: $0, as: UTF8.self) }

@@ -553,7 +553,7 @@ extension Engine {
     /// (v2 §C): group: all when three or fewer, else two; compact: all when two or
     /// fewer, else one; never more than are named.
     @inline(__always)
-    static func shownNames(count: Int, named: Int, style: EngineConfiguration.Style) -> Int {
+    package static func shownNames(count: Int, named: Int, style: EngineConfiguration.Style) -> Int {
         let slots: Int
         switch style {
         case .group: slots = count <= 3 ? count : 2

@@ -237,7 +237,7 @@ public struct PhraseTable: Sendable, Equatable {
     /// The most bytes `text` takes inside a JSON string: 6 for a control character
     /// or DEL, 2 for `"` and `\\`, 6 for the lead byte of what may be U+0080–U+009F
     /// or U+2028/U+2029 (escaped as `\\u…`), 1 for other bytes.
-    static func jsonBound(_ text: [UInt8]) -> Int {
+    package static func jsonBound(_ text: [UInt8]) -> Int {
         text.reduce(0) { total, byte in
             switch byte {
             case 0..<0x20, 0x7F, 0xC2, 0xE2: return total + 6

@@ -1,5 +1,5 @@
 /// What the engine knows about a user while they are a member somewhere.
-struct UserRecord {
+package struct UserRecord {
     /// The user's id.
     var id: Identifier
     /// The display name shown in phrases (``DisplayName/unknown`` when unnamed).
@@ -47,7 +47,7 @@ struct StreakList: Equatable {
 /// One membership in its user's list of memberships (``UserRecord/memberships``):
 /// a circular doubly linked list in join order, so that a change of language visits
 /// the user's conversations in that order, and a leave unlinks in O(1).
-struct MembershipLink {
+package struct MembershipLink {
     /// The conversation.
     var conv: Int32
     var previous: Int32
@@ -57,7 +57,7 @@ struct MembershipLink {
 }
 
 /// A typing streak: from the first keystroke until it stops.
-struct StreakRecord {
+package struct StreakRecord {
     /// The conversation typed in.
     var conv: Int32
     /// The typer.
@@ -72,7 +72,7 @@ struct StreakRecord {
     /// The global number of the keystroke that started the streak: streak order.
     var started: UInt64
     /// The hash of (conversation, user) the streak is filed under in the live index.
-    var pairHash: UInt64
+    package var pairHash: UInt64
     /// The conversation's id, inline (complete for ids of up to 16 bytes).
     var convID: Identifier.Fingerprint
     /// The typer's id, inline.
@@ -106,18 +106,18 @@ struct StreakRecord {
 }
 
 /// One member of a conversation, in the conversation's join-ordered member list.
-struct MemberSlot {
+package struct MemberSlot {
     /// The user's id, inline: found without touching the user's record.
     var fingerprint: Identifier.Fingerprint
     /// The user, or ``MemberSlot/vacant`` for a slot freed by a leave.
     var user: Int32
     /// The member's live streak in this conversation (at any location), or -1.
-    var streak: Int32
+    package var streak: Int32
     /// The indicator last written to this member (they start from the empty one;
     /// a closed view under `--audience open`, a new screen and a member who does not
     /// receive typing hold the empty one). Whether the member's view is open is the
     /// conversation's ``ConversationRecord/openSlots``.
-    var lastSent: IndicatorView
+    package var lastSent: IndicatorView
     /// The member's entry in their user's list of memberships.
     var link: Int32
     /// Where the member's screen is: the main timeline, or the thread their view
@@ -154,7 +154,7 @@ struct MemberSlot {
 extension Slab: OrderNodes where Record == StreakRecord {
     /// A streak's links in the tree `tree` names.
     @inline(__always)
-    subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
+    package subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
         get { tree == .location ? self[node].order : self[node].groupOrder }
         set {
             if tree == .location { self[node].order = newValue } else { self[node].groupOrder = newValue }

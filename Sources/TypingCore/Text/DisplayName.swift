@@ -6,7 +6,7 @@
 /// only when counted alone, §C); if more than
 /// ``maxClusters`` extended grapheme clusters remain, keep the first ``maxClusters``,
 /// trim trailing white space and append ``ellipsis``.
-enum DisplayName {
+package enum DisplayName {
     /// The name of a user who has none, or whose name is only spaces and controls.
     static let unknown = "Someone"
     /// The most grapheme clusters a display name keeps.
@@ -16,7 +16,7 @@ enum DisplayName {
 
     /// The display name for `raw`, or nil when the user is unnamed: they gave no
     /// name, or nothing is left of it after cleaning.
-    static func render(_ raw: String?) -> String? {
+    package static func render(_ raw: String?) -> String? {
         guard let raw else { return nil }
         return clean(raw).display
     }

@@ -25,10 +25,10 @@ public struct JSONFormat: EventFormat, ~Copyable {
     var baseEntryStarts: [Int] = []
     /// How many times a shared view's tail was encoded (each view once, however
     /// many viewers it goes to): what the cache saves is checked by tests.
-    private(set) var tailEncodings = 0
+    package private(set) var tailEncodings = 0
     /// The most shared views whose tails are kept: a room's viewers may read in a
     /// few languages and two styles, in any order.
-    static let cachedTails = 8
+    package static let cachedTails = 8
 
     /// A format with empty caches.
     public init() {}
@@ -336,7 +336,7 @@ extension JSONFormat {
 /// (§G); every other character as UTF-8, `/` unescaped. The input is valid UTF-8.
 extension OutputBuffer {
     /// Appends UTF-8 bytes as a quoted, escaped JSON string.
-    mutating func jsonString(_ text: UnsafeRawBufferPointer) {
+    package mutating func jsonString(_ text: UnsafeRawBufferPointer) {
         if !OutputBuffer.mayNeedEscaping(text) {
             appendQuoted(text)
             return
@@ -383,7 +383,7 @@ extension OutputBuffer {
     }
 
     /// Appends a quoted, escaped JSON string.
-    mutating func jsonString(_ text: String) {
+    package mutating func jsonString(_ text: String) {
         var text = text
         text.withUTF8 { jsonString(UnsafeRawBufferPointer($0)) }
     }

@@ -173,7 +173,7 @@ enum RecordOptions {
 
 /// What differs between expected and actual output, for people: line numbers and,
 /// for an event line, the keys that differ.
-enum OutputDiff {
+package enum OutputDiff {
     /// At most this many differences (a changed, missing or extra line each) are
     /// described in full.
     static let maxReported = 20
@@ -181,7 +181,7 @@ enum OutputDiff {
     /// The report, or nil when `expected` and `actual` are the same bytes. When not
     /// every difference is described, the report ends with how many there are in
     /// all and `seeAll`, a way to see them.
-    static func describe(expected: [UInt8], actual: [UInt8], seeAll: String? = nil) -> String? {
+    package static func describe(expected: [UInt8], actual: [UInt8], seeAll: String? = nil) -> String? {
         guard expected != actual else { return nil }
         let (prefix, oldMiddle, newMiddle) = middles(expected, actual)
         var report: [String] = []
@@ -216,7 +216,7 @@ enum OutputDiff {
     }
 
     /// "2 lines changed, 1 added": what `actual` changes in `expected`.
-    static func summary(expected: [UInt8], actual: [UInt8]) -> String {
+    package static func summary(expected: [UInt8], actual: [UInt8]) -> String {
         let (_, oldMiddle, newMiddle) = middles(expected, actual)
         let (changes, exact) = alignment(oldMiddle, newMiddle)
         return changes.isEmpty ? "the line breaks changed" : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
@@ -262,7 +262,7 @@ enum OutputDiff {
         return lines
     }
 
-    enum Change {
+    package enum Change {
         case changed(Int, Int)
         case missing(Int)
         case extra(Int, after: Int)
@@ -277,7 +277,7 @@ enum OutputDiff {
     /// `exact` tells whether the changes are a shortest script or lines paired by
     /// position, past ``maxEdits``: then a line that only moved counts as changed,
     /// and so do the lines after it.
-    static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
+    package static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
         var changes: [Change] = []
         guard let edits = shortestEdits(old, new) else {
             for index in 0..<max(old.count, new.count) {
@@ -321,14 +321,14 @@ enum OutputDiff {
     /// At most this many lines removed and added are aligned line by line.
     static let maxEdits = 1_000
 
-    enum Edit {
+    package enum Edit {
         case keep, remove, add
     }
 
     /// A shortest edit script from `old` to `new` (Myers 1986), or nil when it would
     /// take more than ``maxEdits`` edits. Time O((N+M)·D), memory O(D²): each step
     /// keeps the 2d + 1 diagonals it could have reached, for the way back.
-    static func shortestEdits(_ oldLines: [ArraySlice<UInt8>], _ newLines: [ArraySlice<UInt8>]) -> [Edit]? {
+    package static func shortestEdits(_ oldLines: [ArraySlice<UInt8>], _ newLines: [ArraySlice<UInt8>]) -> [Edit]? {
         // Each distinct line gets a number first: the search compares numbers, not
         // lines that may be long and alike up to their last bytes.
         var numbers: [ArraySlice<UInt8>: Int] = [:]
@@ -414,7 +414,7 @@ enum OutputDiff {
     /// A line for a report, shortened when long.
     /// Bytes that are not UTF-8 are written as `\xNN`, so that two lines that differ
     /// only there do not print the same.
-    static func show(_ line: ArraySlice<UInt8>) -> String {
+    package static func show(_ line: ArraySlice<UInt8>) -> String {
         let head = line.prefix(1_200)   // 300 scalars are at most 1,200 bytes
         var text = String(validating: head, as: UTF8.self) ?? hexInvalid(head)
         if head.count < line.count || text.unicodeScalars.count > 300 {
