@@ -211,11 +211,11 @@ struct RenderEveryCommandTests {
     func nothingWaitsAfterACommand(configuration index: Int) {
         for seed in 0..<5 {
             var rng = SplitMix(seed: UInt64(31_000 + index * 100 + seed))
-            var h = Harness(EngineV3RandomTests.configurations[index])
+            var h = Harness(RandomWorkloadTests.configurations[index])
             var time = 0
             for step in 0..<600 {
                 time += rng.below(300)
-                let command = EngineV3RandomTests.command(&rng, step: step)
+                let command = RandomWorkloadTests.command(&rng, step: step)
                 let events = h.run(command, at: time)
                 guard let conv = command.namedConversation, !events.contains(where: { $0.hasPrefix("error") }),
                       let c = h.engine.findConversation(conv) else { continue }

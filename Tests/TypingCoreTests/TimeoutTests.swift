@@ -5,7 +5,7 @@ import TypingCore
 /// before its fix. Speed is measured in bench/ (offline.py, typers.py); these check
 /// the structures.
 @Suite("Engine findings D2, D3, D6, D9, D11")
-struct EngineFindingsTests {
+struct TimeoutTests {
     @Test("D2: closing one of many views and going offline touch only the views concerned")
     func openViewSets() {
         var h = Harness(EngineConfiguration(audience: .open), checksEveryStep: false)

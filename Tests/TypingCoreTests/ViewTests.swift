@@ -4,7 +4,7 @@ import TypingCore
 /// Protocol v2 in the engine: views, order, unnamed typers, settings, timeouts per
 /// keystroke, bounded output. The harness checks the invariants after every step.
 @Suite("Protocol v2 in the engine")
-struct EngineV2Tests {
+struct ViewTests {
     static let open = EngineConfiguration(audience: .open)
 
     @Test("under --audience open only open views get indicators; opening shows the current one at once")

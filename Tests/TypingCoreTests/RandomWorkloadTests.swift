@@ -7,7 +7,7 @@ import TypingCore
 /// see now (their location, table and style, activities, the stale members), so
 /// this is the broad check that renders miss no viewer and write no stale view.
 @Suite("Protocol v3 under random workloads")
-struct EngineV3RandomTests {
+struct RandomWorkloadTests {
     /// Two small tables besides English: one with plural forms in subjects and
     /// verbs, one with a clause that puts the verb first.
     static let book: PhraseBook = {

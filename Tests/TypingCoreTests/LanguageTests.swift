@@ -4,8 +4,8 @@ import TypingCore
 /// Protocol v3 in the engine, rule by rule: languages, not seeing typing, threads
 /// and what a render of one costs, activities beyond `--max-listed`.
 @Suite("Protocol v3 in the engine")
-struct EngineV3Tests {
-    static let book = EngineV3RandomTests.book
+struct LanguageTests {
+    static let book = RandomWorkloadTests.book
 
     @Test("a change of locale re-renders the user's conversations in the order they joined them; a re-join counts from its own time")
     func localeVisitsInJoinOrder() {
