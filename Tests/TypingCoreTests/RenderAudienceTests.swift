@@ -206,7 +206,7 @@ struct RenderEveryCommandTests {
     }
     #endif
 
-    @Test("after every applied command naming a conversation, none of its screens waits to be told (random v3 sessions)",
+    @Test("after every applied command naming a conversation, none of its screens waits to be told (random sessions)",
           arguments: 0..<4)
     func nothingWaitsAfterACommand(configuration index: Int) {
         for seed in 0..<5 {

@@ -34,7 +34,7 @@ struct SnapshotNamesTests {
         #expect(h.run(.join(conv: ID("g"), user: ID("c")), at: 20) == ["@20 g c: [m] Maria Fernanda... is typing..."])
     }
 
-    @Test("snapshot → rebuild → the same output for every following command (random v3 sessions, hostile names)",
+    @Test("snapshot → rebuild → the same output for every following command (random sessions, hostile names)",
           arguments: 0..<4)
     func roundTrip(configuration index: Int) {
         let configuration = RandomWorkloadTests.configurations[index]

@@ -1,9 +1,11 @@
 import Testing
 import TypingCore
 
-/// Protocol v2 in the engine: views, order, unnamed typers, settings, timeouts per
-/// keystroke, bounded output. The harness checks the invariants after every step.
-@Suite("Protocol v2 in the engine")
+/// Views and audiences: who is sent indicators under `--audience open`, opening and
+/// closing views, and what open views cost: closing one of many and going offline
+/// touch only the views concerned, and closed views give their memory back. Their
+/// speed is measured in bench/ (views.py, offline.py); these check the structures.
+@Suite("Views and audiences")
 struct ViewTests {
     static let open = EngineConfiguration(audience: .open)
 
@@ -19,6 +21,19 @@ struct ViewTests {
         #expect(h.run(.open(conv: ID("g"), user: ID("b")), at: 5) == ["@5 g b: [a,c] A and C are typing..."],
                 "compared from the empty indicator again")
         #expect(h.run(.query(conv: ID("g"))) == ["state g members=[\"a\", \"b\", \"c\"] open=[\"b\"] typing=[\"a\", \"c\"]"])
+    }
+
+    @Test("with nobody watching under --audience open, stops build no view, and the view is right when one opens")
+    func nobodyWatching() {
+        var h = Harness(EngineConfiguration(audience: .open))
+        h.join("g", "a", "b", "c")
+        h.type("g", "a", at: 1)
+        h.type("g", "b", at: 2)
+        let c = h.engine.findConversation(ID("g"))!
+        #expect(h.engine.conversations[c].main.fullViewIsStale)
+        #expect(h.engine.conversations[c].main.fullView === IndicatorView.empty, "no view was built")
+        #expect(h.run(.open(conv: ID("g"), user: ID("c")), at: 3) == ["@3 g c: [a,b] A and B are typing..."])
+        #expect(h.run(.open(conv: ID("g"), user: ID("a")), at: 4) == ["@4 g a: [b] B is typing..."])
     }
 
     @Test("close stops the closer's streak with reason closed, open or not; the others see it")
@@ -55,75 +70,39 @@ struct ViewTests {
         #expect(shown == stride(from: 1, to: 60, by: 7).map { "@1 big u\($0): [u0] U0 is typing..." })
     }
 
-    @Test("--order name sorts by display name bytes, then id; a rename moves the typer")
-    func orderName() {
-        var h = Harness(EngineConfiguration(order: .name))
-        h.run(.join(conv: ID("g"), user: ID("v"), name: "Vic"))
-        for (user, name) in [("u1", "zed"), ("u2", "Zed"), ("u3", "Émile"), ("u4", "Zed")] {
-            h.run(.join(conv: ID("g"), user: ID(user), name: name))
-            h.type("g", user, at: 1)
+    @Test("closing one of many views and going offline touch only the views concerned")
+    func openViewSets() {
+        var h = Harness(EngineConfiguration(audience: .open), checksEveryStep: false)
+        for index in 0..<500 {
+            h.join("c\(index)", "a", "b")
+            h.run(.open(conv: ID("c\(index)"), user: ID("a")))
         }
-        h.run(.join(conv: ID("g"), user: ID("u5")))
-        h.type("g", "u5", at: 2)
-        #expect(h.run(.query(conv: ID("g"))).first?.hasSuffix("typing=[\"u2\", \"u4\", \"u1\", \"u3\", \"u5\"]") == true,
-                "Zed, Zed (by id), zed, Émile (U+00C9 sorts after ASCII), then the unnamed")
-        #expect(h.run(.user(user: ID("u3"), name: "Aaron"), at: 3).first == "@3 g v: [u3,u2,u4,u1,u5] Aaron, Zed, and 3 others are typing...")
+        let a = h.engine.findUser(ID("a"))!
+        #expect(h.engine.openViews[user: a]?.count == 500)
+        h.run(.close(conv: ID("c250"), user: ID("a")))
+        #expect(h.engine.openViews[user: a]?.contains(h.engine.findConversation(ID("c250"))!) == false)
+        #expect(h.engine.openViews[user: a]?.count == 499)
+        h.engine.checkInvariants()
+        h.run(.offline(user: ID("a")))
+        #expect(h.engine.openViews[user: a] == nil)
+        h.engine.checkInvariants()
     }
 
-    @Test("--order recent: a keystroke moves its typer to the front of their group, and writes only what is seen")
-    func orderRecent() {
-        var h = Harness(EngineConfiguration(order: .recent, maxListed: 1))
-        h.run(.join(conv: ID("g"), user: ID("v"), name: "V"))
-        for n in 1...3 { h.run(.join(conv: ID("g"), user: ID("n\(n)"), name: "N\(n)")) }
-        for n in 1...3 { h.run(.join(conv: ID("g"), user: ID("x\(n)"))) }
-        for (time, user) in ["n1", "n2", "n3", "x1", "x2", "x3"].enumerated() { h.type("g", user, at: time) }
-        // Named group: n3 n2 n1; unnamed group: x3 x2 x1 (positions 3, 4, 5).
-        #expect(h.type("g", "x1", at: 10) == [], "beyond every listed id and shown name: no render")
-        #expect(h.run(.query(conv: ID("g"))).first?.hasSuffix("typing=[\"n3\", \"n2\", \"n1\", \"x1\", \"x3\", \"x2\"]") == true)
-        #expect(h.type("g", "n1", at: 11).first == "@11 g v: [n1] more 5 N1, N3, and 4 others are typing...")
-    }
-
-    @Test("timeout_ms per keystroke: a shorter one brings the deadline forward, a longer one moves it back")
-    func timeoutPerKeystroke() {
-        var h = Harness(EngineConfiguration(typingEvents: true))
-        h.join("g", "a", "b")
-        h.run(.type(conv: ID("g"), user: ID("a"), timeout: 30_000), at: 0)
-        h.run(.type(conv: ID("g"), user: ID("a"), timeout: 500), at: 100)
-        #expect(h.run(.tick, at: 599) == [])
-        #expect(h.run(.tick, at: 600) == ["@600 g a stopped timeout", "@600 g b: [] "])
-        h.type("g", "a", at: 1000)
-        h.run(.type(conv: ID("g"), user: ID("a"), timeout: 10_000), at: 1100)
-        #expect(h.run(.tick, at: 11_099) == [] && h.engine.typingCount == 1)
-        #expect(h.run(.tick, at: 11_100).count == 2)
-        #expect(h.engine.timers.count <= 1, "stale alarms were dropped")
-    }
-
-    @Test("send_typing false: streaks stop as hidden, keystrokes start none; the setting goes with the user")
-    func hiddenTyping() {
-        var h = Harness(EngineConfiguration(typingEvents: true))
-        h.join("g", "a", "b")
-        h.join("h", "a", "c")
-        h.type("h", "a", at: 1)
-        h.type("g", "a", at: 2)
-        #expect(h.run(.join(conv: ID("g"), user: ID("a"), sendTyping: false), at: 3) == [
-            "@3 h a stopped hidden", "@3 h c: [] ", "@3 g a stopped hidden", "@3 g b: [] ",
-        ], "other conversations first, in streak order, then the join's own")
-        #expect(h.type("g", "a", at: 4) == [] && h.type("g", "a", at: 5, empty: true) == [])
-        h.run(.leave(conv: ID("g"), user: ID("a")))
-        h.run(.leave(conv: ID("h"), user: ID("a")))
-        h.join("g", "a")
-        #expect(h.type("g", "a", at: 6).first == "@6 g a started", "a user with no membership left is forgotten")
-    }
-
-    @Test("the view of a typer beyond the listed ids lists the first ones and counts the rest")
-    func typerBeyondTheList() {
-        var h = Harness(EngineConfiguration(maxListed: 2))
-        h.join("g", "a", "b", "c", "d", "v")
-        for (time, user) in ["a", "b", "c", "d"].enumerated() { h.type("g", user, at: time) }
-        let record = h.engine.conversations[h.engine.findConversation(ID("g"))!]
-        let d = record.members[record.slot(of: h.engine.findUser(ID("d"))!)!].lastSent
-        #expect(d.typing == [ID("a"), ID("b")] && d.more == 1 && d.text == "A, B, and C are typing...")
-        let b = record.members[record.slot(of: h.engine.findUser(ID("b"))!)!].lastSent
-        #expect(b.typing == [ID("a"), ID("c")] && b.more == 1)
+    @Test("views opened and closed give their memory back")
+    func viewMemory() {
+        var h = Harness(EngineConfiguration(audience: .open), checksEveryStep: false)
+        for index in 0..<3000 {
+            h.join("c\(index)", "u\(index)", "v\(index)")
+            h.run(.open(conv: ID("c\(index)"), user: ID("u\(index)")))
+        }
+        #expect(h.engine.openViews.byUser.count == 3000)
+        #expect(h.engine.openViewCount == 3000, "counted in the footprint that decides when typingd trims")
+        for index in 0..<3000 { h.run(.close(conv: ID("c\(index)"), user: ID("u\(index)"))) }
+        #expect(h.engine.openViewCount == 0)
+        #expect(h.engine.openViews.byUser.storage.capacity < 512, "the table shrank: \(h.engine.openViews.byUser.storage.capacity)")
+        h.engine.conversations.forEachLive { _, record in
+            #expect(record.openSlots.capacity == 0)
+        }
+        h.engine.checkInvariants()
     }
 }

@@ -2,7 +2,7 @@ import Testing
 import TypingCore
 import TypingProtocol
 
-/// D10: what one command can make typingd write is bounded, `--max-output-per-line`
+/// What one command can make typingd write is bounded, `--max-output-per-line`
 /// refuses a command whose bound is over the cap, and the bound is never below what
 /// a command actually writes.
 @Suite("Output per line")

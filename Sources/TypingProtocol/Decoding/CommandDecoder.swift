@@ -79,7 +79,8 @@ package struct CommandDecoder: Sendable {
         // Each command reads only its own fields (the protocol's table of commands,
         // v3 §G), in the protocol's order (see above), and makes its values once
         // every check has passed. Straight-line code per command: checking a set
-        // of fields for every command cost W1 about 1 % of its instructions.
+        // of fields for every command cost the W1 workload (bench/) about 1 % of its
+        // instructions.
         switch kind {
         case .join:
             let conv = try fields.identifier("conv", object.conv, for: kind)

@@ -252,8 +252,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
 
 extension JSONFormat {
     /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"locale":…,"send_typing":…,
-    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true}`: the
-    /// keys v3 added only when they differ from what a plain `join` gives.
+    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true}`:
+    /// `locale`, `receive_typing`, `thread`, `view` and `forgotten` only when they
+    /// differ from what a plain `join` gives.
     func encode(_ member: Event.Member, into out: inout OutputBuffer) {
         out.append("{\"event\":\"member\",\"at\":")
         out.appendDecimal(member.at)
