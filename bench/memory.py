@@ -23,6 +23,7 @@ protocol's limit), --name-bytes gives every user a name of that many bytes (at m
 1024). Prints bytes per membership for each phase, and what stayed resident.
 """
 import argparse
+import io
 import json
 import os
 import queue
@@ -51,7 +52,9 @@ class Daemon:
         threading.Thread(target=self.read, daemon=True).start()
 
     def read(self):
-        for line in self.process.stdout:
+        # Buffered: the pipe is unbuffered (bufsize=0, so that writes go out at once),
+        # and a line read from a raw file is read one byte per system call.
+        for line in io.BufferedReader(self.process.stdout, 1 << 16):
             if line.startswith(b'{"event":"stats"'):
                 self.replies.put(json.loads(line))
 

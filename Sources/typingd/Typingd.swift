@@ -105,6 +105,10 @@ package struct Typingd: ParsableCommand {
     static func main() {
         SignalWatcher.install()
         CommandDecoder.installArena()
+        if let (position, bytes) = ArgumentBytes.firstInvalid() {
+            StandardOutput.diagnose("typingd: " + ArgumentBytes.message(position: position, bytes: bytes))
+            Glibc.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             if !(command is Typingd || command is Check || command is Replay) {   // ArgumentParser's `help`

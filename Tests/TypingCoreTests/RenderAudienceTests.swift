@@ -33,12 +33,16 @@ struct RenderAudienceTests {
         #expect(set.count == 0 && set.next(from: 0) == nil && set.violations().isEmpty)
     }
 
-    #if TYPINGD_INTERNAL_CHECKS
-    /// Viewers compared by `body`.
+    /// Viewers compared by `body` (0 in a build without the checker's counters).
     static func compared(_ h: inout Harness, _ body: (inout Harness) -> Void) -> Int {
+        #if TYPINGD_INTERNAL_CHECKS
         let before = h.engine.viewersCompared
         body(&h)
         return h.engine.viewersCompared - before
+        #else
+        body(&h)
+        return 0
+        #endif
     }
 
     /// Two typers take turns in the main timeline of a room where `silent` other
@@ -77,6 +81,7 @@ struct RenderAudienceTests {
     enum Silence: CaseIterable { case receivesNothing, inAThread }
 
     @Test("members who receive nothing, and screens in threads, are not visited by main-timeline renders",
+          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"),
           arguments: Silence.allCases, [EngineConfiguration.Audience.members, .open])
     func silentMembersCostNothing(how: Silence, audience: EngineConfiguration.Audience) {
         let small = Self.cost(silent: 0, how: how, audience: audience, rounds: 40)
@@ -85,7 +90,8 @@ struct RenderAudienceTests {
         #expect(big == small, "\(big) viewers compared with 2,000 silent members, \(small) with none")
     }
 
-    @Test("a thread's render visits its viewers who receive typing, not its silent ones")
+    @Test("a thread's render visits its viewers who receive typing, not its silent ones",
+          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func silentThreadViewers() {
         var h = Harness(checksEveryStep: false)
         h.join("room", "ana", "ben")
@@ -107,7 +113,34 @@ struct RenderAudienceTests {
         for index in 0..<500 where index != 7 { h.run(.close(conv: ID("room"), user: ID("m\(index)")), at: 30) }
         h.engine.checkInvariants()
     }
-    #endif
+
+    @Test("finding a viewer's phrase reads as many stored variants among 3,000 languages as among 3",
+          .enabled(if: Engine.hasInvariantChecker, "variants read are counted only in builds with the checker"))
+    func manyLanguagesCost() throws {
+        #if TYPINGD_INTERNAL_CHECKS
+        func entriesRead(languages: Int) throws -> Int {
+            let tables = try (0..<languages).map { index in
+                try PhraseTable(locale: "x\(index)", plural: .none,
+                                names: Dictionary(uniqueKeysWithValues: PhraseTable.nameKeys.map { ($0, PhraseTable.Text.plain("n\(index)")) }),
+                                verbs: Dictionary(uniqueKeysWithValues: Activity.allCases.map { ($0, PhraseTable.Text.plain("v\(index)")) }),
+                                clause: "{names} {verb}", separator: "; ", end: ".")
+            }
+            var h = Harness(EngineConfiguration(phrases: try PhraseBook(tables: tables)), checksEveryStep: false)
+            h.join("room", "ana")
+            h.type("room", "ana", at: 1)
+            for index in 0..<languages { h.run(.join(conv: ID("room"), user: ID("m\(index)"), locale: "x\(index)"), at: 2) }
+            let before = h.engine.variantEntriesRead
+            for step in 0..<200 {
+                h.run(.open(conv: ID("room"), user: ID("m0"), view: step % 2 == 0 ? .list : .chat), at: 3)
+            }
+            h.engine.checkInvariants()
+            return h.engine.variantEntriesRead - before
+        }
+        let few = try entriesRead(languages: 3), many = try entriesRead(languages: 3_000)
+        #expect(few > 0)
+        #expect(many <= few + 400, "200 opens read \(many) stored variants among 3,000 languages, \(few) among 3")
+        #endif
+    }
 }
 
 /// Protocol v3 §F: every applied command that names a conversation renders it, also
@@ -183,9 +216,10 @@ struct RenderEveryCommandTests {
         #expect(h.run(.send(conv: ID("dev"), user: ID("ana")), at: 400) == ["@400 dev cy: [ben] Ben is typing..."])
     }
 
-    #if TYPINGD_INTERNAL_CHECKS
-    @Test("a command that changes nothing visits only the screens waiting to be told, never the whole room")
+    @Test("a command that changes nothing visits only the screens waiting to be told, never the whole room",
+          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func unchangedCommandCost() {
+        #if TYPINGD_INTERNAL_CHECKS
         var h = Harness(checksEveryStep: false)
         h.join("room", "ana", "ben")
         for index in 0..<2_000 { h.run(.join(conv: ID("room"), user: ID("m\(index)"))) }
@@ -203,8 +237,8 @@ struct RenderEveryCommandTests {
         }
         #expect(h.engine.viewersCompared == before, "commands that change nothing compared \(h.engine.viewersCompared - before) viewers")
         h.engine.checkInvariants()
+        #endif
     }
-    #endif
 
     @Test("after every applied command naming a conversation, none of its screens waits to be told (random sessions)",
           arguments: 0..<4)

@@ -66,8 +66,8 @@ struct RecordWordsTests {
         let german = DocumentExample.root.appendingPathComponent("phrases/de.json").path
         let options = try SessionOptions.parse(try Self.nonDefault().values.flatMap { $0 } + ["--phrases", german])
         let header = options.recordHeader(tables: try options.loadTables(relativeTo: nil))
-        let text = Array(try Data(contentsOf: URL(fileURLWithPath: german)))
-        #expect(header.tables.count == 1 && header.tables[0] == text)
+        let germanText = Array(try Data(contentsOf: URL(fileURLWithPath: german)))
+        #expect(header.tables.count == 1 && header.tables.first == germanText)
         var replayed = try SessionOptions.parse(header.options)
         // The replay loads the header's tables from their texts.
         replayed.phraseTables = header.tables.map { String(decoding: $0, as: UTF8.self) }

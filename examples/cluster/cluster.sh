@@ -16,7 +16,7 @@
 # by itself; give a larger value for longer use).
 set -eu
 here=$(dirname "$(readlink -f "$0")")
-case ${1:-} in -h|--help|help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case ${1:-} in -h|--help|help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 # PORT_BASE through common.conf, the one reading of cluster.conf (checked; one line
 # when malformed). Only start, restart and urls need it: the others go by pid.
 port_base() {
@@ -86,7 +86,7 @@ index_of() {
     case $1 in n1) echo 0 ;; n2) echo 1 ;; n3) echo 2 ;; *) echo "cluster.sh: no node $1" >&2; exit 64 ;; esac
 }
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 64; }
+usage() { sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 64; }
 
 case ${1:-} in
 start)

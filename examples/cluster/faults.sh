@@ -12,7 +12,7 @@
 #   router-kill     kill -9 mid-run, restarted with the same --name
 #   consumer-node   the node holding partition 1's consumer killed (kill -9) mid-run,
 #                   started again 10 s later: its owner makes the consumer anew
-#                   (leases of 10 s here, to outlive the lease bucket's election)
+#                   (leases of 30 s here, to outlive the lease bucket's election)
 #   consumer-stall  partition 1's consumer replaced by one that delivers nothing and
 #                   says 0 pending (as one on a node that came back did in CI); half
 #                   the input routed: once ctl.py idle says so, every owner must have
@@ -307,10 +307,14 @@ run_router_sigterm() { router_restart router-sigterm TERM; }
 run_router_kill() { router_restart router-kill KILL; }
 
 run_consumer_node() {
-    # Leases that outlive a leader election (5-9 s here), as in check.sh's phase 2:
-    # the node killed may lead the lease bucket too, and with 3 s every owner would
-    # lose its lease and exit 75, with no supervisor here to start them again.
-    ttl=$LEASE_TTL LEASE_TTL=10
+    # Leases that outlive a leader election, as in check.sh's phase 2: the node
+    # killed may lead the lease bucket too, and an owner whose renewals fail for
+    # 2/3 of the TTL (it renews every TTL/3 and stops TTL after the last renewal it
+    # sent) exits 75, with no supervisor here to start it again. nats-server's
+    # followers wait 4-9 s before they campaign; renewals failed for 3.9-5.8 s in
+    # runs here, and for more than 6.7 s in one: with 10 s every owner exited 75.
+    # 30 s tolerates 20 s, a second election round included.
+    ttl=$LEASE_TTL LEASE_TTL=30
     begin consumer-node
     shards a --tick-ms 0 --snapshot-every 10
     LEASE_TTL=$ttl

@@ -1,22 +1,23 @@
 // typingd web chat: one tab is one person. Plain JavaScript, no build step.
 //
-// Who you are comes from the URL (?user=alice&name=Alice&room=general) or, without a
-// name, from the form. Every change of the message box sends {"op":"type"} to the
-// gateway ({"op":"type","empty":true} when the box becomes empty); Enter sends the
-// message ({"op":"send"}). The indicator line shows exactly the text of the latest
-// indicator typingd sent this viewer.
+// Who you are comes from the URL (?user=alice&name=Alice&room=team) or, without a
+// name, from the form; without ?room=, the gateway puts you in its default room
+// (gateway.py's DEFAULT_ROOM) and names it in its hello. Every change of the message
+// box sends {"op":"type"} to the gateway ({"op":"type","empty":true} when the box
+// becomes empty); Enter sends the message ({"op":"send"}). The indicator line shows
+// exactly the text of the latest indicator typingd sent this viewer.
 "use strict";
 
 (function () {
   const params = new URLSearchParams(location.search);
-  const room = params.get("room") || "general";
+  const room = params.get("room") || "";   // "": the gateway's default room
   const $ = (id) => document.getElementById(id);
   const messages = $("messages"), indicator = $("indicator"), box = $("box"), statusLine = $("status");
   let me = null;          // {user, name}
   let socket = null;
   let retryMs = 500;
   let here = new Map();   // user -> name, the people in the room
-  let roomName = room;
+  let roomName = room;   // the hello's room once connected
 
   function setState(state, text) {
     document.body.dataset.state = state;
@@ -25,6 +26,11 @@
 
   function presence() {
     return `in #${roomName}, ${here.size} here`;
+  }
+
+  // A query with the URL's room first, if it named one.
+  function withRoom(fields) {
+    return new URLSearchParams(room ? { room: room, ...fields } : fields);
   }
 
   function slug(name) {
@@ -57,7 +63,7 @@
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const query = new URLSearchParams({ room: room, user: me.user, name: me.name });
+    const query = withRoom({ user: me.user, name: me.name });
     setState("connecting", "connecting...");
     socket = new WebSocket(`${scheme}//${location.host}/ws?${query}`);
     socket.onopen = () => { retryMs = 500; };
@@ -147,7 +153,7 @@
       if (name === "") return;
       const user = slug(name);
       // The URL now says who this tab is: a reload keeps the same person.
-      history.replaceState(null, "", `?${new URLSearchParams({ room: room, user: user, name: name })}`);
+      history.replaceState(null, "", `?${withRoom({ user: user, name: name })}`);
       start(user, name);
     });
   }

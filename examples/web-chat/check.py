@@ -70,6 +70,10 @@ if (!window.__seen) {
 """
 
 
+#: The room of a page whose URL has no ?room= (examples/web-chat/README.md names it).
+DEFAULT_ROOM = "general"
+
+
 class Failed(Exception):
     pass
 
@@ -104,12 +108,23 @@ class Chat:
     def quit(self) -> None:
         self.driver.quit()
 
-    def open(self, who: str, query: Dict[str, str]) -> None:
+    def open(self, who: str, query: Dict[str, str], room: Optional[str] = "") -> None:
+        """Opens who's window at the page with query, in the check's room, another
+        room, or (room=None) with no ?room= at all."""
         if self.windows:
             self.driver.switch_to.new_window("window")
         self.windows[who] = self.driver.current_window_handle
         self.current = who
-        self.driver.get(self.url + "?" + urllib.parse.urlencode(dict(query, room=self.room)))
+        if room is not None:
+            query = dict(query, room=room or self.room)
+        self.driver.get(self.url + "?" + urllib.parse.urlencode(query))
+
+    def close(self, who: str) -> None:
+        """Closes who's window (the person's page goes away)."""
+        self.on(who)
+        self.driver.close()
+        del self.windows[who]
+        self.current = None
 
     def on(self, who: str) -> None:
         if self.current != who:
@@ -167,12 +182,13 @@ class Chat:
 class Socket:
     """A person connected from Python, through the gateway's own WebSocket endpoint."""
 
-    def __init__(self, base: str, room: str, user: str, name: str) -> None:
-        ws_url = base.replace("http://", "ws://", 1).rstrip("/") + "/ws?" + urllib.parse.urlencode(
-            {"room": room, "user": user, "name": name})
+    def __init__(self, base: str, room: Optional[str], user: str, name: str) -> None:
+        """Connects as user in room (None: no room= in the URL) and waits for the hello."""
+        query = {"user": user, "name": name} if room is None else {"room": room, "user": user, "name": name}
+        ws_url = base.replace("http://", "ws://", 1).rstrip("/") + "/ws?" + urllib.parse.urlencode(query)
         self.ws: ClientConnection = connect(ws_url, open_timeout=5)
         self.received: List[Dict[str, Any]] = []
-        self.wait(lambda m: m.get("op") == "hello", "hello")
+        self.hello = self.wait(lambda m: m.get("op") == "hello", "hello")
 
     def send(self, message: Any) -> None:
         self.ws.send(message if isinstance(message, (str, bytes)) else json.dumps(message))
@@ -409,6 +425,31 @@ def main() -> int:
                 finally:
                     ws.close()
         check("bad frames get an error and change nothing; a bad connection is refused (4400)", bad_frames)
+
+        def default_room() -> None:
+            # The page without ?room= and a connection without room= are both in the
+            # default room, which the README names; ?room= picks another.
+            chat.open("dora", {"user": "dora", "name": "Dora"}, room=None)
+            try:
+                chat.wait_state("dora", "open")
+                status = chat.js("dora", "return document.getElementById('status').textContent")
+                expect(status == "in #%s, 1 here" % DEFAULT_ROOM, f"Dora's page, no ?room=: {status!r}")
+                frank = Socket(url, None, "frank", "Frank")
+                try:
+                    expect(frank.hello["room"] == DEFAULT_ROOM, f"no room= in the URL: hello {frank.hello}")
+                    expect([m["user"] for m in frank.hello["members"]] == ["dora", "frank"],
+                           f"Frank (no room=) is not with Dora (no ?room=): {frank.hello['members']}")
+                finally:
+                    frank.close()
+                grace = Socket(url, "elsewhere", "grace", "Grace")
+                try:
+                    expect(grace.hello["room"] == "elsewhere" and len(grace.hello["members"]) == 1,
+                           f"?room=elsewhere: hello {grace.hello}")
+                finally:
+                    grace.close()
+            finally:
+                chat.close("dora")
+        check(f"a page without ?room= is in #{DEFAULT_ROOM}, ?room=NAME in another room", default_room)
 
         def latency() -> None:
             settle()

@@ -9,9 +9,10 @@
 # changes). Starts gateway.py on a free 127.0.0.1 port with --timeout-ms 1500
 # --max-listed 2 (stopped by its pid on any exit), then check.py: three windows of a
 # headless Chromium are Alice, Bob and Carol; what Carol's indicator line shows is
-# checked as Alice and Bob type, send and stop, as four people type, and 200
-# keystrokes are timed from Alice's keydown to Carol's indicator changing (p99 must
-# be under 100 ms). Ends with "N passed, N failed"; exits 0 when all passed.
+# checked as Alice and Bob type, send and stop, as four people type; a page without
+# ?room= must be in the default room, general; and 200 keystrokes are timed from
+# Alice's keydown to Carol's indicator changing (p99 must be under 100 ms). Ends with
+# "N passed, N failed"; exits 0 when all passed.
 # When a tool cannot be installed it fails under CI=true and skips otherwise.
 # Environment: TYPINGD_BINARY (default .build/release/typingd, built when
 # missing), CHROMIUM (/usr/bin/chromium), CHROMEDRIVER (/usr/bin/chromedriver),
@@ -20,7 +21,7 @@
 set -eu
 case ${1:-} in
 "") ;;
-*) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
+*) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; [ "$1" = -h ] || [ "$1" = --help ]; exit $? ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

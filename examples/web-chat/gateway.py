@@ -6,9 +6,10 @@
                       [-- TYPINGD_OPTION ...]
 
 One asyncio process (the `websockets` package) serves the page (/, /chat.js,
-/chat.css) and a WebSocket endpoint (/ws?room=R&user=U&name=N). It runs ONE typingd
-on the real clock through the Python client (`typingd.AsyncTypingd`), with
-`--audience open`: only the people who have the room open get indicators.
+/chat.css) and a WebSocket endpoint (/ws?room=R&user=U&name=N; without room=, the
+room DEFAULT_ROOM). It runs ONE typingd on the real clock through the Python client
+(`typingd.AsyncTypingd`), with `--audience open`: only the people who have the room
+open get indicators.
 
 Each WebSocket connection is a person on a screen: the first connection of a user in a
 room joins them (`join`, with their name) and opens their view (`open`); their last
@@ -66,6 +67,9 @@ STATIC = {
 MAX_FRAME = 64 * 1024
 #: The longest chat message, in characters.
 MAX_MESSAGE = 4000
+#: The room of a connection whose URL has no room= (the page sends none unless its own
+#: URL has ?room=, and shows the room the hello names).
+DEFAULT_ROOM = "general"
 #: Messages a room keeps for people who arrive later.
 HISTORY = 100
 #: A socket whose unsent output passes this is too slow to follow: it is closed.
@@ -262,7 +266,7 @@ class Gateway:
 
     async def serve_socket(self, ws: ServerConnection) -> None:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(ws.request.path).query)
-        conv = query.get("room", ["general"])[0]
+        conv = query.get("room", [DEFAULT_ROOM])[0]
         user = query.get("user", [""])[0]
         name = query.get("name", [user])[0]
         try:

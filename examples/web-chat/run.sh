@@ -9,10 +9,10 @@
 # keystroke. Options go to gateway.py: --timeout-ms 3000, --max-listed 2,
 # --style compact, -- --order recent (after --: typingd's own). Open the printed URL
 # in several tabs, e.g. URL?user=alice&name=Alice and URL?user=bob&name=Bob, or
-# without a name to pick one; &room=NAME for another room.
+# without a name to pick one; &room=NAME for a room other than general.
 set -eu
 case ${1:-} in
--h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

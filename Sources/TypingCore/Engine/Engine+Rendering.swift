@@ -237,6 +237,9 @@ extension Engine {
         } else if !frame.variants.isEmpty {
             let epoch = conversations[c][location: frame.location].epoch
             for variant in frame.variants {
+                #if TYPINGD_INTERNAL_CHECKS
+                variantEntriesRead += conversations[c][location: frame.location].variants.entriesReadPerLookup
+                #endif
                 conversations[c][location: frame.location].variants.store(
                     VariantView(key: variant.key, view: variant.view, epoch: epoch))
             }
@@ -408,6 +411,9 @@ extension Engine {
         }
         let state = conversations[c][location: frame.location]
         let previous = state.variants.find(key)
+        #if TYPINGD_INTERNAL_CHECKS
+        variantEntriesRead += state.variants.entriesReadPerLookup
+        #endif
         defer {
             if frame.variantIndex != nil {
                 frame.variantIndex?[key] = frame.variants.count - 1

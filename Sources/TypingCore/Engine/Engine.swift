@@ -73,6 +73,9 @@ public struct Engine {
     #if TYPINGD_INTERNAL_CHECKS
     /// Viewers compared by renders so far: for tests of what a render costs.
     package var viewersCompared = 0
+    /// Stored variants read to find or store one, so far: for tests that finding a
+    /// viewer's phrase costs the same however many languages their room reads.
+    package var variantEntriesRead = 0
     #endif
 
     package var commandsApplied = 0

@@ -210,8 +210,9 @@ public struct PhraseTable: Sendable, Equatable {
     package static let maxDisplayNameBytes = maxNameBytes - 1 + DisplayName.ellipsis.utf8.count
 
     /// The most bytes a display name takes in JSON output: twice its bytes (it holds
-    /// no control character; `"`, `\\` and U+2028/U+2029 at most double), as
-    /// `UserRecord.nameBound(of:)` counts it.
+    /// no control character; `"`, `\\` and U+2028/U+2029 at most double). The
+    /// bound a table is loaded against counts JSON; `--max-output-per-line` counts
+    /// the wider text escapes too (`UserRecord.nameBound(of:)`).
     static let nameJSONBytes = 2 * maxDisplayNameBytes
 
     /// The most bytes of a count (`{r}`) in a phrase: the digits of `Int.max`, and one.
@@ -234,13 +235,14 @@ public struct PhraseTable: Sendable, Equatable {
         return overflow ? .max : result
     }
 
-    /// The most bytes `text` takes inside a JSON string: 6 for a control character
-    /// or DEL, 2 for `"` and `\\`, 6 for the lead byte of what may be U+0080–U+009F
-    /// or U+2028/U+2029 (escaped as `\\u…`), 1 for other bytes.
+    /// The most bytes `text` takes inside a JSON string or as text: 6 for a control
+    /// character or DEL, 2 for `"` and `\\`, 6 for the lead byte of what may be
+    /// U+0080–U+009F, U+061C or U+2000–U+2FFF (escaped as `\\u…` in JSON, `\\u{…}`
+    /// in text: at most 8 bytes for 3), 1 for other bytes.
     package static func jsonBound(_ text: [UInt8]) -> Int {
         text.reduce(0) { total, byte in
             switch byte {
-            case 0..<0x20, 0x7F, 0xC2, 0xE2: return total + 6
+            case 0..<0x20, 0x7F, 0xC2, 0xD8, 0xE2: return total + 6
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): return total + 2
             default: return total + 1
             }

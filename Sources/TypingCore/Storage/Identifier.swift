@@ -54,9 +54,11 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when one of the eight bytes of `word` may start a character that JSON
-    /// output escapes (§1 and §G): below 0x20, `"`, `\`, 0x7F, or the lead bytes
-    /// 0xC2 (U+0080–U+00BF) and 0xE2 (U+2000–U+2FFF), of which the writer escapes
-    /// only U+0080–U+009F, U+2028 and U+2029. Classic SWAR zero-byte tests, no loop.
+    /// or text output escapes: below 0x20, `"`, `\`, 0x7F, or the lead bytes 0xC2
+    /// (U+0080–U+00BF), 0xD8 (U+0600–U+063F) and 0xE2 (U+2000–U+2FFF), of which the
+    /// writers escape only U+0080–U+009F, U+061C (text), U+200E, U+200F,
+    /// U+202A–U+202E, U+2066–U+2069 (text), U+2028 and U+2029. Classic SWAR
+    /// zero-byte tests, no loop.
     @inlinable @inline(__always)
     package static func mayNeedEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
@@ -67,13 +69,13 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         let below = (word &- ones &* 0x20) & ~word & highs
         if (below | has(0x22) | has(0x5C) | has(0x7F)) != 0 { return true }
         // Only a word with a byte of 0x80 or more can hold the lead bytes.
-        return word & highs != 0 && (has(0xC2) | has(0xE2)) != 0
+        return word & highs != 0 && (has(0xC2) | has(0xD8) | has(0xE2)) != 0
     }
 
     /// The byte-at-a-time form of ``mayNeedEscape(_:)``.
     @inlinable @inline(__always)
     package static func mayNeedEscape(byte: UInt8) -> Bool {
-        byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F || byte == 0xC2 || byte == 0xE2
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2
     }
 
     /// An id with the UTF-8 bytes of `string`, unchanged.
@@ -95,8 +97,9 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     /// True when some byte may need an escape in JSON (see ``mayNeedEscape(_:)``).
     @inlinable package var needsEscaping: Bool { info & (1 << 32) != 0 }
 
-    /// The most bytes the id takes as a JSON string, quotes included: its bytes, or
-    /// six times as many when some byte may need an escape (`\u00xx`).
+    /// The most bytes the id takes as a JSON or text string, quotes included: its
+    /// bytes, or six times as many when some byte may need an escape (`\u001f` in
+    /// JSON; `\u{1f}`, and `\u{61c}` for two bytes, in text).
     var encodedBound: Int { (needsEscaping ? 6 * byteCount : byteCount) + 2 }
 
     /// Calls `body` with the id's bytes.

@@ -66,6 +66,9 @@ package struct VariantViews {
     /// How many variants are kept.
     package var count: Int { entries.count }
 
+    /// How many entries finding one reads: at most ``linearLimit``, then 1.
+    var entriesReadPerLookup: Int { index == nil ? entries.count : 1 }
+
     /// The variant for `key`, if kept.
     @inline(__always)
     func find(_ key: UInt32) -> VariantView? {

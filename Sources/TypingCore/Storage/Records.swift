@@ -23,13 +23,17 @@ package struct UserRecord {
     // stop. What only views and languages need is kept beside it: a user's open
     // views in ``Engine/openViews``, their locale in ``Engine/locales``.
 
-    /// The most bytes the display name takes inside a JSON string: display names
-    /// hold no control character, so an escape at most doubles a byte (`"`, `\`,
-    /// U+2028, U+2029).
+    /// The most bytes the display name takes inside a JSON string or as text.
     var nameBound: Int { UserRecord.nameBound(of: displayName) }
 
-    /// The most bytes `displayName` takes in JSON output (see ``nameBound``).
-    static func nameBound(of displayName: String) -> Int { displayName.utf8.count * 2 }
+    /// How many times its bytes a display name can take in output. Display names
+    /// hold no control character; JSON at most doubles a byte (`"`, `\`, U+2028,
+    /// U+2029 as `\u2028`); text writes a bidirectional control as `\u{…}`: U+061C
+    /// (2 bytes) as 7, U+2028 or U+200E (3 bytes) as 8.
+    static let nameEscapeFactor = 4
+
+    /// The most bytes `displayName` takes in output (see ``nameBound``).
+    static func nameBound(of displayName: String) -> Int { displayName.utf8.count * nameEscapeFactor }
 
     /// A user with no name yet and no memberships.
     init(id: Identifier) {

@@ -15,12 +15,12 @@ struct TranscriptOptions: ParsableArguments {
 /// Runs a transcript in this process, exactly as `typingd` runs it as a process: the
 /// same options, the same session, the same formats. A record (made by
 /// `typingd --record`) runs as `typingd replay` plays it.
-enum TranscriptRun {
+package enum TranscriptRun {
     /// The output of `input` under the options `words` (an `.args` file's words, nil
     /// without one; `--clock manual` unless they name a clock). Stops early when
     /// `stop` says so (a signal).
     /// Relative `--phrases` paths are taken from `folder` (the transcript's).
-    static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
+    package static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
                        checksInvariants: Bool,
                        stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
         let badOptions = "bad options" + (argumentsFile.map { " in \(TextFormat.path($0))" } ?? "") + ": "
@@ -79,7 +79,13 @@ enum TranscriptRun {
             start = try input.withUnsafeBytes { bytes in
                 Result { () throws(RecordPlayer.BadRecord) in try preamble.feed(bytes) }
             }.get()
-            if start == nil { start = try preamble.feed(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if start == nil {
+                // The preamble runs to the end of the input (a session killed before
+                // it read a line): the end of input closes it, and nothing is left
+                // to play (the offset it returns is into the empty chunk, not `input`).
+                _ = try preamble.feed(UnsafeRawBufferPointer(start: nil, count: 0))
+                start = input.count
+            }
         } catch {
             throw CheckFailure("the record is malformed: \(error)")
         }
