@@ -1,7 +1,7 @@
 import TypingCore
 
 /// The protocol's output format: one compact JSON object per line, keys in the
-/// protocol's order (§1 and §4 of the spec, v3 §G).
+/// protocol's order (Protocol.md#framing-lines-in-lines-out, Protocol.md#events).
 ///
 /// Indicator events of one change share their view (every viewer who is not typing
 /// sees the same one, in their table and style), so the format keeps the encoded
@@ -334,7 +334,8 @@ extension JSONFormat {
 /// JSON strings, as the protocol writes them: `"` and `\` escaped; U+0000–U+001F as
 /// `\b \f \n \r \t` or `\u00xx`; U+007F–U+009F, U+2028 and U+2029 as `\u007f`,
 /// `\u0085`, `\u2028`, … (lowercase hex), so that no line splitter breaks an event
-/// (§G); every other character as UTF-8, `/` unescaped. The input is valid UTF-8.
+/// (Protocol.md#framing-lines-in-lines-out); every other character as UTF-8, `/`
+/// unescaped. The input is valid UTF-8.
 extension OutputBuffer {
     /// Appends UTF-8 bytes as a quoted, escaped JSON string.
     package mutating func jsonString(_ text: UnsafeRawBufferPointer) {

@@ -10,7 +10,8 @@ package protocol FrameHandler: ~Copyable {
     var wantsPause: Bool { get }
 }
 
-/// Cuts a byte stream into numbered lines, as §1 of the protocol says.
+/// Cuts a byte stream into numbered lines, as Protocol.md#framing-lines-in-lines-out
+/// says.
 ///
 /// Lines end at LF; one CR before the LF is dropped; a final line without LF still
 /// counts. A line longer than ``maxLineBytes`` (counted with its CR) is reported
@@ -29,7 +30,8 @@ package struct Framer {
     /// True while skipping the rest of a line already reported too long.
     @usableFromInline var skipping = false
     /// How many bytes of a UTF-8 byte order mark the input has started with, while
-    /// it is undecided whether it starts with one; nil once decided (§G).
+    /// it is undecided whether it starts with one; nil once decided
+    /// (Protocol.md#framing-lines-in-lines-out).
     @usableFromInline var byteOrderMarkSeen: Int? = 0
     /// The UTF-8 byte order mark, skipped at the very start of the input.
     @usableFromInline static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
