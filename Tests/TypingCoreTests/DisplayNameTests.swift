@@ -3,7 +3,7 @@ import TypingCore
 
 @Suite("Display names")
 struct DisplayNameTests {
-    @Test("the rules of §3; nil means unnamed (§C)", arguments: [
+    @Test("the rules of Protocol.md#display-names; nil means unnamed", arguments: [
         (nil, nil),
         ("", nil),
         ("   \t ", nil),

@@ -1,7 +1,7 @@
 import Testing
 import TypingCore
 
-/// CLDR plural conditions for whole numbers (v3 §B).
+/// CLDR plural conditions for whole numbers (Protocol.md#languages).
 @Suite("Plural rules")
 struct PluralRulesTests {
     /// CLDR's cardinal rules for the languages typingd ships tables for.

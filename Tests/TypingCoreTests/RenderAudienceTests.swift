@@ -143,9 +143,9 @@ struct RenderAudienceTests {
     }
 }
 
-/// Protocol v3 §F: every applied command that names a conversation renders it, also
-/// when it changed none of its typers; a render of a command that changed nothing
-/// visits only the screens waiting to be told.
+/// Every applied command that names a conversation renders it, also when it changed
+/// none of its typers (Protocol.md#who-sees-what); a render of a command that changed
+/// nothing visits only the screens waiting to be told.
 @Suite("Every command naming a conversation renders it")
 struct RenderEveryCommandTests {
     @Test("closing a thread while a teammate types in the channel shows the channel's typers at once")

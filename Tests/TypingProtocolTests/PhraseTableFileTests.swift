@@ -3,9 +3,9 @@ import Testing
 import TypingCore
 import TypingProtocol
 
-/// Phrase table files (v3 §B): the tables the project ships in `phrases/` load and
-/// phrase every case; a wrong table is refused with the key at fault; a table
-/// written back reads back the same.
+/// Phrase table files (Protocol.md#languages): the tables the project ships in
+/// `phrases/` load and phrase every case; a wrong table is refused with the key at
+/// fault; a table written back reads back the same.
 @Suite("Phrase table files")
 struct PhraseTableFileTests {
     /// The repository's `phrases/` folder.

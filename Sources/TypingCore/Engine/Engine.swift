@@ -43,7 +43,8 @@ public struct Engine {
     var staleConversations = 0
     /// Every membership in its user's list, in join order (see ``MembershipLink``).
     var memberships = Slab(vacant: MembershipLink.vacant)
-    /// The locale of each user who gave one (v3 §B), with the table it chose.
+    /// The locale of each user who gave one (Protocol.md#languages), with the table
+    /// it chose.
     package var locales = ShrinkingDictionary<Int32, UserLocale>()
     /// The name each user gave, where their display name is not that name (it was
     /// cut or cleaned): what `snapshot` lists, so that a rebuild that joins with it
@@ -140,7 +141,8 @@ extension Engine {
     }
 }
 
-/// A user's locale (v3 §B): the tag as last given, and the table it chose.
+/// A user's locale (Protocol.md#languages): the tag as last given, and the table it
+/// chose.
 package struct UserLocale {
     var tag: String
     var table: UInt16

@@ -13,13 +13,15 @@ package struct ConversationRecord {
     private(set) var memberCount: Int
     /// The main timeline's typers and views.
     package var main = LocationState()
-    /// The threads in use (v3 §C); empty in a conversation that uses none.
+    /// The threads in use (Protocol.md#threads); empty in a conversation that uses
+    /// none.
     package var threads = ThreadTable()
     /// The slots of the members whose view is open, in join (slot) order.
     package private(set) var openSlots: [Int32] = []
     /// The slots of members whose screen changed without a render (a `close` or an
     /// `offline` under `--audience members`): they hold the empty indicator, and the
-    /// next render of the conversation, whatever causes it, compares them (v3 §C).
+    /// next render of the conversation, whatever causes it, compares them
+    /// (Protocol.md#threads).
     /// In join (slot) order.
     package private(set) var staleSlots: [Int32] = []
     /// The most bytes a member's id takes in JSON output (escapes included, quotes
@@ -28,11 +30,11 @@ package struct ConversationRecord {
     private(set) var longestMemberID: Int32 = 0
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [Int32: Int32]?
-    /// The members who see the main timeline's typers: those whose screen is at
-    /// the main timeline, who receive typing (v3 §E), and, under `--audience open`,
-    /// whose view is open. A render of the main timeline visits these and nobody
-    /// else, so members who receive nothing, and screens in threads, cost nothing
-    /// per change there. (The stale members are among them.)
+    /// The members who see the main timeline's typers: those whose screen is at the
+    /// main timeline, who receive typing (Protocol.md#not-seeing-others-type), and,
+    /// under `--audience open`, whose view is open. A render of the main timeline
+    /// visits these and nobody else, so members who receive nothing, and screens in
+    /// threads, cost nothing per change there. (The stale members are among them.)
     private(set) var mainAudience = SlotSet()
     /// True under `--audience open`: only open views are in an audience.
     let openAudience: Bool
@@ -207,8 +209,8 @@ package struct ConversationRecord {
         if seesMain(slot) { mainAudience.insert(slot) } else { mainAudience.remove(slot) }
     }
 
-    /// Sets whether the member in `slot` receives typing (v3 §E), keeping the
-    /// audiences in step.
+    /// Sets whether the member in `slot` receives typing
+    /// (Protocol.md#not-seeing-others-type), keeping the audiences in step.
     mutating func setReceives(_ receives: Bool, at slot: Int) {
         guard members[slot].receives != receives else { return }
         let location = members[slot].location

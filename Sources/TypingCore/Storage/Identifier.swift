@@ -126,7 +126,7 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when the bytes of `self` come before those of `other` (bytewise, a
-    /// prefix first): the order of ids where names tie (§B).
+    /// prefix first): the order of ids where names tie (Protocol.md#order-of-typers).
     func precedes(_ other: Identifier) -> Bool {
         withUnsafeBytes { mine in other.withUnsafeBytes { theirs in mine.lexicographicallyPrecedes(theirs) } }
     }

@@ -1,5 +1,5 @@
-/// Where a conversation's typers and viewers are (protocol v3 §C): its main timeline
-/// (location 0) or one of its threads (1, 2, …: a thread's slot in the
+/// Where a conversation's typers and viewers are (Protocol.md#threads): its main
+/// timeline (location 0) or one of its threads (1, 2, …: a thread's slot in the
 /// conversation's ``ThreadTable``, plus 1).
 package typealias Location = Int32
 
@@ -126,8 +126,9 @@ struct ThreadRecord {
     /// The member slots whose screen shows this thread and who receive typing (its
     /// audience: a screen at a thread is an open view), in join (slot) order.
     var viewers: [Int32] = []
-    /// Members whose screen shows this thread but who receive no typing (v3 §E):
-    /// they keep the thread in use, and no render visits them.
+    /// Members whose screen shows this thread but who receive no typing
+    /// (Protocol.md#not-seeing-others-type): they keep the thread in use, and no
+    /// render visits them.
     var silent: Int32 = 0
 
     /// True when the thread holds nothing worth keeping.

@@ -4,12 +4,13 @@ package struct UserRecord {
     var id: Identifier
     /// The display name shown in phrases (``DisplayName/unknown`` when unnamed).
     var displayName: String
-    /// False while the user has no display name of their own (§C).
+    /// False while the user has no display name of their own
+    /// (Protocol.md#display-names).
     var isNamed = false
     /// Whether others see this user type (`send_typing`).
     var sendsTyping = true
-    /// Whether this user receives indicators (`receive_typing`, v3 §E); each of
-    /// their member slots holds a copy.
+    /// Whether this user receives indicators (`receive_typing`,
+    /// Protocol.md#not-seeing-others-type); each of their member slots holds a copy.
     var receivesTyping = true
     /// The user's memberships, a circular list linked through the engine's
     /// ``Engine/memberships`` in the order they were joined (-1: none; the record
@@ -92,9 +93,10 @@ package struct StreakRecord {
     /// The streak's place among its location's typers, when ``rankStamp`` is
     /// the engine's current render: set for the first typers a render lists.
     var rank: Int32 = 0
-    /// Where the streak's keystrokes are: the main timeline or a thread (v3 §C).
+    /// Where the streak's keystrokes are: the main timeline or a thread
+    /// (Protocol.md#threads).
     var location: Location = .main
-    /// What the typer is doing (v3 §A).
+    /// What the typer is doing (Protocol.md#activities-recording-sending-sharing).
     var activity: Activity = .typing
     /// Whether the typer is named, as of the streak's last placement among the
     /// typers (kept here so that rendering a typer's view reads no user record).
@@ -125,13 +127,14 @@ package struct MemberSlot {
     /// The member's entry in their user's list of memberships.
     var link: Int32
     /// Where the member's screen is: the main timeline, or the thread their view
-    /// shows (v3 §C).
+    /// shows (Protocol.md#threads).
     var location: Location = .main
     /// The member's phrase table (a copy of their user's, resolved from their locale).
     var table: UInt16 = 0
-    /// True when the member's view is open as a row of their chat list (v3 §D).
+    /// True when the member's view is open as a row of their chat list
+    /// (Protocol.md#the-chat-list).
     var isList = false
-    /// A copy of the user's `receive_typing` (v3 §E).
+    /// A copy of the user's `receive_typing` (Protocol.md#not-seeing-others-type).
     var receives = true
 
     /// The `user` of a freed slot.

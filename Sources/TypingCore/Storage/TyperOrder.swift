@@ -18,7 +18,7 @@ package struct OrderLinks: Equatable {
 }
 
 /// Which of a streak's two sets of links a tree uses: its location's order of
-/// typers, or its activity's (v3 §A).
+/// typers, or its activity's (Protocol.md#activities-recording-sending-sharing).
 package enum OrderTree: Sendable {
     case location, group
 }

@@ -3,7 +3,7 @@
 /// The rules, in order: remove control characters (U+0000–U+001F, U+007F–U+009F);
 /// trim leading and trailing white space (Unicode's White_Space property); if
 /// nothing is left, or there was no name, the user is unnamed (shown as ``unknown``
-/// only when counted alone, §C); if more than
+/// only when counted alone, Protocol.md#display-names); if more than
 /// ``maxClusters`` extended grapheme clusters remain, keep the first ``maxClusters``,
 /// trim trailing white space and append ``ellipsis``.
 package enum DisplayName {
