@@ -8,7 +8,7 @@ import TypingCore
 ///
 /// The input's first byte picks the options (timeout 1…8 ms, style, typing events,
 /// small limits, a small --max-line-bytes) so timers, every phrase and every limit
-/// are reached; the second picks the v2 options (audience, order, a small
+/// are reached; the second picks who sees what (audience, order, a small
 /// --max-listed); the third where the input is cut into reads. The rest is input.
 /// An input shorter than three bytes is input alone, with the options of three zero
 /// bytes: every input is run.

@@ -9,8 +9,8 @@ import TypingProtocol
 /// and `TypingProtocol` (``EngineConfiguration``, ``SessionConfiguration``), and
 /// the list of commands from ``Command/Name``: the help cannot drift from the code.
 @main
-struct Typingd: ParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct Typingd: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "typingd",
         abstract: "Typing indicators for chat: JSON commands in on stdin, indicator events out on stdout.",
         usage: """
@@ -159,13 +159,15 @@ struct Typingd: ParsableCommand {
         }
     }
 
-    func validate() throws {
+    package init() {}
+
+    package func validate() throws {
         if record != nil && options.clock != .real {
             throw ValidationError("--record needs --clock real: input for the manual clock already replays itself")
         }
     }
 
-    func run() throws {
+    package func run() throws {
         if let manualFolder {
             do {
                 try ManualPages.write(to: manualFolder)

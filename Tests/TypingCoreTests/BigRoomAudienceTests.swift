@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// Rooms whose slot sets need every level: past 64 slots (the inline word), 4,096
 /// (a second summary level) and 262,144 (a third), with receiving members at each

@@ -1,9 +1,9 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 @Suite("Display names")
 struct DisplayNameTests {
-    @Test("the rules of §3; nil means unnamed (§C)", arguments: [
+    @Test("the rules of Protocol.md#display-names; nil means unnamed", arguments: [
         (nil, nil),
         ("", nil),
         ("   \t ", nil),

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The engine used as a library, with values the daemon's decoder would reject:
 /// it must answer them (or clamp them), never trap.

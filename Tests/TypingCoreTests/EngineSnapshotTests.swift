@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 @Suite("Snapshots")
 struct EngineSnapshotTests {
@@ -25,9 +25,9 @@ struct EngineSnapshotTests {
 
     /// Rebuilds an engine from snapshot events, as Protocol.md says: `join` (and
     /// `open`) per member; a `type` per streak in the order listed, then again in
-    /// the order of `keystroke`, each with `timeout_ms` = deadline − at.
-    /// v3: `join` also with `locale` and `receive_typing`, `open` with `thread` and
-    /// `view`, `type` with `thread` and `activity`; then a `forget` for each
+    /// the order of `keystroke`, each with `timeout_ms` = deadline − at. The `join`
+    /// also with `locale` and `receive_typing`, the `open` with `thread` and `view`,
+    /// the `type` with `thread` and `activity`; then a `forget` for each
     /// forgotten member, which forgets what they were sent without an event and
     /// renders nothing (a `close` would tell them what they see: every command
     /// naming a conversation renders it).

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 @Suite("Hash indexes and identifiers")
 struct IndexTableTests {

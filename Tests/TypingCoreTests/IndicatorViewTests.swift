@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 @Suite("Indicator views")
 struct IndicatorViewTests {

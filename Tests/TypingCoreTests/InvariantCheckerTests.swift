@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The invariant checker finds what it is for: each test damages one structure of
 /// a sound engine and expects the checker to say so.

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The record sizes the documentation states (bench/README.md, the records' own
 /// comments): a change that grows one fails here first.

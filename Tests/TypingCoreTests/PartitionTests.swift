@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// Running several typingd processes, without a broker: a seeded workload split by
 /// the routing rules of Protocol.md ("Running several typingd processes") into N

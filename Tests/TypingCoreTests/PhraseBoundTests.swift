@@ -1,7 +1,7 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
-/// The bound on one phrase (issue 30, A1): a table whose worst-case phrase (every
+/// The bound on one phrase: a table whose worst-case phrase (every
 /// activity's clause, every name as long as a display name can be, escapes counted)
 /// is over ``PhraseTable/maxPhraseBytes`` is refused when it is made, naming the key;
 /// one just under it is taken, and no phrase it renders is longer.
@@ -17,8 +17,8 @@ struct PhraseBoundTests {
                                clause: clause, separator: english.separator, end: english.end)
     }
 
-    @Test("the attack of issue 30: {names} × 70,000 in the clause, {0} × 100,000 in names.1, refused naming names.1")
-    func attack() {
+    @Test("{names} × 70,000 in the clause and {0} × 100,000 in names.1: refused, naming names.1")
+    func multipliedNames() {
         let clause = String(repeating: "{names}", count: 70_000) + "{verb}"
         let one = String(repeating: "{0}", count: 100_000)
         do {

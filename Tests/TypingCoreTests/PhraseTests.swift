@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 @Suite("Phrases in the built-in English table")
 struct PhraseTests {

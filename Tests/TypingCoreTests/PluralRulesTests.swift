@@ -1,7 +1,7 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
-/// CLDR plural conditions for whole numbers (v3 §B).
+/// CLDR plural conditions for whole numbers (Protocol.md#languages).
 @Suite("Plural rules")
 struct PluralRulesTests {
     /// CLDR's cardinal rules for the languages typingd ships tables for.
@@ -50,8 +50,8 @@ struct PluralRulesTests {
     }
 }
 
-/// Plural rules compiled once (issue 30, A9): a rule's cost does not grow with its
-/// size, and the compiled evaluation says what CLDR's rules say, checked against a
+/// Plural rules compiled once: a rule's cost does not grow with its size, and the
+/// compiled evaluation says what CLDR's rules say, checked against a
 /// straightforward evaluation of random rules.
 @Suite("Plural rules, compiled")
 struct CompiledPluralRulesTests {
@@ -200,7 +200,7 @@ struct CompiledPluralRulesTests {
         return best
     }
 
-    @Test("issue 30 A9: a rule of 95,000 ranges costs about what a rule of 100 does, past the counts worked out at load")
+    @Test("a rule of 95,000 ranges costs about what a rule of 100 does, past the counts worked out at load")
     func flatInSize() throws {
         func rule(_ ranges: Int) throws -> PluralRules {
             let list = (0..<ranges).map { "\(1_000 + 3 * $0)..\(1_001 + 3 * $0)" }.joined(separator: ",")

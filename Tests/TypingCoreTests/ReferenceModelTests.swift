@@ -1,13 +1,13 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
-/// Protocol v3's rules written again as plainly as they read, with no cleverness:
-/// every render recomputes every viewer's indicator from scratch (their location,
-/// the typers there, their order, the phrase in English) and writes exactly where
-/// it differs from what that viewer was last sent. Compared event for event with
-/// the engine over random transcripts, it checks what the invariant checker cannot:
-/// which conversations a command renders, and when (v3 §F), not only that every
-/// viewer's state is right afterwards.
+/// Protocol.md's rules written again as plainly as they read, with no cleverness: every
+/// render recomputes every viewer's indicator from scratch (their location, the typers
+/// there, their order, the phrase in English) and writes exactly where it differs from
+/// what that viewer was last sent. Compared event for event with the engine over random
+/// transcripts, it checks what the invariant checker cannot: which conversations a
+/// command renders, and when (Protocol.md#who-sees-what), not only that every viewer's
+/// state is right afterwards.
 struct ReferenceModel {
     struct User {
         var name: String?
@@ -58,7 +58,7 @@ struct ReferenceModel {
 
     // MARK: Names and phrases
 
-    /// v1 §3's display name; nil: unnamed.
+    /// The display name (Protocol.md#display-names); nil: unnamed.
     static func displayName(_ raw: String?) -> String? {
         guard let raw else { return nil }
         let scalars = raw.unicodeScalars.filter { !($0.value <= 0x1F || (0x7F...0x9F).contains($0.value)) }
@@ -88,7 +88,8 @@ struct ReferenceModel {
         .sharingLocation: ("is sharing a location", "are sharing locations"),
     ]
 
-    /// v2 §C's clause for typers (in order, named first), with v3 §A's verb.
+    /// The clause for typers (in order, named first; Protocol.md#phrases), with their
+    /// activity's verb (Protocol.md#activities-recording-sending-sharing).
     func clause(_ typers: [Streak], style: EngineConfiguration.Style) -> String {
         let n = typers.count
         let named = typers.filter { display($0.user) != nil }.count
@@ -239,7 +240,8 @@ struct ReferenceModel {
         return (renamed, hides)
     }
 
-    /// The streak visits of v2 §D (all of the user's streaks but in `except`).
+    /// The streak visits of a rename or of hiding (Protocol.md#user-settings): all of
+    /// the user's streaks but in `except`.
     mutating func visitStreaks(_ user: String, except: String?, hides: Bool) {
         for streak in streaks where streak.user == user && streak.conv != except {
             if hides, let index = streaks.firstIndex(where: { $0.conv == streak.conv && $0.user == user }) {
@@ -400,7 +402,7 @@ struct ReferenceModelTests {
                                    "abcdefghijklmn\u{301}opqr", String(repeating: "e\u{301}", count: 20),
                                    "abcdefghijklmn👩‍👩‍👧‍👦xyz", "x" + String(repeating: "\u{301}", count: 500)]
 
-    /// A random v3 command over `convs` conversations, `threads` threads and `users` users.
+    /// A random command over `convs` conversations, `threads` threads and `users` users.
     /// With `churn`, a third of the commands are joins and leaves, half each: big
     /// rooms fill and empty, and their vacant slots are compacted again and again.
     static func command(_ rng: inout SplitMix, convs: Int, users: Int, churn: Bool = false) -> Command {

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// The members a render visits: at a location, those who can receive there. A
 /// member who receives nothing, or whose screen is elsewhere, costs nothing per
@@ -143,9 +143,9 @@ struct RenderAudienceTests {
     }
 }
 
-/// Protocol v3 §F: every applied command that names a conversation renders it, also
-/// when it changed none of its typers; a render of a command that changed nothing
-/// visits only the screens waiting to be told.
+/// Every applied command that names a conversation renders it, also when it changed
+/// none of its typers (Protocol.md#who-sees-what); a render of a command that changed
+/// nothing visits only the screens waiting to be told.
 @Suite("Every command naming a conversation renders it")
 struct RenderEveryCommandTests {
     @Test("closing a thread while a teammate types in the channel shows the channel's typers at once")
@@ -240,16 +240,16 @@ struct RenderEveryCommandTests {
         #endif
     }
 
-    @Test("after every applied command naming a conversation, none of its screens waits to be told (random v3 sessions)",
+    @Test("after every applied command naming a conversation, none of its screens waits to be told (random sessions)",
           arguments: 0..<4)
     func nothingWaitsAfterACommand(configuration index: Int) {
         for seed in 0..<5 {
             var rng = SplitMix(seed: UInt64(31_000 + index * 100 + seed))
-            var h = Harness(EngineV3RandomTests.configurations[index])
+            var h = Harness(RandomWorkloadTests.configurations[index])
             var time = 0
             for step in 0..<600 {
                 time += rng.below(300)
-                let command = EngineV3RandomTests.command(&rng, step: step)
+                let command = RandomWorkloadTests.command(&rng, step: step)
                 let events = h.run(command, at: time)
                 guard let conv = command.namedConversation, !events.contains(where: { $0.hasPrefix("error") }),
                       let c = h.engine.findConversation(conv) else { continue }

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// A snapshot restores to exactly the same state, names included: it lists each
 /// name as the user gave it, so a rebuild's `join` cuts and cleans it as the
@@ -34,10 +34,10 @@ struct SnapshotNamesTests {
         #expect(h.run(.join(conv: ID("g"), user: ID("c")), at: 20) == ["@20 g c: [m] Maria Fernanda... is typing..."])
     }
 
-    @Test("snapshot → rebuild → the same output for every following command (random v3 sessions, hostile names)",
+    @Test("snapshot → rebuild → the same output for every following command (random sessions, hostile names)",
           arguments: 0..<4)
     func roundTrip(configuration index: Int) {
-        let configuration = EngineV3RandomTests.configurations[index]
+        let configuration = RandomWorkloadTests.configurations[index]
         for seed in 0..<4 {
             var rng = SplitMix(seed: UInt64(51_000 + index * 100 + seed))
             var h = Harness(configuration, checksEveryStep: false)
@@ -47,7 +47,7 @@ struct SnapshotNamesTests {
             for round in 0..<5 {
                 for step in 0..<80 {
                     time += rng.below(250)
-                    h.run(Self.named(EngineV3RandomTests.command(&rng, step: step), &rng), at: time)
+                    h.run(Self.named(RandomWorkloadTests.command(&rng, step: step), &rng), at: time)
                 }
                 h.engine.checkInvariants()
                 var events: [Event] = []
@@ -61,7 +61,7 @@ struct SnapshotNamesTests {
                 var later = time
                 for step in 0..<120 {
                     later += rng.below(120)
-                    let command = Self.named(EngineV3RandomTests.command(&rng, step: step), &rng)
+                    let command = Self.named(RandomWorkloadTests.command(&rng, step: step), &rng)
                     func unnumbered(_ events: [String]) -> [String] {
                         events.map { $0.hasPrefix("error ") || $0.hasPrefix("ok ") ? String($0.prefix(3)) : $0 }
                     }

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// Nodes in a plain array, for testing the tree alone.
 struct ArrayNodes: OrderNodes {

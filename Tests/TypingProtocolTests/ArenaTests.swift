@@ -3,7 +3,7 @@ import CJanssonArena
 import Foundation
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// jansson's per-thread arena (`Sources/CJanssonArena`): what a decoded line
 /// allocates comes from it and is all given back by the end of the line, whatever

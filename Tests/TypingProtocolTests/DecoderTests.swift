@@ -1,6 +1,6 @@
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// Decodes one line with a decoder for `clock`.
 func decode(_ line: String, clock: SessionConfiguration.Clock = .manual) -> Result<Request, Event.Error> {

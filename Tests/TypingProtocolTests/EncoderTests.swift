@@ -1,6 +1,6 @@
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
 /// The bytes of events encoded one after the other by one format, as text.
 func encoded(_ events: Event...) -> String {

@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingProtocol
+import TypingProtocol
 
 /// Records what a framer hands over.
 struct FrameRecorder: FrameHandler {

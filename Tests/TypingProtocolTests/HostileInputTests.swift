@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// One hostile line and the error code it must get (nil: it must be accepted).
 struct HostileLine: Sendable, CustomStringConvertible {

@@ -1,11 +1,11 @@
 import Testing
 import TypingCore
-@_spi(Daemon) @testable import TypingProtocol
+@_spi(Daemon) import TypingProtocol
 
 /// The input pipeline (framing into batches, parsing on other threads, applying in
 /// order) against the plain session, on inputs that end exactly where a read ends:
-/// the shape of D1, where the last read filled the buffer and the ring was full at
-/// the end of input.
+/// the last read fills the buffer and the ring of batches is full at the end of
+/// input.
 @Suite("Input pipeline", .timeLimit(.minutes(2)))
 struct InputPipelineTests {
     /// Lines of a small conversation (keystrokes, replies, bad lines), about `bytes` long.
@@ -106,7 +106,7 @@ struct InputPipelineTests {
 
 @Suite("Line batches")
 struct LineBatchTests {
-    @Test("D5: a batch grown by a long line goes back to its budget when reset")
+    @Test("a batch grown by a long line goes back to its budget when reset")
     func shrinksAfterLongLine() {
         var batch = LineBatch(lines: 4, bytes: 1 << 10)
         var collector = BatchCollector(batch: batch)

@@ -1,6 +1,6 @@
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
 /// A room whose viewers read more languages than a render searches linearly
 /// (``VariantViews/linearLimit``): each viewer still gets their own table's text,

@@ -1,12 +1,13 @@
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
-/// The output bound under protocol v3 §F: every command naming a conversation
-/// renders it, so forgotten screens (left by `offline`, `close` from a thread or
-/// the list, `forget`) are told by commands that change nothing else; the bound of
-/// every command must count them. Time moves, so timeouts fire too (before the
-/// bound is taken: they are steps of their own, not the command's output).
+/// The output bound (Protocol.md#bounded-output) when every command naming a
+/// conversation renders it (Protocol.md#who-sees-what), so forgotten screens (left by
+/// `offline`, `close` from a thread or the list, `forget`) are told by commands that
+/// change nothing else; the bound of every command must count them. Time moves, so
+/// timeouts fire too (before the bound is taken: they are steps of their own, not the
+/// command's output).
 @Suite("Output per line, with forgotten screens")
 struct OutputBoundForgetTests {
     static let configurations = [

@@ -1,8 +1,8 @@
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
-/// D10: what one command can make typingd write is bounded, `--max-output-per-line`
+/// What one command can make typingd write is bounded, `--max-output-per-line`
 /// refuses a command whose bound is over the cap, and the bound is never below what
 /// a command actually writes.
 @Suite("Output per line")

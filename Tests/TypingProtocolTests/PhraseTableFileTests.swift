@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-@testable import TypingCore
-@testable import TypingProtocol
+import TypingCore
+import TypingProtocol
 
-/// Phrase table files (v3 §B): the tables the project ships in `phrases/` load and
-/// phrase every case; a wrong table is refused with the key at fault; a table
-/// written back reads back the same.
+/// Phrase table files (Protocol.md#languages): the tables the project ships in
+/// `phrases/` load and phrase every case; a wrong table is refused with the key at
+/// fault; a table written back reads back the same.
 @Suite("Phrase table files")
 struct PhraseTableFileTests {
     /// The repository's `phrases/` folder.
@@ -69,7 +69,7 @@ struct PhraseTableFileTests {
         #expect(table.phraseBound * 2 < PhraseTable.maxPhraseBytes, "\(file): \(table.phraseBound)")
     }
 
-    @Test("the 790,885-byte table of issue 30 (A1) is refused, naming names.1")
+    @Test("a 790,885-byte table with {names} × 70,000 in the clause and {0} × 100,000 in names.1 is refused, naming names.1")
     func quadraticTable() {
         let text = Self.table { object in
             var names = object["names"] as? [String: Any] ?? [:]

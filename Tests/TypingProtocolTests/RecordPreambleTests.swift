@@ -1,6 +1,6 @@
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// A record's preamble (the header and the table lines) as the writer writes it and
 /// the reader reads it, in chunks of any size: what follows it is handed on intact.

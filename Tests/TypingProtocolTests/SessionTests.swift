@@ -1,6 +1,6 @@
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// Runs `input` through a session fed in chunks of `chunkSize` bytes, checking the
 /// engine's invariants after every line.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// `--format text` at a terminal: whatever the input holds, no control character
 /// but the LF that ends each event, and no bidirectional control, reaches the screen.
@@ -75,7 +75,7 @@ struct TextFormatTests {
         #expect(safe == "file \\u{\(hex)}name\nline 2")
     }
 
-    @Test("a path is one line: unsafe characters and line breaks as \\u{…}, bytes that are not UTF-8 as \\xFF (issue 30 A8)")
+    @Test("a path is one line: unsafe characters and line breaks as \\u{…}, bytes that are not UTF-8 as \\xFF")
     func paths() {
         #expect(TextFormat.path(Array("dir/é.json".utf8)) == "dir/é.json")
         #expect(TextFormat.path(Array("a\nb\r\u{1B}[2J\u{202E}.json".utf8)) == "a\\u{a}b\\u{d}\\u{1b}[2J\\u{202e}.json")

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-/// D7 and D8: `typingd check` on folders that loop, on files that are not regular,
+/// `typingd check` on folders that loop, on files that are not regular,
 /// on a disk that fills up, and under signals.
 @Suite("check: hostile paths, full disks, signals", .timeLimit(.minutes(2)))
 struct CheckFilesTests {

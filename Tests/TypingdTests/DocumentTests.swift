@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import typingd
+import typingd
 
 /// Runs the examples of Protocol.md and README.md through the real binary, so the
 /// documentation shows what typingd really does. `TYPINGD_BLESS=1` rewrites their

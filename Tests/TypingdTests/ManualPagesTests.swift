@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import typingd
+import typingd
 
 /// The manual pages install.sh installs (`typingd --generate-manual`), made from the
 /// commands' help: every default, every character, a synopsis that needs no

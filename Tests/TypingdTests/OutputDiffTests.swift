@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import typingd
+import typingd
 
 /// `typingd check`'s report of what differs: it must name the lines that differ and
 /// no others, however large the differing region.

@@ -92,7 +92,7 @@ struct PhraseOptionsTests {
         try #require(written == bytes.count)
     }
 
-    @Test("issue 30 A8: a table whose file name is not UTF-8 loads, opened by its bytes; a broken one is named escaped")
+    @Test("a table whose file name is not UTF-8 loads, opened by its bytes; a broken one is named escaped")
     func nonUTF8Names() throws {
         let dir = try Daemon.temporaryFolder("nonutf-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -116,7 +116,7 @@ struct PhraseOptionsTests {
         #expect(!broken.contains("\u{FFFD}") && !broken.contains("\u{1B}"), "\(broken)")
     }
 
-    @Test("issue 30 A8: a broken table named with a line break is refused, its name escaped on one stderr line")
+    @Test("a broken table named with a line break is refused, its name escaped on one stderr line")
     func lineBreakInName() throws {
         let dir = try Daemon.temporaryFolder("newline-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -156,7 +156,7 @@ struct PhraseOptionsTests {
         return text
     }
 
-    @Test("issue 30 A1: a table whose phrase could take ~10^15 bytes is refused at start, exit 64, naming file and key")
+    @Test("a table whose phrase could take ~10^15 bytes is refused at start, exit 64, naming file and key")
     func quadraticTable() throws {
         let dir = try Daemon.temporaryFolder("quadratic-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -165,8 +165,8 @@ struct PhraseOptionsTests {
                                 one: String(repeating: "{0}", count: 100_000))
         #expect(text.utf8.count > 790_000 && text.utf8.count < PhraseTableFile.maxBytes, "\(text.utf8.count)")
         try text.write(to: table, atomically: true, encoding: .utf8)
-        // Not the attack's join, join, type: an unfixed typingd would try to build
-        // 35 GB. Input that writes a line if it is read is enough to tell.
+        // Not a join, join, type that would render it: a typingd without the bound would
+        // try to build 35 GB. Input that writes a line if it is read is enough to tell.
         let input = dir.appendingPathComponent("in.jsonl")
         try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
         let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)

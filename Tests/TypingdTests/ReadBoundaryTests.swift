@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-/// D1: the daemon given inputs that end exactly where a read ends — the last read
+/// The daemon given inputs that end exactly where a read ends — the last read
 /// fills the read buffer and the ring of batches is full at the end of input. It
 /// must exit 0 at once with every reply written, with any number of threads and
 /// either clock.

@@ -1,5 +1,5 @@
 import Testing
-@testable import typingd
+import typingd
 import TypingProtocol
 
 /// A record that is nothing but its preamble (its header, and its table lines): the

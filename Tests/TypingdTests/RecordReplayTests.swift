@@ -3,9 +3,9 @@ import Glibc
 import Testing
 
 /// Records through the binary, at their limits: a session with many phrase tables of
-/// the largest size typingd loads replays byte for byte (issue 30, A3); a record
-/// typingd could not have written, such as one whose times go back, is refused
-/// (A7); records of the first version still play.
+/// the largest size typingd loads replays byte for byte; a record typingd could not
+/// have written, such as one whose times go back, is refused; records of the first
+/// version still play.
 @Suite("Record and replay")
 struct RecordReplayTests {
     /// The most bytes a phrase table file may have (`PhraseTableFile.maxBytes`).
@@ -43,7 +43,7 @@ struct RecordReplayTests {
         try WorkflowTests.typingd(["replay", record.path])
     }
 
-    @Test("17 tables near the 1 MiB limit: the record replays byte for byte, and check plays it too (A3)")
+    @Test("17 tables near the 1 MiB limit: the record replays byte for byte, and check plays it too")
     func manyLargeTables() throws {
         let dir = try Daemon.temporaryFolder("record-tables")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -157,7 +157,7 @@ struct RecordReplayTests {
         """, "\(out)")
     }
 
-    @Test("times that go back are refused by replay and check --bless, naming the record line; equal times play (A7)")
+    @Test("times that go back are refused by replay and check --bless, naming the record line; equal times play")
     func timesGoBack() throws {
         let dir = try Daemon.temporaryFolder("record-time")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Testing
-@testable import typingd
+import typingd
 
 /// A record's header (`SessionOptions.recordWords`) holds every option that shapes the
 /// output, and its `#table` lines the phrase tables, so that a replay produces the

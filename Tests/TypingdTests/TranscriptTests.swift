@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import typingd
+import typingd
 import TypingProtocol
 
 /// The golden transcripts in `examples/transcripts`, checked by the code of

@@ -141,7 +141,7 @@ struct WorkflowTests {
         #expect(checkStatus == 0 && checked.hasSuffix("1 passed, 0 failed\n"), "\(checked)")
     }
 
-    @Test("--record: an error right after a timeout's deadline replays after the timeout, as it happened (D4)")
+    @Test("--record: an error right after a timeout's deadline replays after the timeout, as it happened")
     func recordRefusedAfterTimeout() throws {
         let dir = try Daemon.temporaryFolder("record-order")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -155,7 +155,7 @@ struct WorkflowTests {
         #expect(replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
     }
 
-    @Test("--record: a session ended by a signal replays to the same end, draining or not (D4)", arguments: [[], ["--no-drain"]])
+    @Test("--record: a session ended by a signal replays to the same end, draining or not", arguments: [[], ["--no-drain"]])
     func recordSignal(_ options: [String]) throws {
         let dir = try Daemon.temporaryFolder("record-signal")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -174,7 +174,7 @@ struct WorkflowTests {
         #expect(status == 0 && replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
     }
 
-    @Test("--record: a line just under --max-line-bytes is recorded as it was, and replays as applied (D4)")
+    @Test("--record: a line just under --max-line-bytes is recorded as it was, and replays as applied")
     func recordLongLine() throws {
         let dir = try Daemon.temporaryFolder("record-long")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -354,7 +354,7 @@ extension Slab {
 
 extension IndexTable {
     /// What disagrees in the table; empty when sound.
-    func violations() -> [String] {
+    package func violations() -> [String] {
         #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
         let capacity = slots.count

@@ -14,7 +14,7 @@ extension Engine {
     }
 
     /// `join`: membership (unless already a member, or past a limit), then the
-    /// settings, and the indicators that changed (v2 §D, v3 §B): the other
+    /// settings, and the indicators that changed (Protocol.md#user-settings): the other
     /// conversations the user types in first, in streak order, when the join
     /// renames or hides them (with the old locale); then, when it changes the
     /// locale or `receive_typing`, every other conversation of the user in join

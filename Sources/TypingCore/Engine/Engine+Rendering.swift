@@ -147,9 +147,9 @@ extension Engine {
         finish(&frames, of: c)
     }
 
-    /// Renders conversation `c` after a command that named it (protocol v3 §F:
-    /// every applied `join`, `type`, `send`, `leave`, `remove`, `open` and `close`
-    /// renders its conversation, also when it changed none of its typers). Every
+    /// Renders conversation `c` after a command that named it (every applied `join`,
+    /// `type`, `send`, `leave`, `remove`, `open` and `close` renders its conversation,
+    /// also when it changed none of its typers: Protocol.md#who-sees-what). Every
     /// viewer but the stale ones is up to date after each step, so this visits only
     /// those, and costs one comparison when there are none anywhere.
     @inline(__always)
@@ -497,12 +497,12 @@ extension Engine {
     }
 
     /// Appends the phrase for the typers of `frame`'s location, leaving out streak
-    /// `excluded` (-1: none), at `rank` in the frame's head (`Int.max`: beyond it),
-    /// in variant `key` (its table and style): one clause per activity, in the order
-    /// of each activity's first typer (v3 §A), joined by the table's separator and
-    /// ended by its end; nothing when nobody is left. (The table is read in place,
-    /// not copied, and the names a clause shows are looked up before it is built:
-    /// no closure, which would capture the engine.)
+    /// `excluded` (-1: none), at `rank` in the frame's head (`Int.max`: beyond it), in
+    /// variant `key` (its table and style): one clause per activity, in the order of
+    /// each activity's first typer (Protocol.md#activities-recording-sending-sharing),
+    /// joined by the table's separator and ended by its end; nothing when nobody is
+    /// left. (The table is read in place, not copied, and the names a clause shows are
+    /// looked up before it is built: no closure, which would capture the engine.)
     func appendPhrase(frame: borrowing RenderFrame, excluding excluded: Int32, rank: Int, variant key: UInt32,
                       into bytes: inout [UInt8]) {
         let style = key & 1 == 1 ? configuration.listStyle : configuration.style
@@ -556,10 +556,10 @@ extension Engine {
     }
 
     /// How many names a clause of `count` typers, `named` of them named, shows
-    /// (v2 §C): group: all when three or fewer, else two; compact: all when two or
-    /// fewer, else one; never more than are named.
+    /// (Protocol.md#phrases): group: all when three or fewer, else two; compact: all
+    /// when two or fewer, else one; never more than are named.
     @inline(__always)
-    static func shownNames(count: Int, named: Int, style: EngineConfiguration.Style) -> Int {
+    package static func shownNames(count: Int, named: Int, style: EngineConfiguration.Style) -> Int {
         let slots: Int
         switch style {
         case .group: slots = count <= 3 ? count : 2

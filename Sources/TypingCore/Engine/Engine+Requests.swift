@@ -29,7 +29,8 @@ extension Engine {
         // Timeouts due by the command's time fire first. Without `at` that is the
         // current time: at the top of the range (2^53 − 1) a keystroke's deadline is
         // now itself, and the next command finds that streak ended, as one that
-        // arrives exactly at a deadline does (§5, §F).
+        // arrives exactly at a deadline does (Protocol.md#streaks-and-timeouts,
+        // Protocol.md#steps).
         advanceClock(to: at ?? now, sink: &sink)
         if configuration.maxOutputPerLine != nil && refusesOutput(of: request.command, line: line, id: id, to: &sink) {
             return

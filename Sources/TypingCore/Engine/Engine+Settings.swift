@@ -1,5 +1,5 @@
 extension Engine {
-    /// What a `join` or `user` changed in a user's settings (v2 §D, v3 §B, §E).
+    /// What a `join` or `user` changed in a user's settings (Protocol.md#user-settings).
     struct SettingsChange {
         /// The display name, or whether the user is named, changed.
         var renamed = false

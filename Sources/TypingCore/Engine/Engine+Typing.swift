@@ -3,7 +3,7 @@ extension Engine {
     /// `empty`) stop it. A keystroke's deadline is now + `timeout` (the configured
     /// one when nil). A user who does not send typing starts no streak. A keystroke
     /// at another location than the user's streak in `conv` moves it there: the
-    /// streak stops (`moved`) and a new one starts, in one step (v3 §C).
+    /// streak stops (`moved`) and a new one starts, in one step (Protocol.md#threads).
     mutating func keystroke<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, empty: Bool, timeout: Int?,
                                                       activity: Activity, thread: Identifier?,
                                                       sink: inout S) -> Failure? {
@@ -114,8 +114,9 @@ extension Engine {
         return conversations[c].threads.location(of: thread) ?? -1
     }
 
-    /// The deadline of a keystroke now with `timeout`: capped at ``maxTime`` (§F),
-    /// so no event's `at` leaves the range `at` has on input.
+    /// The deadline of a keystroke now with `timeout`: capped at ``maxTime``
+    /// (Protocol.md#streaks-and-timeouts), so no event's `at` leaves the range `at`
+    /// has on input.
     func deadline(after timeout: Int) -> Int {
         min(now + timeout, Engine.maxTime)
     }
@@ -305,7 +306,7 @@ extension Engine {
     }
 
     /// True when streak `a` is listed before streak `b` of the same group (named
-    /// or unnamed), in the configured order (§B).
+    /// or unnamed), in the configured order (Protocol.md#order-of-typers).
     func precedes(_ a: Int32, _ b: Int32) -> Bool {
         switch configuration.order {
         case .start:

@@ -1,9 +1,10 @@
 extension Engine {
-    /// `open`: the user's view of `conv` opens on a screen: the chat at `thread`
-    /// (nil: the main timeline), or the conversation's row in their chat list (v2
-    /// §A, v3 §C, §D). First the user's streak in `conv` stops (`closed`) when it is
-    /// at another location than the view's, or the view is a list; then the view
-    /// opens or moves; a new screen forgets what it was last sent; then the
+    /// `open`: the user's view of `conv` opens on a screen: the chat at `thread` (nil:
+    /// the main timeline), or the conversation's row in their chat list
+    /// (Protocol.md#views-who-receives-indicators, Protocol.md#threads,
+    /// Protocol.md#the-chat-list). First the user's streak in `conv` stops (`closed`)
+    /// when it is at another location than the view's, or the view is a list; then the
+    /// view opens or moves; a new screen forgets what it was last sent; then the
     /// conversation renders, so the viewer gets what their screen now shows.
     mutating func open<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier?,
                                                  view: Command.View, sink: inout S) -> Failure? {
@@ -50,7 +51,7 @@ extension Engine {
             stop(streak, reason: .closed, render: true, sink: &sink)
         } else {
             // A screen that showed a thread or a list is told what the main
-            // timeline shows at once (v3 §F).
+            // timeline shows at once (Protocol.md#who-sees-what).
             renderForgotten(c, sink: &sink)
         }
         releaseThread(from, of: c)

@@ -31,11 +31,11 @@ public struct Engine {
     /// The variant shared views are built in (see ``defaultVariant``).
     let defaultVariantKey: UInt32
 
-    var users = Slab(vacant: UserRecord(id: Identifier("")))
-    var userIndex = IndexTable()
+    package var users = Slab(vacant: UserRecord(id: Identifier("")))
+    package var userIndex = IndexTable()
 
-    var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
-    var conversationIndex = IndexTable()
+    package var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
+    package var conversationIndex = IndexTable()
     var liveMemberships = 0
     /// Conversations with stale members (see ``ConversationRecord/staleSlots``): while
     /// there are none, a keystroke of a typer who stays where they are does not read
@@ -43,23 +43,24 @@ public struct Engine {
     var staleConversations = 0
     /// Every membership in its user's list, in join order (see ``MembershipLink``).
     var memberships = Slab(vacant: MembershipLink.vacant)
-    /// The locale of each user who gave one (v3 §B), with the table it chose.
-    var locales = ShrinkingDictionary<Int32, UserLocale>()
+    /// The locale of each user who gave one (Protocol.md#languages), with the table
+    /// it chose.
+    package var locales = ShrinkingDictionary<Int32, UserLocale>()
     /// The name each user gave, where their display name is not that name (it was
     /// cut or cleaned): what `snapshot` lists, so that a rebuild that joins with it
     /// gets the same display name (cutting a cut name again would not).
-    var givenNames = ShrinkingDictionary<Int32, String>()
+    package var givenNames = ShrinkingDictionary<Int32, String>()
     /// For each user with an open view, the conversations whose view is open: so
     /// that `offline` closes them without looking at every membership, and closing
     /// one costs O(1) however many are open.
-    var openViews = OpenViews()
+    package var openViews = OpenViews()
 
-    var streaks = Slab(vacant: StreakRecord.vacant)
+    package var streaks = Slab(vacant: StreakRecord.vacant)
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.
-    var streakIndex = IndexTable()
-    var timers = TimerQueue()
+    package var streakIndex = IndexTable()
+    package var timers = TimerQueue()
     /// The first typers of each location being rendered (reused storage).
-    var renderHeads: [[Int32]] = [[], [], []]
+    package var renderHeads: [[Int32]] = [[], [], []]
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
 
@@ -78,7 +79,7 @@ public struct Engine {
     package var variantEntriesRead = 0
     #endif
 
-    var commandsApplied = 0
+    package var commandsApplied = 0
     var errorsWritten = 0
     var eventsWritten = 0
 
@@ -110,13 +111,13 @@ public struct Engine {
 extension Engine {
     /// The interned number of user `id`, if they are known.
     @inline(__always)
-    func findUser(_ id: Identifier) -> Int32? {
+    package func findUser(_ id: Identifier) -> Int32? {
         userIndex.find(hash: id.hash(seed: seed)) { users[$0].id == id }
     }
 
     /// The interned number of conversation `id`, if it is live.
     @inline(__always)
-    func findConversation(_ id: Identifier) -> Int32? {
+    package func findConversation(_ id: Identifier) -> Int32? {
         conversationIndex.find(hash: id.hash(seed: seed)) { conversations[$0].id == id }
     }
 
@@ -140,8 +141,9 @@ extension Engine {
     }
 }
 
-/// A user's locale (v3 §B): the tag as last given, and the table it chose.
-struct UserLocale {
+/// A user's locale (Protocol.md#languages): the tag as last given, and the table it
+/// chose.
+package struct UserLocale {
     var tag: String
     var table: UInt16
 }

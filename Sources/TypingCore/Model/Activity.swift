@@ -1,6 +1,6 @@
-/// What a typer is doing (protocol v3 §A): typing text, or preparing something
-/// else to send. Indicators group typers by activity, one clause each: "Ana is
-/// typing; Ben is recording audio...".
+/// What a typer is doing (Protocol.md#activities-recording-sending-sharing): typing
+/// text, or preparing something else to send. Indicators group typers by activity, one
+/// clause each: "Ana is typing; Ben is recording audio...".
 public enum Activity: UInt8, Sendable, CaseIterable, Comparable {
     /// Typing text (the default).
     case typing

@@ -45,7 +45,7 @@ public enum Command: Sendable, Equatable {
     /// `forgotten` members; it stops no streak and renders nothing.
     case forget(conv: Identifier, user: Identifier)
 
-    /// What an open view shows (v3 §D).
+    /// What an open view shows (Protocol.md#the-chat-list).
     public enum View: String, Sendable, CaseIterable {
         /// The conversation's chat screen (the default).
         case chat

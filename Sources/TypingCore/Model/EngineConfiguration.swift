@@ -52,7 +52,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var timeout: Int
     /// How phrases name three typers or more, in chat views.
     public var style: Style
-    /// How phrases name three typers or more, in chat-list rows (v3 §D).
+    /// How phrases name three typers or more, in chat-list rows
+    /// (Protocol.md#the-chat-list).
     public var listStyle: Style
     /// Whether `typing` events are written.
     public var typingEvents: Bool
@@ -72,7 +73,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// output could exceed it, by ``Engine/outputBound(of:)``, is refused with
     /// `limit` and changes nothing.
     public var maxOutputPerLine: Int?
-    /// The phrase tables, and the locale of users who give none (v3 §B).
+    /// The phrase tables, and the locale of users who give none
+    /// (Protocol.md#languages).
     public var phrases: PhraseBook
     /// What a command whose `at` is earlier than the current time gets.
     public var lateAt: LateAt

@@ -108,7 +108,8 @@ extension Event {
         public enum State: String, Sendable {
             /// The first keystroke of a streak.
             case started
-            /// A keystroke changed the streak's activity (v3 §A).
+            /// A keystroke changed the streak's activity
+            /// (Protocol.md#activities-recording-sending-sharing).
             case changed
             /// The streak ended (see ``Reason``).
             case stopped
@@ -132,7 +133,8 @@ extension Event {
             case closed
             /// The user turned off `send_typing`.
             case hidden
-            /// The user typed at another location of the conversation (v3 §C).
+            /// The user typed at another location of the conversation
+            /// (Protocol.md#threads).
             case moved
         }
 

@@ -1,4 +1,5 @@
-/// The phrase tables an engine knows, and how a user's locale chooses one (v3 §B).
+/// The phrase tables an engine knows, and how a user's locale chooses one
+/// (Protocol.md#languages).
 ///
 /// English (``PhraseTable/english``) is built in; tables given later replace one
 /// for the same locale (tags compare ignoring ASCII case), English included. For a

@@ -1,6 +1,6 @@
-/// How one language phrases an indicator (protocol v3 §B): the subject of a clause
-/// by how many names it shows and how many people it counts, a verb per activity,
-/// how they combine, and what joins and ends the clauses.
+/// How one language phrases an indicator (Protocol.md#languages): the subject of a
+/// clause by how many names it shows and how many people it counts, a verb per
+/// activity, how they combine, and what joins and ends the clauses.
 ///
 /// ```
 /// subject:  "{0}, {1}, and {r} others"   (key "2+n": two names shown, r ≥ 2 counted)
@@ -12,8 +12,8 @@
 /// Subjects and verbs may have a form per plural category (``PluralRules``): a
 /// subject's form is chosen by the category of r, a verb's by that of the clause's
 /// n. Display names are inserted as they are; substitution is one pass, so a name
-/// holding `{r}` stays as it is. ``english`` is built in and gives exactly the
-/// phrases of protocol version 2.
+/// holding `{r}` stays as it is. ``english`` is built in; with everyone typing it
+/// gives exactly the phrases of Protocol.md#phrases.
 ///
 /// A table's worst-case phrase is at most ``maxPhraseBytes``: a table over it is
 /// refused when it is made, so that one phrase never grows with the square of its
@@ -239,7 +239,7 @@ public struct PhraseTable: Sendable, Equatable {
     /// character or DEL, 2 for `"` and `\\`, 6 for the lead byte of what may be
     /// U+0080–U+009F, U+061C or U+2000–U+2FFF (escaped as `\\u…` in JSON, `\\u{…}`
     /// in text: at most 8 bytes for 3), 1 for other bytes.
-    static func jsonBound(_ text: [UInt8]) -> Int {
+    package static func jsonBound(_ text: [UInt8]) -> Int {
         text.reduce(0) { total, byte in
             switch byte {
             case 0..<0x20, 0x7F, 0xC2, 0xD8, 0xE2: return total + 6
@@ -482,7 +482,8 @@ private struct Template: Sendable {
 }
 
 extension PhraseTable {
-    /// English, built in (protocol v3 §B): exactly the phrases of version 2.
+    /// English, built in (Protocol.md#languages): with everyone typing, exactly the
+    /// phrases of Protocol.md#phrases.
     public static let english: PhraseTable = {
         func verb(_ one: String, _ other: String) -> Text { .plural([.one: one, .other: other]) }
         do {

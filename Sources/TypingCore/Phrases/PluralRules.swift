@@ -19,9 +19,9 @@ public enum PluralCategory: String, Sendable, CaseIterable, Comparable {
     }
 }
 
-/// A language's cardinal plural rules, in CLDR's syntax, for whole numbers (v3 §B):
-/// a count's category is the first of `zero`, `one`, `two`, `few`, `many` whose
-/// condition holds, else `other`.
+/// A language's cardinal plural rules, in CLDR's syntax, for whole numbers
+/// (Protocol.md#languages): a count's category is the first of `zero`, `one`, `two`,
+/// `few`, `many` whose condition holds, else `other`.
 ///
 /// A condition is `and ('or' and)*`; `and` is `relation ('and' relation)*`; a
 /// relation is `operand ('%' value)? ('=' | '!=') range (',' range)*`, a range being

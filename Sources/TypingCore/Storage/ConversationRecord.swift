@@ -1,6 +1,6 @@
 /// A live conversation: its members in join order, its open views, and its typers
 /// in the order viewers see them, at its main timeline and in its threads.
-struct ConversationRecord {
+package struct ConversationRecord {
     /// Above this many member slots, members are found through `memberIndex`
     /// instead of a scan.
     static let scanLimit = 32
@@ -8,31 +8,33 @@ struct ConversationRecord {
     /// The conversation's id.
     var id: Identifier
     /// Members in join order. Leaves leave vacant slots, compacted now and then.
-    private(set) var members: [MemberSlot]
+    package private(set) var members: [MemberSlot]
     /// Occupied slots in `members`.
     private(set) var memberCount: Int
     /// The main timeline's typers and views.
-    var main = LocationState()
-    /// The threads in use (v3 §C); empty in a conversation that uses none.
-    var threads = ThreadTable()
+    package var main = LocationState()
+    /// The threads in use (Protocol.md#threads); empty in a conversation that uses
+    /// none.
+    package var threads = ThreadTable()
     /// The slots of the members whose view is open, in join (slot) order.
-    private(set) var openSlots: [Int32] = []
+    package private(set) var openSlots: [Int32] = []
     /// The slots of members whose screen changed without a render (a `close` or an
     /// `offline` under `--audience members`): they hold the empty indicator, and the
-    /// next render of the conversation, whatever causes it, compares them (v3 §C).
+    /// next render of the conversation, whatever causes it, compares them
+    /// (Protocol.md#threads).
     /// In join (slot) order.
-    private(set) var staleSlots: [Int32] = []
+    package private(set) var staleSlots: [Int32] = []
     /// The most bytes a member's id takes in JSON output (escapes included, quotes
     /// too): for ``Engine/outputBound(of:)``. It only grows while members come and
     /// go, and is recomputed when the slots are compacted.
     private(set) var longestMemberID: Int32 = 0
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [Int32: Int32]?
-    /// The members who see the main timeline's typers: those whose screen is at
-    /// the main timeline, who receive typing (v3 §E), and, under `--audience open`,
-    /// whose view is open. A render of the main timeline visits these and nobody
-    /// else, so members who receive nothing, and screens in threads, cost nothing
-    /// per change there. (The stale members are among them.)
+    /// The members who see the main timeline's typers: those whose screen is at the
+    /// main timeline, who receive typing (Protocol.md#not-seeing-others-type), and,
+    /// under `--audience open`, whose view is open. A render of the main timeline
+    /// visits these and nobody else, so members who receive nothing, and screens in
+    /// threads, cost nothing per change there. (The stale members are among them.)
     private(set) var mainAudience = SlotSet()
     /// True under `--audience open`: only open views are in an audience.
     let openAudience: Bool
@@ -73,7 +75,7 @@ struct ConversationRecord {
     /// The state of `location` (inlined: an accessor called out of line allocates
     /// its frame).
     @inline(__always)
-    subscript(location location: Location) -> LocationState {
+    package subscript(location location: Location) -> LocationState {
         _read {
             if location == .main { yield main } else { yield threads[location].state }
         }
@@ -91,7 +93,7 @@ struct ConversationRecord {
 
     /// The slot of user `u`, if a member.
     @inline(__always)
-    func slot(of u: Int32) -> Int? {
+    package func slot(of u: Int32) -> Int? {
         if let memberIndex { return memberIndex[u].map(Int.init) }
         for index in members.indices where members[index].user == u { return index }
         return nil
@@ -119,7 +121,7 @@ struct ConversationRecord {
 
     /// Records the indicator last sent to the member in `slot`.
     @inline(__always)
-    mutating func setLastSent(_ view: IndicatorView, at slot: Int) {
+    package mutating func setLastSent(_ view: IndicatorView, at slot: Int) {
         members[slot].lastSent = view
     }
 
@@ -207,8 +209,8 @@ struct ConversationRecord {
         if seesMain(slot) { mainAudience.insert(slot) } else { mainAudience.remove(slot) }
     }
 
-    /// Sets whether the member in `slot` receives typing (v3 §E), keeping the
-    /// audiences in step.
+    /// Sets whether the member in `slot` receives typing
+    /// (Protocol.md#not-seeing-others-type), keeping the audiences in step.
     mutating func setReceives(_ receives: Bool, at slot: Int) {
         guard members[slot].receives != receives else { return }
         let location = members[slot].location

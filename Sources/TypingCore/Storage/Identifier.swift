@@ -126,7 +126,7 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when the bytes of `self` come before those of `other` (bytewise, a
-    /// prefix first): the order of ids where names tie (§B).
+    /// prefix first): the order of ids where names tie (Protocol.md#order-of-typers).
     func precedes(_ other: Identifier) -> Bool {
         withUnsafeBytes { mine in other.withUnsafeBytes { theirs in mine.lexicographicallyPrecedes(theirs) } }
     }
@@ -150,7 +150,7 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
     /// The first 16 bytes, the count and the escape flag of an id: 24 bytes with no
     /// reference to count. Equal fingerprints mean equal ids when ``isComplete``.
     @usableFromInline
-    struct Fingerprint: Equatable, Sendable {
+    package struct Fingerprint: Equatable, Sendable {
         @usableFromInline var word0: UInt64
         @usableFromInline var word1: UInt64
         @usableFromInline var info: UInt64
@@ -170,7 +170,7 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
 
     /// A fast 64-bit hash of the bytes, keyed by `seed` (for the engine's tables).
     @inlinable
-    func hash(seed: UInt64) -> UInt64 {
+    package func hash(seed: UInt64) -> UInt64 {
         var hash = Mixer.mix(seed ^ info)
         hash = Mixer.mix(hash ^ word0)
         hash = Mixer.mix(hash ^ word1)
@@ -208,10 +208,10 @@ final class IdentifierBytes: Sendable {
 /// With a random per-engine seed mixed in first, table positions cannot be
 /// predicted from outside, so crafted ids cannot force collisions.
 @usableFromInline
-enum Mixer {
+package enum Mixer {
     /// Mixes `value`.
     @inlinable @inline(__always)
-    static func mix(_ value: UInt64) -> UInt64 {
+    package static func mix(_ value: UInt64) -> UInt64 {
         var x = value
         x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
         x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB

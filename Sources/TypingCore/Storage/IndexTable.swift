@@ -6,17 +6,17 @@
 /// are told apart without touching the records. Deletion shifts later entries
 /// back (no tombstones), so lookups stay short however many ids come and go,
 /// and the table shrinks when it empties.
-struct IndexTable {
+package struct IndexTable {
     /// The slots; the count is a power of two.
-    private(set) var slots: [UInt64]
+    package private(set) var slots: [UInt64]
     /// Occupied slots.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     /// The smallest number of slots.
-    static let minimumCapacity = 16
+    package static let minimumCapacity = 16
 
     /// An empty table.
-    init() {
+    package init() {
         slots = [UInt64](repeating: 0, count: IndexTable.minimumCapacity)
     }
 
@@ -28,7 +28,7 @@ struct IndexTable {
 
     /// The record whose key has `hash` and for which `matches` is true.
     @inline(__always)
-    func find(hash: UInt64, matches: (Int32) -> Bool) -> Int32? {
+    package func find(hash: UInt64, matches: (Int32) -> Bool) -> Int32? {
         let tag = IndexTable.tag(hash)
         var position = home(tag)
         while true {
@@ -43,14 +43,14 @@ struct IndexTable {
     }
 
     /// Adds `record` under `hash` (its key must not be in the table yet).
-    mutating func insert(hash: UInt64, record: Int32) {
+    package mutating func insert(hash: UInt64, record: Int32) {
         if (count + 1) * 2 > slots.count { resize(to: slots.count * 2) }
         place(IndexTable.tag(hash) << 32 | UInt64(UInt32(record) + 1))
         count += 1
     }
 
     /// Removes `record`, filed under `hash`.
-    mutating func remove(hash: UInt64, record: Int32) {
+    package mutating func remove(hash: UInt64, record: Int32) {
         let wanted = IndexTable.tag(hash) << 32 | UInt64(UInt32(record) + 1)
         var hole = home(IndexTable.tag(hash))
         while slots[hole] != wanted {
@@ -86,7 +86,7 @@ struct IndexTable {
 
     /// Moves the first entry to `position`, away from its home, for the checker's
     /// own tests (in builds with the checker).
-    mutating func corruptForTesting(position: Int) {
+    package mutating func corruptForTesting(position: Int) {
         #if TYPINGD_INTERNAL_CHECKS
         guard let first = slots.firstIndex(where: { $0 != 0 }) else { return }
         slots[position & mask] = slots[first]

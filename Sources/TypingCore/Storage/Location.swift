@@ -1,36 +1,36 @@
-/// Where a conversation's typers and viewers are (protocol v3 §C): its main timeline
-/// (location 0) or one of its threads (1, 2, …: a thread's slot in the
+/// Where a conversation's typers and viewers are (Protocol.md#threads): its main
+/// timeline (location 0) or one of its threads (1, 2, …: a thread's slot in the
 /// conversation's ``ThreadTable``, plus 1).
-typealias Location = Int32
+package typealias Location = Int32
 
 extension Location {
     /// The main timeline.
-    static let main: Location = 0
+    package static let main: Location = 0
 }
 
 /// The typers at one location of a conversation, in the order viewers see them, and
 /// the views last built from them.
-struct LocationState {
+package struct LocationState {
     /// Live streaks at this location, in the order viewers see them: the named
     /// typers' first (the first `typers.namedCount`), each group in the configured
     /// order.
-    var typers = TyperOrder()
+    package var typers = TyperOrder()
     /// The same streaks by activity, kept only while some typer here does something
     /// else than type (nil: everyone types, and ``typers`` is the one group).
-    var groups: ActivityGroups?
+    package var groups: ActivityGroups?
     /// The view of every viewer here who is not typing here, in the default table
     /// and `--style` (variant 0), as last rendered.
-    var fullView: IndicatorView = .empty
+    package var fullView: IndicatorView = .empty
     /// The views of the other variants (tables and styles) viewers here needed
     /// since the location was last quiet, as last built (see
     /// ``Engine/variantView(_:of:frame:)``).
-    var variants = VariantViews()
+    package var variants = VariantViews()
     /// Counts the rebuilds of ``fullView``: a variant built at an older one is out
     /// of date.
     var epoch: UInt32 = 0
     /// True when ``fullView`` was not rebuilt after the typers changed, because
     /// nobody was in the audience to see it.
-    var fullViewIsStale = false
+    package var fullViewIsStale = false
     /// The most bytes a typer's display name takes in JSON output, since the
     /// location was last quiet: for ``Engine/outputBound(of:)``.
     var longestTyperName: Int32 = 0
@@ -41,9 +41,9 @@ struct LocationState {
 
 /// One other variant of a location's shared view: the same typers, phrased in
 /// another table or style.
-struct VariantView {
+package struct VariantView {
     /// ``Engine/variant(table:list:)``.
-    var key: UInt32
+    package var key: UInt32
     /// The view: derived from the location's ``LocationState/fullView`` at
     /// ``epoch`` (or an older one with the same content).
     var view: IndicatorView
@@ -54,9 +54,9 @@ struct VariantView {
 /// The variants of a location's shared view, found by key in O(1) however many
 /// languages its viewers read: a short list is searched, a long one (past
 /// ``linearLimit``) also keeps an index that grows with it.
-struct VariantViews {
+package struct VariantViews {
     /// The variants, in the order they were first built.
-    private(set) var entries: [VariantView] = []
+    package private(set) var entries: [VariantView] = []
     /// Key → place in ``entries``, once there are more than ``linearLimit``.
     private var index: [UInt32: Int]?
 
@@ -64,7 +64,7 @@ struct VariantViews {
     static let linearLimit = 16
 
     /// How many variants are kept.
-    var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// How many entries finding one reads: at most ``linearLimit``, then 1.
     var entriesReadPerLookup: Int { index == nil ? entries.count : 1 }
@@ -112,7 +112,7 @@ struct VariantViews {
 
 /// A location's typers by activity, one order-statistic tree each: clauses need
 /// each activity's count, named count and first names, in O(log typers).
-struct ActivityGroups {
+package struct ActivityGroups {
     /// One tree per ``Activity``, linked through ``StreakRecord/groupOrder``.
     var trees = [TyperOrder](repeating: TyperOrder(), count: Activity.allCases.count)
 }
@@ -126,8 +126,9 @@ struct ThreadRecord {
     /// The member slots whose screen shows this thread and who receive typing (its
     /// audience: a screen at a thread is an open view), in join (slot) order.
     var viewers: [Int32] = []
-    /// Members whose screen shows this thread but who receive no typing (v3 §E):
-    /// they keep the thread in use, and no render visits them.
+    /// Members whose screen shows this thread but who receive no typing
+    /// (Protocol.md#not-seeing-others-type): they keep the thread in use, and no
+    /// render visits them.
     var silent: Int32 = 0
 
     /// True when the thread holds nothing worth keeping.
@@ -136,7 +137,7 @@ struct ThreadRecord {
 
 /// The threads a conversation has in use: those with a typer or a viewer. Others
 /// are forgotten; a thread needs no creating.
-struct ThreadTable {
+package struct ThreadTable {
     /// Threads by slot; a freed slot holds an empty id and is reused.
     private(set) var records: [ThreadRecord] = []
     private var free: [Int32] = []
@@ -144,7 +145,7 @@ struct ThreadTable {
     private var index: [Identifier: Int32] = [:]
 
     /// Threads in use.
-    var count: Int { index.count }
+    package var count: Int { index.count }
 
     /// True when `location` is a thread in use.
     func contains(_ location: Location) -> Bool {

@@ -3,8 +3,8 @@
 /// neither `close` nor `offline` depends on how many views a user has open or how
 /// many memberships they have. Memory follows what is open: a user's set goes with
 /// their last open view, and the table shrinks when most of it is unused.
-struct OpenViews {
-    private(set) var byUser = ShrinkingDictionary<Int32, Set<Int32>>()
+package struct OpenViews {
+    package private(set) var byUser = ShrinkingDictionary<Int32, Set<Int32>>()
     /// Open views over all users (the sum of the sets' sizes).
     private(set) var count = 0
 
@@ -36,12 +36,12 @@ struct OpenViews {
     }
 
     /// Forgets every open view of `u`, returning the conversations they were in.
-    mutating func removeAll(for u: Int32) -> Set<Int32> {
+    package mutating func removeAll(for u: Int32) -> Set<Int32> {
         guard let views = byUser.removeValue(forKey: u) else { return [] }
         count -= views.count
         return views
     }
 
     /// The conversations where `u` has an open view.
-    subscript(user u: Int32) -> Set<Int32>? { byUser[u] }
+    package subscript(user u: Int32) -> Set<Int32>? { byUser[u] }
 }

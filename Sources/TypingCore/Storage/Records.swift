@@ -1,15 +1,16 @@
 /// What the engine knows about a user while they are a member somewhere.
-struct UserRecord {
+package struct UserRecord {
     /// The user's id.
     var id: Identifier
     /// The display name shown in phrases (``DisplayName/unknown`` when unnamed).
     var displayName: String
-    /// False while the user has no display name of their own (§C).
+    /// False while the user has no display name of their own
+    /// (Protocol.md#display-names).
     var isNamed = false
     /// Whether others see this user type (`send_typing`).
     var sendsTyping = true
-    /// Whether this user receives indicators (`receive_typing`, v3 §E); each of
-    /// their member slots holds a copy.
+    /// Whether this user receives indicators (`receive_typing`,
+    /// Protocol.md#not-seeing-others-type); each of their member slots holds a copy.
     var receivesTyping = true
     /// The user's memberships, a circular list linked through the engine's
     /// ``Engine/memberships`` in the order they were joined (-1: none; the record
@@ -51,7 +52,7 @@ struct StreakList: Equatable {
 /// One membership in its user's list of memberships (``UserRecord/memberships``):
 /// a circular doubly linked list in join order, so that a change of language visits
 /// the user's conversations in that order, and a leave unlinks in O(1).
-struct MembershipLink {
+package struct MembershipLink {
     /// The conversation.
     var conv: Int32
     var previous: Int32
@@ -61,7 +62,7 @@ struct MembershipLink {
 }
 
 /// A typing streak: from the first keystroke until it stops.
-struct StreakRecord {
+package struct StreakRecord {
     /// The conversation typed in.
     var conv: Int32
     /// The typer.
@@ -76,7 +77,7 @@ struct StreakRecord {
     /// The global number of the keystroke that started the streak: streak order.
     var started: UInt64
     /// The hash of (conversation, user) the streak is filed under in the live index.
-    var pairHash: UInt64
+    package var pairHash: UInt64
     /// The conversation's id, inline (complete for ids of up to 16 bytes).
     var convID: Identifier.Fingerprint
     /// The typer's id, inline.
@@ -92,9 +93,10 @@ struct StreakRecord {
     /// The streak's place among its location's typers, when ``rankStamp`` is
     /// the engine's current render: set for the first typers a render lists.
     var rank: Int32 = 0
-    /// Where the streak's keystrokes are: the main timeline or a thread (v3 §C).
+    /// Where the streak's keystrokes are: the main timeline or a thread
+    /// (Protocol.md#threads).
     var location: Location = .main
-    /// What the typer is doing (v3 §A).
+    /// What the typer is doing (Protocol.md#activities-recording-sending-sharing).
     var activity: Activity = .typing
     /// Whether the typer is named, as of the streak's last placement among the
     /// typers (kept here so that rendering a typer's view reads no user record).
@@ -110,28 +112,29 @@ struct StreakRecord {
 }
 
 /// One member of a conversation, in the conversation's join-ordered member list.
-struct MemberSlot {
+package struct MemberSlot {
     /// The user's id, inline: found without touching the user's record.
     var fingerprint: Identifier.Fingerprint
     /// The user, or ``MemberSlot/vacant`` for a slot freed by a leave.
     var user: Int32
     /// The member's live streak in this conversation (at any location), or -1.
-    var streak: Int32
+    package var streak: Int32
     /// The indicator last written to this member (they start from the empty one;
     /// a closed view under `--audience open`, a new screen and a member who does not
     /// receive typing hold the empty one). Whether the member's view is open is the
     /// conversation's ``ConversationRecord/openSlots``.
-    var lastSent: IndicatorView
+    package var lastSent: IndicatorView
     /// The member's entry in their user's list of memberships.
     var link: Int32
     /// Where the member's screen is: the main timeline, or the thread their view
-    /// shows (v3 §C).
+    /// shows (Protocol.md#threads).
     var location: Location = .main
     /// The member's phrase table (a copy of their user's, resolved from their locale).
     var table: UInt16 = 0
-    /// True when the member's view is open as a row of their chat list (v3 §D).
+    /// True when the member's view is open as a row of their chat list
+    /// (Protocol.md#the-chat-list).
     var isList = false
-    /// A copy of the user's `receive_typing` (v3 §E).
+    /// A copy of the user's `receive_typing` (Protocol.md#not-seeing-others-type).
     var receives = true
 
     /// The `user` of a freed slot.
@@ -158,7 +161,7 @@ struct MemberSlot {
 extension Slab: OrderNodes where Record == StreakRecord {
     /// A streak's links in the tree `tree` names.
     @inline(__always)
-    subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
+    package subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
         get { tree == .location ? self[node].order : self[node].groupOrder }
         set {
             if tree == .location { self[node].order = newValue } else { self[node].groupOrder = newValue }

@@ -3,9 +3,9 @@
 /// by itself: 400,000 users who set a locale and left kept 30 MB.) The engine keeps
 /// what only some users have beside their records in these: their locales, the
 /// names they gave where the display name differs, their open views.
-struct ShrinkingDictionary<Key: Hashable, Value> {
+package struct ShrinkingDictionary<Key: Hashable, Value> {
     /// The entries.
-    private(set) var storage: [Key: Value] = [:]
+    package private(set) var storage: [Key: Value] = [:]
     /// The most entries held since the storage was last rebuilt.
     private(set) var highWater = 0
 
@@ -16,7 +16,7 @@ struct ShrinkingDictionary<Key: Hashable, Value> {
     init() {}
 
     /// Entries.
-    var count: Int { storage.count }
+    package var count: Int { storage.count }
     /// True when it holds nothing.
     var isEmpty: Bool { storage.isEmpty }
     /// The keys.
@@ -26,7 +26,7 @@ struct ShrinkingDictionary<Key: Hashable, Value> {
 
     /// The value for `key`; setting nil removes it.
     @inline(__always)
-    subscript(key: Key) -> Value? {
+    package subscript(key: Key) -> Value? {
         // An empty dictionary is not hashed into: most users have none of what
         // these hold.
         get { storage.isEmpty ? nil : storage[key] }

@@ -5,25 +5,25 @@
 /// reused. Free records at the end are dropped, and the storage shrinks when it
 /// is mostly unused, so memory follows what is live: after everyone leaves,
 /// nothing of them remains.
-struct Slab<Record> {
+package struct Slab<Record> {
     /// The records, live and free.
-    private(set) var records: [Record] = []
+    package private(set) var records: [Record] = []
     /// Free numbers, possibly past the end (those are skipped).
     private(set) var free: [Int32] = []
     /// Which numbers are live.
     private(set) var live: [Bool] = []
     /// Live records.
-    private(set) var count = 0
+    package private(set) var count = 0
     /// What a free record holds.
     let vacant: Record
 
     /// An empty slab whose free records hold `vacant`.
-    init(vacant: Record) {
+    package init(vacant: Record) {
         self.vacant = vacant
     }
 
     /// Stores `record` under a free number (or a new one) and returns it.
-    mutating func insert(_ record: Record) -> Int32 {
+    package mutating func insert(_ record: Record) -> Int32 {
         count += 1
         while let number = free.popLast() {
             if Int(number) < records.count {
@@ -38,7 +38,7 @@ struct Slab<Record> {
     }
 
     /// Frees record `number`.
-    mutating func remove(_ number: Int32) {
+    package mutating func remove(_ number: Int32) {
         records[Int(number)] = vacant
         live[Int(number)] = false
         count -= 1
@@ -54,12 +54,12 @@ struct Slab<Record> {
     }
 
     /// True when `number` is a live record.
-    func contains(_ number: Int32) -> Bool {
+    package func contains(_ number: Int32) -> Bool {
         number >= 0 && Int(number) < live.count && live[Int(number)]
     }
 
     /// Calls `body` with each live record and its number, in number order.
-    func forEachLive(_ body: (Int32, Record) -> Void) {
+    package func forEachLive(_ body: (Int32, Record) -> Void) {
         for index in records.indices where live[index] { body(Int32(index), records[index]) }
     }
 
@@ -67,7 +67,7 @@ struct Slab<Record> {
     var freeNumbers: [Int32] { free.filter { Int($0) < records.count } }
 
     /// Damages the count, for the checker's own tests (in builds with the checker).
-    mutating func corruptCountForTesting() {
+    package mutating func corruptCountForTesting() {
         #if TYPINGD_INTERNAL_CHECKS
         count += 1
         #endif
@@ -87,7 +87,7 @@ struct Slab<Record> {
     /// Record `number`, borrowed in place (a getter would copy the whole record,
     /// retaining everything it holds, on every field read).
     @inline(__always)
-    subscript(number: Int32) -> Record {
+    package subscript(number: Int32) -> Record {
         _read { yield records[Int(number)] }
         _modify { yield &records[Int(number)] }
     }

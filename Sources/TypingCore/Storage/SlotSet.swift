@@ -7,7 +7,7 @@
 /// O(slots). So a room of 100,000 members of whom 10 receive typing at the main
 /// timeline renders those 10 and skips the rest in a few word reads. Slots 0–63
 /// (most rooms have no more) are one word kept inline: no storage at all.
-struct SlotSet: Equatable {
+package struct SlotSet: Equatable {
     /// Slots 0–63, while ``levels`` is empty.
     private(set) var small: UInt64 = 0
     /// Once a slot past 63 was inserted, the levels: `levels[0]` holds a bit per
@@ -15,14 +15,14 @@ struct SlotSet: Equatable {
     /// `levels[k − 1]` is not zero. The last level has one word.
     private(set) var levels: [[UInt64]] = []
     /// Members.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     /// An empty set.
-    init() {}
+    package init() {}
 
     /// True when `slot` is in the set.
     @inline(__always)
-    func contains(_ slot: Int) -> Bool {
+    package func contains(_ slot: Int) -> Bool {
         guard let leaves = levels.first else { return slot < 64 && small & (1 << UInt64(slot)) != 0 }
         guard slot >> 6 < leaves.count else { return false }
         return leaves[slot >> 6] & (1 << UInt64(slot & 63)) != 0
@@ -30,7 +30,7 @@ struct SlotSet: Equatable {
 
     /// Adds `slot` (0 or more).
     @inline(__always)
-    mutating func insert(_ slot: Int) {
+    package mutating func insert(_ slot: Int) {
         if levels.isEmpty && slot < 64 {
             let bit: UInt64 = 1 << UInt64(slot)
             if small & bit == 0 {
@@ -63,7 +63,7 @@ struct SlotSet: Equatable {
 
     /// Removes `slot`, if present.
     @inline(__always)
-    mutating func remove(_ slot: Int) {
+    package mutating func remove(_ slot: Int) {
         if levels.isEmpty {
             let bit: UInt64 = slot < 64 ? 1 << UInt64(slot) : 0
             if small & bit != 0 {
@@ -98,7 +98,7 @@ struct SlotSet: Equatable {
 
     /// The smallest member at or after `slot`, or nil.
     @inline(__always)
-    func next(from slot: Int) -> Int? {
+    package func next(from slot: Int) -> Int? {
         guard let leaves = levels.first else {
             guard slot < 64 else { return nil }
             let bits = small & (~0 << UInt64(slot))
@@ -154,7 +154,7 @@ struct SlotSet: Equatable {
     }
 
     /// The members, in order (for tests and the invariant checker).
-    var elements: [Int] {
+    package var elements: [Int] {
         var result: [Int] = []
         var cursor = next(from: 0)
         while let slot = cursor {
@@ -165,7 +165,7 @@ struct SlotSet: Equatable {
     }
 
     /// What disagrees in the levels; empty when sound.
-    func violations() -> [String] {
+    package func violations() -> [String] {
         var problems: [String] = []
         guard let leaves = levels.first else {
             if count != small.nonzeroBitCount { problems.append("counts \(count) members, holds \(small.nonzeroBitCount)") }

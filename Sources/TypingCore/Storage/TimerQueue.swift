@@ -14,34 +14,34 @@ import HeapModule
 ///
 /// Keystroke numbers are unique, so an entry is its streak's alarm exactly when
 /// their keystroke numbers match: no generation counter is needed.
-struct TimerQueue {
+package struct TimerQueue {
     /// When an alarm comes due: equal deadlines fire in keystroke order.
-    struct Key: Comparable, Equatable {
+    package struct Key: Comparable, Equatable {
         /// The deadline, in milliseconds.
         var deadline: Int
         /// The global number of the keystroke that set it.
         var keystroke: UInt64
 
-        static func < (lhs: Key, rhs: Key) -> Bool {
+        package static func < (lhs: Key, rhs: Key) -> Bool {
             (lhs.deadline, lhs.keystroke) < (rhs.deadline, rhs.keystroke)
         }
     }
 
     /// One alarm: a key and the streak it belongs to.
-    struct Entry: Comparable {
+    package struct Entry: Comparable {
         var key: Key
         var streak: Int32
 
-        static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.key < rhs.key }
-        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.key == rhs.key }
+        package static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.key < rhs.key }
+        package static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.key == rhs.key }
     }
 
-    private(set) var heap = Heap<Entry>()
+    package private(set) var heap = Heap<Entry>()
     /// The most entries held since the storage was last rebuilt.
     private(set) var highWater = 0
 
     /// The entries in the heap, live or not.
-    var count: Int { heap.count }
+    package var count: Int { heap.count }
 
     /// The earliest entry.
     var min: Entry? { heap.min }
@@ -65,7 +65,7 @@ struct TimerQueue {
 
     /// Replaces the heap by `entries`, in storage of their size (the old storage,
     /// however large it grew, is freed).
-    mutating func rebuild(_ entries: [Entry]) {
+    package mutating func rebuild(_ entries: [Entry]) {
         heap = Heap(entries.withUnsafeBufferPointer { Array($0) })
         highWater = heap.count
     }

@@ -1,24 +1,31 @@
 /// The links of one node of a ``TyperOrder``: kept in the streak's record, so the
 /// tree allocates nothing of its own.
-struct OrderLinks: Equatable {
-    var left: Int32 = -1
-    var right: Int32 = -1
-    var parent: Int32 = -1
+package struct OrderLinks: Equatable {
+    package var left: Int32 = -1
+    package var right: Int32 = -1
+    package var parent: Int32 = -1
     /// The nodes in this node's subtree, itself included (0 while in no tree).
-    var size: Int32 = 0
+    package var size: Int32 = 0
     /// The treap priority: a parent's is never below its children's.
     var priority: UInt32 = 0
+
+    /// The links of a node in no tree.
+    package init() {}
+
+    init(left: Int32, right: Int32, parent: Int32, size: Int32, priority: UInt32) {
+        (self.left, self.right, self.parent, self.size, self.priority) = (left, right, parent, size, priority)
+    }
 }
 
 /// Which of a streak's two sets of links a tree uses: its location's order of
-/// typers, or its activity's (v3 §A).
-enum OrderTree: Sendable {
+/// typers, or its activity's (Protocol.md#activities-recording-sending-sharing).
+package enum OrderTree: Sendable {
     case location, group
 }
 
 /// Where a ``TyperOrder`` keeps its nodes' links: the engine's streak slab (and a
 /// plain array in the tree's own tests).
-protocol OrderNodes {
+package protocol OrderNodes {
     /// The links of node `node` in the tree `tree` names.
     subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks { get set }
 }
@@ -32,21 +39,21 @@ protocol OrderNodes {
 /// changing anything, and ``attach(_:at:priority:in:)`` links the node there and
 /// rotates it up by priority. Priorities come from a seeded hash: the shape is random
 /// and cannot be steered from outside, so the depth is O(log typers) expected.
-struct TyperOrder: Equatable {
+package struct TyperOrder: Equatable {
     /// Which links of the nodes this tree uses.
     let tree: OrderTree
     /// The root node, or -1.
-    private(set) var root: Int32 = -1
+    package private(set) var root: Int32 = -1
     /// The named typers (always the first ones).
-    var namedCount = 0
+    package var namedCount = 0
 
     /// An empty tree over the links `tree` names.
-    init(_ tree: OrderTree = .location) {
+    package init(_ tree: OrderTree = .location) {
         self.tree = tree
     }
 
     /// The number of typers.
-    func count<Nodes: OrderNodes>(in nodes: Nodes) -> Int {
+    package func count<Nodes: OrderNodes>(in nodes: Nodes) -> Int {
         root < 0 ? 0 : Int(nodes[links: root, tree: tree].size)
     }
 
@@ -54,14 +61,14 @@ struct TyperOrder: Equatable {
     var isEmpty: Bool { root < 0 }
 
     /// Where `node` goes: under `parent`, on its left or right (parent -1: as the root).
-    struct Point {
+    package struct Point {
         var parent: Int32
         var left: Bool
     }
 
     /// Where `node` belongs among the others, by `precedes(a, b)` (true when `a` is
     /// listed before `b`): after every node it does not precede. O(depth).
-    func insertionPoint<Nodes: OrderNodes>(for node: Int32, in nodes: Nodes,
+    package func insertionPoint<Nodes: OrderNodes>(for node: Int32, in nodes: Nodes,
                                            precedes: (Int32, Int32) -> Bool) -> Point {
         var point = Point(parent: -1, left: false)
         var current = root
@@ -75,7 +82,7 @@ struct TyperOrder: Equatable {
 
     /// Links `node` (in no tree) at `point`, then rotates it up while its priority
     /// is above its parent's. O(depth).
-    mutating func attach<Nodes: OrderNodes>(_ node: Int32, at point: Point, priority: UInt32, in nodes: inout Nodes) {
+    package mutating func attach<Nodes: OrderNodes>(_ node: Int32, at point: Point, priority: UInt32, in nodes: inout Nodes) {
         nodes[links: node, tree: tree] = OrderLinks(left: -1, right: -1, parent: point.parent, size: 1, priority: priority)
         if point.parent < 0 {
             root = node
@@ -94,7 +101,7 @@ struct TyperOrder: Equatable {
 
     /// Unlinks `node`: rotates it down below the child of higher priority until it
     /// has at most one child, then puts that child in its place. O(depth).
-    mutating func remove<Nodes: OrderNodes>(_ node: Int32, in nodes: inout Nodes) {
+    package mutating func remove<Nodes: OrderNodes>(_ node: Int32, in nodes: inout Nodes) {
         while true {
             let left = nodes[links: node, tree: tree].left, right = nodes[links: node, tree: tree].right
             if left < 0 || right < 0 { break }
@@ -113,7 +120,7 @@ struct TyperOrder: Equatable {
     }
 
     /// The place of `node` in the order, from 0. O(depth).
-    func rank<Nodes: OrderNodes>(of node: Int32, in nodes: Nodes) -> Int {
+    package func rank<Nodes: OrderNodes>(of node: Int32, in nodes: Nodes) -> Int {
         var rank = Int(size(nodes[links: node, tree: tree].left, in: nodes))
         var current = node
         var parent = nodes[links: node, tree: tree].parent
@@ -126,7 +133,7 @@ struct TyperOrder: Equatable {
     }
 
     /// The node at place `index`, if any. O(depth).
-    func node<Nodes: OrderNodes>(at index: Int, in nodes: Nodes) -> Int32? {
+    package func node<Nodes: OrderNodes>(at index: Int, in nodes: Nodes) -> Int32? {
         var index = Int32(clamping: index)
         var current = root
         while current >= 0 {
@@ -145,7 +152,7 @@ struct TyperOrder: Equatable {
 
     /// Calls `body` with the nodes in order until it returns false. O(k + depth)
     /// for the first k.
-    func forEach<Nodes: OrderNodes>(in nodes: Nodes, _ body: (Int32) -> Bool) {
+    package func forEach<Nodes: OrderNodes>(in nodes: Nodes, _ body: (Int32) -> Bool) {
         var current = root
         guard current >= 0 else { return }
         while nodes[links: current, tree: tree].left >= 0 { current = nodes[links: current, tree: tree].left }
@@ -166,7 +173,7 @@ struct TyperOrder: Equatable {
     }
 
     /// The first `limit` nodes, in order, into `head` (emptied first).
-    func collect<Nodes: OrderNodes>(first limit: Int, in nodes: Nodes, into head: inout [Int32]) {
+    package func collect<Nodes: OrderNodes>(first limit: Int, in nodes: Nodes, into head: inout [Int32]) {
         head.removeAll(keepingCapacity: true)
         guard limit > 0 else { return }
         forEach(in: nodes) { node in
@@ -219,7 +226,7 @@ struct TyperOrder: Equatable {
 extension TyperOrder {
     /// What is wrong with the tree: links that disagree, wrong sizes, priorities out
     /// of heap order, nodes out of order by `precedes`, a cycle. Empty when sound.
-    func violations<Nodes: OrderNodes>(in nodes: Nodes, limit: Int, precedes: (Int32, Int32) -> Bool) -> [String] {
+    package func violations<Nodes: OrderNodes>(in nodes: Nodes, limit: Int, precedes: (Int32, Int32) -> Bool) -> [String] {
         #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
         if root >= 0 && nodes[links: root, tree: tree].parent != -1 { problems.append("the root \(root) has a parent") }

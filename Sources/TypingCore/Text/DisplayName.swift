@@ -3,10 +3,10 @@
 /// The rules, in order: remove control characters (U+0000–U+001F, U+007F–U+009F);
 /// trim leading and trailing white space (Unicode's White_Space property); if
 /// nothing is left, or there was no name, the user is unnamed (shown as ``unknown``
-/// only when counted alone, §C); if more than
+/// only when counted alone, Protocol.md#display-names); if more than
 /// ``maxClusters`` extended grapheme clusters remain, keep the first ``maxClusters``,
 /// trim trailing white space and append ``ellipsis``.
-enum DisplayName {
+package enum DisplayName {
     /// The name of a user who has none, or whose name is only spaces and controls.
     static let unknown = "Someone"
     /// The most grapheme clusters a display name keeps.
@@ -16,7 +16,7 @@ enum DisplayName {
 
     /// The display name for `raw`, or nil when the user is unnamed: they gave no
     /// name, or nothing is left of it after cleaning.
-    static func render(_ raw: String?) -> String? {
+    package static func render(_ raw: String?) -> String? {
         guard let raw else { return nil }
         return clean(raw).display
     }

@@ -177,7 +177,7 @@ public final class IndicatorView: Sendable, Equatable {
     }
 
     /// True when a listed typer does something else than type: then `indicator`
-    /// events carry `activities` (v3 §A).
+    /// events carry `activities` (Protocol.md#activities-recording-sending-sharing).
     public var showsActivities: Bool {
         let own = base ?? self
         guard !own.entryActivities.isEmpty else { return false }
@@ -291,7 +291,8 @@ public final class IndicatorView: Sendable, Equatable {
     }
 
     /// Equal when they list the same ids with the same activities, count the same
-    /// `more` and have the same text: what change detection compares (§F, v3 §A).
+    /// `more` and have the same text: what change detection compares
+    /// (Protocol.md#bounded-output, Protocol.md#activities-recording-sending-sharing).
     public static func == (lhs: IndicatorView, rhs: IndicatorView) -> Bool {
         if lhs === rhs { return true }
         guard lhs.more == rhs.more else { return false }

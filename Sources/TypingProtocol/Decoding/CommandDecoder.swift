@@ -5,7 +5,8 @@ import TypingCore
 /// Decodes one input line into a ``TypingCore/Request``, or the error to report.
 ///
 /// The line goes through jansson (`json_loadb` with `JSON_REJECT_DUPLICATES` and
-/// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order (v3 §G):
+/// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order (the
+/// check order under Protocol.md#commands):
 /// `id`, `cmd`, `at`, `conv`, `user`, `thread`, `name`, `empty`, `activity`,
 /// `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `by`.
 /// The first failure is the one reported; the id is attached to every error after
@@ -64,22 +65,23 @@ package struct CommandDecoder: Sendable {
         defer { json_decref(root) }
         guard cj_is_object(root) != 0 else {
             throw Event.Error(line: number, code: .notObject,
-                              message: "a command must be a JSON object, like {\"cmd\":\"stats\"}; this line is \(JSONObject.describe(root))")
+                              message: "a command must be a JSON object, like {\"cmd\":\"stats\"}; this line is \(JSONValue.describe(root))")
         }
-        return try decodeObject(JSONObject(root), number: number)
+        return try decodeObject(CommandFields(root), number: number)
     }
 
     /// Checks the fields of a command object.
-    func decodeObject(_ object: JSONObject, number: Int) throws(Event.Error) -> Request {
+    func decodeObject(_ object: CommandFields, number: Int) throws(Event.Error) -> Request {
         let id = try decodeID(object, number: number)
         var fields = FieldReader(line: number, id: id)
 
         let kind = try fields.command(object.cmd)
         let at = try decodeAt(object.at, &fields, kind: kind)
-        // Each command reads only its own fields (the protocol's table of commands,
-        // v3 §G), in the protocol's order (see above), and makes its values once
-        // every check has passed. Straight-line code per command: checking a set
-        // of fields for every command cost W1 about 1 % of its instructions.
+        // Each command reads only its own fields (the table of commands under
+        // Protocol.md#commands), in the protocol's order (see above), and makes its
+        // values once every check has passed. Straight-line code per command: checking
+        // a set of fields for every command cost the W1 workload (bench/) about 1 % of
+        // its instructions.
         switch kind {
         case .join:
             let conv = try fields.identifier("conv", object.conv, for: kind)
@@ -165,10 +167,10 @@ package struct CommandDecoder: Sendable {
     /// The `id`: a string of at most 256 bytes or an integer within ±(2^53 − 1).
     /// A bad id is reported without an id.
     @inline(never)
-    func decodeID(_ object: JSONObject, number: Int) throws(Event.Error) -> Request.ID? {
+    func decodeID(_ object: CommandFields, number: Int) throws(Event.Error) -> Request.ID? {
         guard let value = object.id else { return nil }
         if cj_is_string(value) != 0 {
-            let bytes = JSONObject.bytes(ofString: value)
+            let bytes = JSONValue.bytes(ofString: value)
             if bytes.count <= FieldLimits.maxIdentifierBytes {
                 return .string(String(decoding: bytes, as: UTF8.self))
             }
@@ -186,13 +188,13 @@ package struct CommandDecoder: Sendable {
                               field: "id")
         }
         throw Event.Error(line: number, code: .badField,
-                          message: "\"id\" must be a string of at most \(FieldLimits.maxIdentifierBytes) bytes or an integer, not \(JSONObject.describe(value))",
+                          message: "\"id\" must be a string of at most \(FieldLimits.maxIdentifierBytes) bytes or an integer, not \(JSONValue.describe(value))",
                           field: "id")
     }
 
     /// The `at`: allowed only with the manual clock, required by `tick`.
     @inline(never)
-    func decodeAt(_ value: JSONObject.Value?, _ fields: inout FieldReader, kind: Command.Name) throws(Event.Error) -> Int? {
+    func decodeAt(_ value: CommandFields.Value?, _ fields: inout FieldReader, kind: Command.Name) throws(Event.Error) -> Int? {
         if clock == .real {
             if value != nil {
                 throw fields.failure(.clockMode, field: "at",
@@ -218,7 +220,7 @@ package struct CommandDecoder: Sendable {
                                  "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(integer)")
         }
         throw fields.failure(.badField, field: "at",
-                             "\"at\" must be an integer number of milliseconds, not \(JSONObject.describe(value))")
+                             "\"at\" must be an integer number of milliseconds, not \(JSONValue.describe(value))")
     }
 
     /// The error event for a line jansson rejected, with its text and column.

@@ -1,8 +1,8 @@
 import CJansson
 import TypingCore
 
-/// The sizes the decoder enforces, from §2 of the protocol (times and integer ids
-/// are limited by ``TypingCore/Engine/maxTime``).
+/// The sizes the decoder enforces, from the field rules of Protocol.md#commands
+/// (times and integer ids are limited by ``TypingCore/Engine/maxTime``).
 enum FieldLimits {
     /// The most bytes of a string `id`, `conv`, `user` or `by`.
     static let maxIdentifierBytes = 256
@@ -35,16 +35,16 @@ struct FieldReader {
 
     /// The `cmd`: a string naming one of the commands.
     @inline(never)
-    func command(_ value: JSONObject.Value?) throws(Event.Error) -> Command.Name {
+    func command(_ value: CommandFields.Value?) throws(Event.Error) -> Command.Name {
         guard let value else {
             throw failure(.missingField, field: "cmd",
                           "the command has no \"cmd\"; it needs one of \(Command.Name.list)")
         }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "cmd",
-                          "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONObject.describe(value))")
+                          "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONValue.describe(value))")
         }
-        let bytes = JSONObject.bytes(ofString: value)
+        let bytes = JSONValue.bytes(ofString: value)
         guard let kind = Command.Name(bytes: bytes) else {
             throw failure(.unknownCmd, field: "cmd",
                           "unknown command \(Quote.bytes(bytes)); the commands are \(Command.Name.list)")
@@ -54,7 +54,7 @@ struct FieldReader {
 
     /// A required id field (`conv`, `user`): a non-empty string of at most 256 bytes.
     @inline(never)
-    func identifier(_ key: StaticString, _ value: JSONObject.Value?, for command: Command.Name) throws(Event.Error) -> UnsafeRawBufferPointer {
+    func identifier(_ key: StaticString, _ value: CommandFields.Value?, for command: Command.Name) throws(Event.Error) -> UnsafeRawBufferPointer {
         guard let value else {
             throw failure(.missingField, field: "\(key)",
                           "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes")
@@ -64,7 +64,7 @@ struct FieldReader {
 
     /// An optional id field (`by`).
     @inline(never)
-    func optionalIdentifier(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+    func optionalIdentifier(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         return try identifier(value, key: key)
     }
@@ -74,9 +74,9 @@ struct FieldReader {
     func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(Event.Error) -> UnsafeRawBufferPointer {
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "\(key)",
-                          "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONObject.describe(value))")
+                          "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONValue.describe(value))")
         }
-        let bytes = JSONObject.bytes(ofString: value)
+        let bytes = JSONValue.bytes(ofString: value)
         if bytes.isEmpty {
             throw failure(.badField, field: "\(key)", "\"\(key)\" must not be empty")
         }
@@ -89,13 +89,13 @@ struct FieldReader {
 
     /// The optional `name` of a join: a string of at most 1024 bytes, maybe empty.
     @inline(never)
-    func name(_ value: JSONObject.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+    func name(_ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "name",
-                          "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONObject.describe(value))")
+                          "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONValue.describe(value))")
         }
-        let bytes = JSONObject.bytes(ofString: value)
+        let bytes = JSONValue.bytes(ofString: value)
         if bytes.count > FieldLimits.maxNameBytes {
             throw failure(.badField, field: "name",
                           "\"name\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxNameBytes)")
@@ -106,12 +106,12 @@ struct FieldReader {
     /// The optional `timeout_ms` of a keystroke: an integer (as jansson reads it:
     /// `1000.0` and `1e3` are not) within the timeout range.
     @inline(never)
-    func timeout(_ value: JSONObject.Value?) throws(Event.Error) -> Int? {
+    func timeout(_ value: CommandFields.Value?) throws(Event.Error) -> Int? {
         guard let value else { return nil }
         let range = EngineConfiguration.timeoutRange
         guard cj_is_integer(value) != 0 else {
             throw failure(.badField, field: "timeout_ms",
-                          "\"timeout_ms\" must be an integer number of milliseconds from \(range.lowerBound) to \(range.upperBound), not \(JSONObject.describe(value))")
+                          "\"timeout_ms\" must be an integer number of milliseconds from \(range.lowerBound) to \(range.upperBound), not \(JSONValue.describe(value))")
         }
         let integer = json_integer_value(value)
         guard integer >= Int64(range.lowerBound) && integer <= Int64(range.upperBound) else {
@@ -123,13 +123,13 @@ struct FieldReader {
 
     /// The optional `activity` of a keystroke: one of the activities' names.
     @inline(never)
-    func activity(_ value: JSONObject.Value?) throws(Event.Error) -> Activity? {
+    func activity(_ value: CommandFields.Value?) throws(Event.Error) -> Activity? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "activity",
-                          "\"activity\" must be one of \(Activity.list), not \(JSONObject.describe(value))")
+                          "\"activity\" must be one of \(Activity.list), not \(JSONValue.describe(value))")
         }
-        let bytes = JSONObject.bytes(ofString: value)
+        let bytes = JSONValue.bytes(ofString: value)
         guard let activity = Activity.allCases.first(where: { $0.name.utf8.elementsEqual(bytes) }) else {
             throw failure(.badField, field: "activity",
                           "\"activity\" must be one of \(Activity.list), not \(Quote.bytes(bytes))")
@@ -140,13 +140,13 @@ struct FieldReader {
     /// The optional `locale` of a join or user: a language tag, 1–35 bytes of ASCII
     /// letters, digits and `-`.
     @inline(never)
-    func locale(_ value: JSONObject.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+    func locale(_ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
             throw failure(.badField, field: "locale",
-                          "\"locale\" must be a language tag such as \"de\" or \"pt-BR\", not \(JSONObject.describe(value))")
+                          "\"locale\" must be a language tag such as \"de\" or \"pt-BR\", not \(JSONValue.describe(value))")
         }
-        let bytes = JSONObject.bytes(ofString: value)
+        let bytes = JSONValue.bytes(ofString: value)
         guard PhraseTable.isLocaleTag(bytes) else {
             let tag = String(decoding: bytes, as: UTF8.self)
             throw failure(.badField, field: "locale",
@@ -157,13 +157,13 @@ struct FieldReader {
 
     /// The optional `view` of an open: `chat` or `list`.
     @inline(never)
-    func view(_ value: JSONObject.Value?) throws(Event.Error) -> Command.View? {
+    func view(_ value: CommandFields.Value?) throws(Event.Error) -> Command.View? {
         guard let value else { return nil }
         let names = Command.View.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "view", "\"view\" must be \(names), not \(JSONObject.describe(value))")
+            throw failure(.badField, field: "view", "\"view\" must be \(names), not \(JSONValue.describe(value))")
         }
-        let bytes = JSONObject.bytes(ofString: value)
+        let bytes = JSONValue.bytes(ofString: value)
         guard let view = Command.View.allCases.first(where: { $0.rawValue.utf8.elementsEqual(bytes) }) else {
             throw failure(.badField, field: "view", "\"view\" must be \(names), not \(Quote.bytes(bytes))")
         }
@@ -172,11 +172,11 @@ struct FieldReader {
 
     /// An optional boolean field (`empty`, `send_typing`, `receive_typing`).
     @inline(never)
-    func flag(_ key: StaticString, _ value: JSONObject.Value?) throws(Event.Error) -> Bool? {
+    func flag(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error) -> Bool? {
         guard let value else { return nil }
         guard cj_is_boolean(value) != 0 else {
             throw failure(.badField, field: "\(key)",
-                          "\"\(key)\" must be true or false, not \(JSONObject.describe(value))")
+                          "\"\(key)\" must be true or false, not \(JSONValue.describe(value))")
         }
         return cj_is_true(value) != 0
     }

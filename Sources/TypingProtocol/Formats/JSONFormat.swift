@@ -1,7 +1,7 @@
 import TypingCore
 
 /// The protocol's output format: one compact JSON object per line, keys in the
-/// protocol's order (§1 and §4 of the spec, v3 §G).
+/// protocol's order (Protocol.md#framing-lines-in-lines-out, Protocol.md#events).
 ///
 /// Indicator events of one change share their view (every viewer who is not typing
 /// sees the same one, in their table and style), so the format keeps the encoded
@@ -25,10 +25,10 @@ public struct JSONFormat: EventFormat, ~Copyable {
     var baseEntryStarts: [Int] = []
     /// How many times a shared view's tail was encoded (each view once, however
     /// many viewers it goes to): what the cache saves is checked by tests.
-    private(set) var tailEncodings = 0
+    package private(set) var tailEncodings = 0
     /// The most shared views whose tails are kept: a room's viewers may read in a
     /// few languages and two styles, in any order.
-    static let cachedTails = 8
+    package static let cachedTails = 8
 
     /// A format with empty caches.
     public init() {}
@@ -252,8 +252,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
 
 extension JSONFormat {
     /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"locale":…,"send_typing":…,
-    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true}`: the
-    /// keys v3 added only when they differ from what a plain `join` gives.
+    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true}`:
+    /// `locale`, `receive_typing`, `thread`, `view` and `forgotten` only when they
+    /// differ from what a plain `join` gives.
     func encode(_ member: Event.Member, into out: inout OutputBuffer) {
         out.append("{\"event\":\"member\",\"at\":")
         out.appendDecimal(member.at)
@@ -333,10 +334,11 @@ extension JSONFormat {
 /// JSON strings, as the protocol writes them: `"` and `\` escaped; U+0000–U+001F as
 /// `\b \f \n \r \t` or `\u00xx`; U+007F–U+009F, U+2028 and U+2029 as `\u007f`,
 /// `\u0085`, `\u2028`, … (lowercase hex), so that no line splitter breaks an event
-/// (§G); every other character as UTF-8, `/` unescaped. The input is valid UTF-8.
+/// (Protocol.md#framing-lines-in-lines-out); every other character as UTF-8, `/`
+/// unescaped. The input is valid UTF-8.
 extension OutputBuffer {
     /// Appends UTF-8 bytes as a quoted, escaped JSON string.
-    mutating func jsonString(_ text: UnsafeRawBufferPointer) {
+    package mutating func jsonString(_ text: UnsafeRawBufferPointer) {
         if !OutputBuffer.mayNeedEscaping(text) {
             appendQuoted(text)
             return
@@ -383,7 +385,7 @@ extension OutputBuffer {
     }
 
     /// Appends a quoted, escaped JSON string.
-    mutating func jsonString(_ text: String) {
+    package mutating func jsonString(_ text: String) {
         var text = text
         text.withUTF8 { jsonString(UnsafeRawBufferPointer($0)) }
     }

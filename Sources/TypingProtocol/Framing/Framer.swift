@@ -1,6 +1,6 @@
 /// Receives the lines a ``Framer`` cuts from the input.
 @usableFromInline
-protocol FrameHandler: ~Copyable {
+package protocol FrameHandler: ~Copyable {
     /// A complete line, without its LF and without one trailing CR. The bytes are
     /// only valid during the call.
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int)
@@ -10,7 +10,8 @@ protocol FrameHandler: ~Copyable {
     var wantsPause: Bool { get }
 }
 
-/// Cuts a byte stream into numbered lines, as §1 of the protocol says.
+/// Cuts a byte stream into numbered lines, as Protocol.md#framing-lines-in-lines-out
+/// says.
 ///
 /// Lines end at LF; one CR before the LF is dropped; a final line without LF still
 /// counts. A line longer than ``maxLineBytes`` (counted with its CR) is reported
@@ -18,25 +19,26 @@ protocol FrameHandler: ~Copyable {
 /// next LF: it is never held whole in memory. Lines that fit in a chunk are handed
 /// over in place; only a line split between chunks is copied.
 @usableFromInline
-struct Framer {
+package struct Framer {
     /// The longest line accepted, in bytes, CR included, LF not.
     @usableFromInline let maxLineBytes: Int
     /// Lines completed so far (the number of the last line handed over).
     @usableFromInline var lineCount = 0
 
     /// The start of a line whose LF has not arrived yet.
-    @usableFromInline var pending: [UInt8] = []
+    @usableFromInline package var pending: [UInt8] = []
     /// True while skipping the rest of a line already reported too long.
     @usableFromInline var skipping = false
     /// How many bytes of a UTF-8 byte order mark the input has started with, while
-    /// it is undecided whether it starts with one; nil once decided (§G).
+    /// it is undecided whether it starts with one; nil once decided
+    /// (Protocol.md#framing-lines-in-lines-out).
     @usableFromInline var byteOrderMarkSeen: Int? = 0
     /// The UTF-8 byte order mark, skipped at the very start of the input.
     @usableFromInline static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Creates a framer for lines of at most `maxLineBytes` bytes (at least 1).
     @usableFromInline
-    init(maxLineBytes: Int) {
+    package init(maxLineBytes: Int) {
         self.maxLineBytes = max(1, maxLineBytes)
     }
 
@@ -44,7 +46,7 @@ struct Framer {
     /// the chunk is used up or the handler ``FrameHandler/wantsPause``. Returns
     /// how many bytes of `chunk` were consumed; the caller feeds the rest later.
     @inlinable
-    mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
+    package mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
         guard let base = chunk.baseAddress else { return 0 }
         var start = 0
         let end = chunk.count
@@ -92,7 +94,7 @@ struct Framer {
 
     /// Ends the input: a final line without LF, if any, is handed over.
     @inlinable
-    mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
+    package mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
         if let seen = byteOrderMarkSeen {
             // The input ended inside what might have been a byte order mark.
             pending.append(contentsOf: Framer.byteOrderMark[0..<seen])

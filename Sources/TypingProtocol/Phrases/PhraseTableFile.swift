@@ -1,9 +1,9 @@
 import CJansson
 import TypingCore
 
-/// Phrase tables as JSON files (protocol v3 §B): reading one, strictly, with an
-/// error that names the key at fault; and writing one back, compactly, as a record
-/// keeps them.
+/// Phrase tables as JSON files (Protocol.md#languages): reading one, strictly, with
+/// an error that names the key at fault; and writing one back, compactly, as a
+/// record keeps them.
 public enum PhraseTableFile {
     /// The most bytes a table file may have.
     public static let maxBytes = 1 << 20
@@ -29,7 +29,7 @@ public enum PhraseTableFile {
         }
         defer { json_decref(root) }
         guard cj_is_object(root) != 0 else {
-            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "a table is a JSON object, not \(JSONObject.describe(root))")
+            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "a table is a JSON object, not \(JSONValue.describe(root))")
         }
         let known = ["locale", "plural", "names", "verbs", "clause", "separator", "end"]
         for key in keys(of: root) where !known.contains(key) {
@@ -39,7 +39,7 @@ public enum PhraseTableFile {
         var plural = PluralRules.none
         if let rules = json_object_get(root, "plural") {
             guard cj_is_object(rules) != 0 else {
-                throw PhraseTable.Error(key: "plural", message: "must be an object from plural categories to conditions, not \(JSONObject.describe(rules))")
+                throw PhraseTable.Error(key: "plural", message: "must be an object from plural categories to conditions, not \(JSONValue.describe(rules))")
             }
             var conditions: [PluralCategory: String] = [:]
             for key in keys(of: rules) {
@@ -160,18 +160,18 @@ public enum PhraseTableFile {
             throw PhraseTable.Error(key: path, message: "is missing")
         }
         guard cj_is_string(value) != 0 else {
-            throw PhraseTable.Error(key: path, message: "must be a string, not \(JSONObject.describe(value))")
+            throw PhraseTable.Error(key: path, message: "must be a string, not \(JSONValue.describe(value))")
         }
-        return String(decoding: JSONObject.bytes(ofString: value), as: UTF8.self)
+        return String(decoding: JSONValue.bytes(ofString: value), as: UTF8.self)
     }
 
     /// A string, or an object from plural categories to strings.
     private static func text(_ value: UnsafeMutablePointer<json_t>, path: String) throws(PhraseTable.Error) -> PhraseTable.Text {
         if cj_is_string(value) != 0 {
-            return .plain(String(decoding: JSONObject.bytes(ofString: value), as: UTF8.self))
+            return .plain(String(decoding: JSONValue.bytes(ofString: value), as: UTF8.self))
         }
         guard cj_is_object(value) != 0 else {
-            throw PhraseTable.Error(key: path, message: "must be a string, or an object from plural categories to strings, not \(JSONObject.describe(value))")
+            throw PhraseTable.Error(key: path, message: "must be a string, or an object from plural categories to strings, not \(JSONValue.describe(value))")
         }
         var forms: [PluralCategory: String] = [:]
         for key in keys(of: value) {

@@ -8,13 +8,13 @@ import TypingCore
 /// either applied or answered with its error. All events, errors included, go
 /// through the engine so that `stats` counts them.
 @usableFromInline
-struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHandler, ~Copyable {
+package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHandler, ~Copyable {
     @usableFromInline let decoder: CommandDecoder
     @usableFromInline var engine: Engine
     @usableFromInline var output: Output<Format, Sink>
     @usableFromInline let checksInvariants: Bool
     /// The recording of the lines as applied (see ``Recording``), if any.
-    @usableFromInline var recording: Recording<Sink>?
+    @usableFromInline package var recording: Recording<Sink>?
 
     @usableFromInline
     init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Recording<Sink>?) {
@@ -27,15 +27,15 @@ struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: FrameHand
 
     /// Stop after a line once a write failed or the sink asks for a pause.
     @inlinable
-    var wantsPause: Bool { output.failure != nil || output.sink.shouldPause }
+    package var wantsPause: Bool { output.failure != nil || output.sink.shouldPause }
 
     @inlinable
-    mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {
+    package mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) {
         process(ParsedLine(bytes, number: number, decoder: decoder), line: bytes)
     }
 
     @inlinable
-    mutating func handleTooLong(number: Int, limit: Int) {
+    package mutating func handleTooLong(number: Int, limit: Int) {
         process(.tooLong(number: number, limit: limit), line: UnsafeRawBufferPointer(start: nil, count: 0))
     }
 

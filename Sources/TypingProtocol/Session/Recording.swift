@@ -92,8 +92,8 @@ package struct RecordHeader {
 
 /// The writer of a record (see ``RecordFormat``).
 @usableFromInline
-struct Recording<Sink: ByteSink> {
-    @usableFromInline var sink: Sink
+package struct Recording<Sink: ByteSink> {
+    @usableFromInline package var sink: Sink
     @usableFromInline var buffer: [UInt8] = []
     @usableFromInline let policy: OutputPolicy
     /// The first write error.

@@ -24,8 +24,8 @@ import TypingCore
 public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyable {
     /// The settings.
     public let configuration: SessionConfiguration
-    @usableFromInline var framer: Framer
-    @usableFromInline var lines: LineProcessor<Format, Sink>
+    @usableFromInline package var framer: Framer
+    @usableFromInline package var lines: LineProcessor<Format, Sink>
 
     /// Creates a session at time 0 that encodes with `format` and writes to `sink`.
     public init(configuration: SessionConfiguration, format: consuming Format, sink: Sink) {

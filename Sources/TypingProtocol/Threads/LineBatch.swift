@@ -11,7 +11,7 @@ import TypingCore
 /// so batches that go round a ring allocate nothing once warm; storage grown far
 /// past the budget by one long line is given back.
 @usableFromInline
-struct LineBatch: Sendable {
+package struct LineBatch: Sendable {
     /// What framing found at one place of the input.
     @usableFromInline
     enum Entry: Sendable {
@@ -22,7 +22,7 @@ struct LineBatch: Sendable {
     }
 
     /// The bytes of the lines, back to back.
-    @usableFromInline var bytes: [UInt8] = []
+    @usableFromInline package var bytes: [UInt8] = []
     @usableFromInline var entries: [Entry] = []
     /// `parsed[i]` is what `entries[i]` became (empty until parsed).
     @usableFromInline var parsed: [ParsedLine] = []
@@ -39,7 +39,7 @@ struct LineBatch: Sendable {
 
     /// An empty batch that is full at `lines` lines or `bytes` bytes.
     @usableFromInline
-    init(lines: Int = 512, bytes: Int = 1 << 16) {
+    package init(lines: Int = 512, bytes: Int = 1 << 16) {
         lineBudget = max(1, lines)
         byteBudget = max(1, bytes)
         self.bytes.reserveCapacity(byteBudget)
@@ -60,7 +60,7 @@ struct LineBatch: Sendable {
 
     /// True when no line was framed into the batch.
     @usableFromInline
-    var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// The number of lines (entries) in the batch.
     @usableFromInline
@@ -74,7 +74,7 @@ struct LineBatch: Sendable {
     /// Empties the batch, keeping its storage, unless a long line made it grow past
     /// twice the budget: then it goes back to the budget.
     @usableFromInline
-    mutating func reset() {
+    package mutating func reset() {
         if bytes.capacity > 2 * byteBudget {
             bytes = []
             bytes.reserveCapacity(byteBudget)
@@ -123,25 +123,25 @@ struct LineBatch: Sendable {
 /// The frame handler that collects lines into a batch, pausing the framer when the
 /// batch is full.
 @usableFromInline
-struct BatchCollector: FrameHandler, ~Copyable {
-    @usableFromInline var batch: LineBatch
+package struct BatchCollector: FrameHandler, ~Copyable {
+    @usableFromInline package var batch: LineBatch
 
     @inlinable
-    init(batch: consuming LineBatch) {
+    package init(batch: consuming LineBatch) {
         self.batch = batch
     }
 
     @inlinable
-    mutating func handleLine(_ line: UnsafeRawBufferPointer, number: Int) {
+    package mutating func handleLine(_ line: UnsafeRawBufferPointer, number: Int) {
         batch.entries.append(.line(number: number, start: batch.bytes.count, count: line.count))
         batch.bytes.append(contentsOf: line)
     }
 
     @inlinable
-    mutating func handleTooLong(number: Int, limit: Int) {
+    package mutating func handleTooLong(number: Int, limit: Int) {
         batch.entries.append(.tooLong(number: number, limit: limit))
     }
 
     @inlinable
-    var wantsPause: Bool { batch.isFull }
+    package var wantsPause: Bool { batch.isFull }
 }

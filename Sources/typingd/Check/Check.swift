@@ -91,13 +91,17 @@ struct Check: ParsableCommand {
 
 /// Runs transcripts and reports on each: what `typingd check` does, and what the
 /// project's own golden tests call.
-struct TranscriptCheck {
+package struct TranscriptCheck {
     /// Whether to write expected files instead of comparing.
     var bless = false
     /// Whether the engine checks its invariants after every line.
     var checksInvariants = false
     /// True once the run is to stop (a signal): checked between lines and transcripts.
     var stop: @Sendable () -> Bool = { false }
+
+    package init(bless: Bool = false, checksInvariants: Bool = false, stop: @escaping @Sendable () -> Bool = { false }) {
+        (self.bless, self.checksInvariants, self.stop) = (bless, checksInvariants, stop)
+    }
 
     /// The outcome of one transcript.
     struct Result {
@@ -134,7 +138,7 @@ struct TranscriptCheck {
     }
 
     /// Checks one transcript; returns what failed, if anything.
-    func check(_ transcript: Transcript, report: (String) -> Void) -> String? {
+    package func check(_ transcript: Transcript, report: (String) -> Void) -> String? {
         let actual: [UInt8]
         let expected: [UInt8]?
         var seeAll: String?
@@ -183,7 +187,7 @@ struct TranscriptCheck {
 }
 
 /// A JUnit XML report, as CI systems read them: one test case per transcript.
-enum JUnitReport {
+package enum JUnitReport {
     static func write(_ summary: TranscriptCheck.Summary, to path: String) throws(CheckFailure) {
         let total = summary.results.reduce(0) { $0 + $1.seconds }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -213,7 +217,7 @@ enum JUnitReport {
 
     /// Text for an XML attribute or element: the five entities escaped, and the
     /// characters XML 1.0 forbids written as `\u{…}`.
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {

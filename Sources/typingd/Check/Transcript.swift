@@ -4,15 +4,17 @@ import TypingProtocol
 /// One golden transcript: `NAME.in.jsonl` (the input: commands, or a record made by
 /// `typingd --record`), optional `NAME.args` (the options; a record carries its own)
 /// and `NAME.out.jsonl` (the expected output, byte for byte).
-struct Transcript: Sendable, CustomStringConvertible {
+package struct Transcript: Sendable, CustomStringConvertible {
     /// The path without `.in.jsonl`, as found (relative when the search path was).
     let stem: String
 
+    package init(stem: String) { self.stem = stem }
+
     /// The stem as a report shows it: escaped, on one line (``TextFormat/path(_:)``).
-    var description: String { TextFormat.path(stem) }
-    var input: String { stem + ".in.jsonl" }
-    var expected: String { stem + ".out.jsonl" }
-    var arguments: String { stem + ".args" }
+    package var description: String { TextFormat.path(stem) }
+    package var input: String { stem + ".in.jsonl" }
+    package var expected: String { stem + ".out.jsonl" }
+    package var arguments: String { stem + ".args" }
     /// The folder the files are in, without a final "/"; nil for the current one.
     var folder: String? { stem.lastIndex(of: "/").map { String(stem[..<$0]) } }
 
@@ -23,7 +25,7 @@ struct Transcript: Sendable, CustomStringConvertible {
     /// command line can ask for), and when a path or word holds a character a
     /// terminal would act on (the report escapes it, which would make the command
     /// name another file).
-    func seeAll(words: [String]?, recorded: Bool) -> String? {
+    package func seeAll(words: [String]?, recorded: Bool) -> String? {
         let typingd = CommandLine.arguments.first ?? "typingd"
         var run: [String]
         if recorded {
@@ -72,7 +74,7 @@ struct Transcript: Sendable, CustomStringConvertible {
     }
 
     /// `word` for a POSIX shell: as it is when safe, else in single quotes.
-    static func shellQuoted(_ word: String) -> String {
+    package static func shellQuoted(_ word: String) -> String {
         ArgumentWords.isPlain(word)
             ? word : "'" + word.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
@@ -80,7 +82,7 @@ struct Transcript: Sendable, CustomStringConvertible {
     /// Every transcript under `paths` (files named `*.in.jsonl`, or folders searched
     /// recursively, each folder once however many symlinks lead to it), sorted by
     /// path within each folder; a path that is neither is an error.
-    static func find(in paths: [String]) throws(CheckFailure) -> [Transcript] {
+    package static func find(in paths: [String]) throws(CheckFailure) -> [Transcript] {
         var found: [Transcript] = []
         var visited = Set<FileID>()
         for path in paths {
@@ -155,8 +157,8 @@ struct Transcript: Sendable, CustomStringConvertible {
 }
 
 /// Why `typingd check` could not check: a message for the user.
-struct CheckFailure: Error, CustomStringConvertible {
-    let description: String
+package struct CheckFailure: Error, CustomStringConvertible {
+    package let description: String
 
     init(_ description: String) {
         self.description = description

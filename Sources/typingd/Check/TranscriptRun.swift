@@ -15,12 +15,12 @@ struct TranscriptOptions: ParsableArguments {
 /// Runs a transcript in this process, exactly as `typingd` runs it as a process: the
 /// same options, the same session, the same formats. A record (made by
 /// `typingd --record`) runs as `typingd replay` plays it.
-enum TranscriptRun {
+package enum TranscriptRun {
     /// The output of `input` under the options `words` (an `.args` file's words, nil
     /// without one; `--clock manual` unless they name a clock). Stops early when
     /// `stop` says so (a signal).
     /// Relative `--phrases` paths are taken from `folder` (the transcript's).
-    static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
+    package static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
                        checksInvariants: Bool,
                        stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
         let badOptions = "bad options" + (argumentsFile.map { " in \(TextFormat.path($0))" } ?? "") + ": "
@@ -179,7 +179,7 @@ enum RecordOptions {
 
 /// What differs between expected and actual output, for people: line numbers and,
 /// for an event line, the keys that differ.
-enum OutputDiff {
+package enum OutputDiff {
     /// At most this many differences (a changed, missing or extra line each) are
     /// described in full.
     static let maxReported = 20
@@ -187,7 +187,7 @@ enum OutputDiff {
     /// The report, or nil when `expected` and `actual` are the same bytes. When not
     /// every difference is described, the report ends with how many there are in
     /// all and `seeAll`, a way to see them.
-    static func describe(expected: [UInt8], actual: [UInt8], seeAll: String? = nil) -> String? {
+    package static func describe(expected: [UInt8], actual: [UInt8], seeAll: String? = nil) -> String? {
         guard expected != actual else { return nil }
         let (prefix, oldMiddle, newMiddle) = middles(expected, actual)
         var report: [String] = []
@@ -222,7 +222,7 @@ enum OutputDiff {
     }
 
     /// "2 lines changed, 1 added": what `actual` changes in `expected`.
-    static func summary(expected: [UInt8], actual: [UInt8]) -> String {
+    package static func summary(expected: [UInt8], actual: [UInt8]) -> String {
         let (_, oldMiddle, newMiddle) = middles(expected, actual)
         let (changes, exact) = alignment(oldMiddle, newMiddle)
         return changes.isEmpty ? "the line breaks changed" : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
@@ -268,7 +268,7 @@ enum OutputDiff {
         return lines
     }
 
-    enum Change {
+    package enum Change {
         case changed(Int, Int)
         case missing(Int)
         case extra(Int, after: Int)
@@ -283,7 +283,7 @@ enum OutputDiff {
     /// `exact` tells whether the changes are a shortest script or lines paired by
     /// position, past ``maxEdits``: then a line that only moved counts as changed,
     /// and so do the lines after it.
-    static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
+    package static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
         var changes: [Change] = []
         guard let edits = shortestEdits(old, new) else {
             for index in 0..<max(old.count, new.count) {
@@ -327,14 +327,14 @@ enum OutputDiff {
     /// At most this many lines removed and added are aligned line by line.
     static let maxEdits = 1_000
 
-    enum Edit {
+    package enum Edit {
         case keep, remove, add
     }
 
     /// A shortest edit script from `old` to `new` (Myers 1986), or nil when it would
     /// take more than ``maxEdits`` edits. Time O((N+M)·D), memory O(D²): each step
     /// keeps the 2d + 1 diagonals it could have reached, for the way back.
-    static func shortestEdits(_ oldLines: [ArraySlice<UInt8>], _ newLines: [ArraySlice<UInt8>]) -> [Edit]? {
+    package static func shortestEdits(_ oldLines: [ArraySlice<UInt8>], _ newLines: [ArraySlice<UInt8>]) -> [Edit]? {
         // Each distinct line gets a number first: the search compares numbers, not
         // lines that may be long and alike up to their last bytes.
         var numbers: [ArraySlice<UInt8>: Int] = [:]
@@ -420,7 +420,7 @@ enum OutputDiff {
     /// A line for a report, shortened when long.
     /// Bytes that are not UTF-8 are written as `\xNN`, so that two lines that differ
     /// only there do not print the same.
-    static func show(_ line: ArraySlice<UInt8>) -> String {
+    package static func show(_ line: ArraySlice<UInt8>) -> String {
         let head = line.prefix(1_200)   // 300 scalars are at most 1,200 bytes
         var text = String(validating: head, as: UTF8.self) ?? hexInvalid(head)
         if head.count < line.count || text.unicodeScalars.count > 300 {

@@ -9,14 +9,14 @@ import TypingProtocol
 /// A folder's file names are bytes, as the folder holds them: each file is opened
 /// by its bytes, UTF-8 or not, and a message names it as ``TextFormat/path(_:)``
 /// writes it (escaped, on one line).
-enum PhraseFiles {
+package enum PhraseFiles {
     /// Why a table could not be loaded: the file and the key at fault, for a person.
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// A table, and the text it was read from (what a record keeps of it).
-    struct Loaded {
+    package struct Loaded {
         let table: PhraseTable
         /// The file's bytes: at most ``PhraseTableFile/maxBytes``.
         let text: [UInt8]

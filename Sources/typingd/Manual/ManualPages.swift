@@ -13,11 +13,11 @@ import Glibc
 /// `typingd subcommand` as if a subcommand were required, points to a page for
 /// its `help` subcommand, and writes lines that `mandoc -T lint` warns about (a
 /// sentence in the middle of a line, lines over 80 bytes, `.Pp` before `.It`).
-enum ManualPages {
+package enum ManualPages {
     /// One page: its file name (`typingd.check.1`) and its mdoc source.
-    struct Page: Equatable {
-        let fileName: String
-        let text: String
+    package struct Page: Equatable {
+        package let fileName: String
+        package let text: String
     }
 
     /// The longest text line written, in bytes (`mandoc -T lint` warns past 80).
@@ -25,7 +25,7 @@ enum ManualPages {
 
     /// The pages of `typingd` and of its subcommands (not ArgumentParser's `help`,
     /// which `typingd --help` covers), dated `date` ("November 24, 2026").
-    static func pages(date: String) throws -> [Page] {
+    package static func pages(date: String) throws -> [Page] {
         try pages(dumpHelp: Typingd._dumpHelp(), date: date)
     }
 
@@ -155,7 +155,7 @@ enum ManualPages {
 
     /// One paragraph of help text: prose, filled, or a literal display when every
     /// line is indented (an example command).
-    static func block(_ paragraph: String) -> [String] {
+    package static func block(_ paragraph: String) -> [String] {
         let lines = paragraph.split(separator: "\n", omittingEmptySubsequences: false)
         if lines.allSatisfy({ $0.hasPrefix("  ") || $0.isEmpty }) {
             let indent = lines.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
@@ -169,7 +169,7 @@ enum ManualPages {
 
     /// Prose as mdoc text lines: each sentence starts a line (`mandoc -T lint`:
     /// "new sentence, new line"), and no line is longer than ``maxLineBytes``.
-    static func textLines(_ prose: String) -> [String] {
+    package static func textLines(_ prose: String) -> [String] {
         var lines: [String] = []
         for sentence in sentences(prose) {
             // A run of spaces inside a sentence ("12.345  team") is kept: each space
@@ -241,7 +241,7 @@ enum ManualPages {
 
     /// Text for roff: `\` as `\e`, and every non-ASCII character as `\[uXXXX]`
     /// (the `…` of `"…"` is kept, in whatever encoding the page is read).
-    static func escapedText(_ text: String) -> String {
+    package static func escapedText(_ text: String) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
             if scalar == "\\" {
@@ -257,7 +257,7 @@ enum ManualPages {
     }
 
     /// The names of mdoc's macros: a word on a macro line that is one would be called.
-    static let macroNames: Set<String> = Set("""
+    package static let macroNames: Set<String> = Set("""
         %A %B %C %D %I %J %N %O %P %Q %R %T %U %V Ac Ad An Ao Ap Aq Ar At Bc Bd Bf Bk Bl Bo Bq Brc Bro Brq \
         Bsx Bt Bx Cd Cm D1 Db Dc Dd Dl Do Dq Dt Dv Dx Ec Ed Ef Ek El Em En Eo Er Es Ev Ex Fa Fc Fd Fl Fn Fo \
         Fr Ft Fx Hf Ic In It Lb Li Lk Lp Ms Mt Nd Nm No Ns Nx Oc Oo Op Os Ot Ox Pa Pc Pf Po Pp Pq Qc Ql Qo \
@@ -278,30 +278,30 @@ enum ManualPages {
 
     // MARK: What --experimental-dump-help writes (ArgumentParserToolInfo's ToolInfoV0)
 
-    struct ToolInfo: Decodable {
+    package struct ToolInfo: Decodable {
         let serializationVersion: Int
-        let command: CommandInfo
+        package let command: CommandInfo
     }
 
-    struct CommandInfo: Decodable {
-        let commandName: String
+    package struct CommandInfo: Decodable {
+        package let commandName: String
         let superCommands: [String]?
-        let abstract: String?
-        let discussion: String?
+        package let abstract: String?
+        package let discussion: String?
         let shouldDisplay: Bool?
         let subcommands: [CommandInfo]?
-        let arguments: [ArgumentInfo]?
+        package let arguments: [ArgumentInfo]?
 
-        var isRoot: Bool { (superCommands ?? []).isEmpty }
+        package var isRoot: Bool { (superCommands ?? []).isEmpty }
         /// `typingd check`.
-        var fullName: String { ((superCommands ?? []) + [commandName]).joined(separator: " ") }
+        package var fullName: String { ((superCommands ?? []) + [commandName]).joined(separator: " ") }
         /// `typingd.check`: the page's name.
         var title: String { ((superCommands ?? []) + [commandName]).joined(separator: ".") }
         /// The subcommands with pages: not hidden ones, nor ArgumentParser's `help`.
-        var manualSubcommands: [CommandInfo] {
+        package var manualSubcommands: [CommandInfo] {
             (subcommands ?? []).filter { $0.shouldDisplay != false && $0.commandName != "help" }
         }
-        var visibleArguments: [ArgumentInfo] { (arguments ?? []).filter(\.shouldDisplay) }
+        package var visibleArguments: [ArgumentInfo] { (arguments ?? []).filter(\.shouldDisplay) }
 
         /// The arguments as `--help` groups them: by section title, in order, the
         /// positional ones under "Arguments", the rest under "Options".
@@ -321,26 +321,26 @@ enum ManualPages {
         }
     }
 
-    struct ArgumentInfo: Decodable {
-        enum Kind: String, Decodable {
+    package struct ArgumentInfo: Decodable {
+        package enum Kind: String, Decodable {
             case positional, option, flag
         }
 
-        struct Name: Decodable {
-            let kind: String
-            let name: String
+        package struct Name: Decodable {
+            package let kind: String
+            package let name: String
         }
 
-        let kind: Kind
+        package let kind: Kind
         let shouldDisplay: Bool
         let sectionTitle: String?
         let isOptional: Bool
         let isRepeating: Bool
-        let names: [Name]?
-        let valueName: String?
-        let defaultValue: String?
-        let abstract: String?
-        let discussion: String?
+        package let names: [Name]?
+        package let valueName: String?
+        package let defaultValue: String?
+        package let abstract: String?
+        package let discussion: String?
 
         var isHelpOrVersion: Bool {
             kind == .flag && (names ?? []).contains { $0.kind == "long" && ($0.name == "help" || $0.name == "version") }

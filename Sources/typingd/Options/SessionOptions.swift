@@ -10,9 +10,9 @@ import TypingProtocol
 /// Every default and range here comes from the declarations in `TypingCore` and
 /// `TypingProtocol` (``EngineConfiguration``, ``SessionConfiguration``): the help
 /// cannot drift from the code.
-struct SessionOptions: ParsableArguments {
+package struct SessionOptions: ParsableArguments {
     /// How events are written.
-    enum Format: String, CaseIterable, ExpressibleByArgument {
+    package enum Format: String, CaseIterable, ExpressibleByArgument {
         /// The protocol's JSON, one object per line.
         case json
         /// Lines for people at a terminal.
@@ -22,7 +22,7 @@ struct SessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "Where time comes from: 'real' (ms since start) or 'manual' (the commands' \"at\").",
         valueName: "real|manual"))
-    var clock: SessionConfiguration.Clock = .real
+    package var clock: SessionConfiguration.Clock = .real
 
     @Option(name: .customLong("timeout-ms"), parsing: .unconditional, help: ArgumentHelp(
         "Milliseconds after the last keystroke at which typing stops (\(OptionRange.describe(EngineConfiguration.timeoutRange))).",
@@ -47,7 +47,7 @@ struct SessionOptions: ParsableArguments {
     @Option(name: .customLong("phrase-table"), help: ArgumentHelp(
         "A phrase table given as JSON text (what the header of a version 1 record holds); loaded after the --phrases ones.",
         valueName: "json", visibility: .hidden))
-    var phraseTables: [String] = []
+    package var phraseTables: [String] = []
 
     @Option(name: .customLong("default-locale"), help: ArgumentHelp(
         "The locale of users who give none: the table they get. A locale with no table loaded (see --phrases) falls back to en, silently, as a user's own locale does.",
@@ -57,13 +57,13 @@ struct SessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "How events are written: 'json' (the protocol) or 'text' (for people: \"12.345  team  bob sees: Alice is typing...\").",
         valueName: "json|text"))
-    var format: Format = .json
+    package var format: Format = .json
 
     @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
     var typingEvents = EngineConfiguration.defaults.typingEvents
 
     @Flag(help: "At the end of input, exit at once instead of letting active streaks time out.")
-    var noDrain = false
+    package var noDrain = false
 
     @Option(help: ArgumentHelp(
         "Who receives indicators: 'members' (every member) or 'open' (members whose view is open).",
@@ -113,7 +113,9 @@ struct SessionOptions: ParsableArguments {
     /// `--max-output-per-line`, nil for no cap.
     var maxOutputPerLine: Int? { outputCap.bytes }
 
-    func validate() throws {
+    package init() {}
+
+    package func validate() throws {
         try OptionRange.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
         if let maxOutputPerLine {
             try OptionRange.check("--max-output-per-line", maxOutputPerLine, in: EngineConfiguration.maxOutputPerLineRange)
@@ -134,7 +136,7 @@ struct SessionOptions: ParsableArguments {
     /// The settings the options describe, with the phrase tables they name loaded
     /// (relative paths from `folder`, or the working directory when nil), then
     /// `recorded` (a record's table lines).
-    func configuration(relativeTo folder: String? = nil,
+    package func configuration(relativeTo folder: String? = nil,
                        recorded: [PhraseTable] = []) throws(PhraseFiles.Failure) -> SessionConfiguration {
         try configuration(tables: try loadTables(relativeTo: folder).map(\.table) + recorded)
     }
@@ -153,7 +155,7 @@ struct SessionOptions: ParsableArguments {
 
     /// The tables `--phrases` and `--phrase-table` name, loaded and checked, in
     /// that order, with their texts.
-    func loadTables(relativeTo folder: String?) throws(PhraseFiles.Failure) -> [PhraseFiles.Loaded] {
+    package func loadTables(relativeTo folder: String?) throws(PhraseFiles.Failure) -> [PhraseFiles.Loaded] {
         var tables: [PhraseFiles.Loaded] = []
         for path in phrases {
             tables += try PhraseFiles.load(path, relativeTo: folder)
@@ -185,7 +187,7 @@ struct SessionOptions: ParsableArguments {
     /// record's header holds. The clock and draining are left out: a replay takes
     /// its time, and its end, from the record. Every option declared here is either
     /// written or in ``unrecorded``, saying why (RecordWordsTests holds them together).
-    var recordWords: [String] {
+    package var recordWords: [String] {
         var words = ["--format", format.rawValue, "--timeout-ms", String(timeoutMs), "--style", style.rawValue,
                      "--list-style", listStyle.rawValue, "--default-locale", defaultLocale,
                      "--audience", audience.rawValue, "--order", order.rawValue, "--max-listed", String(maxListed),
@@ -197,7 +199,7 @@ struct SessionOptions: ParsableArguments {
     }
 
     /// The options a record's header leaves out (long names), and why.
-    static let unrecorded: [String: String] = [
+    package static let unrecorded: [String: String] = [
         "clock": "a replay takes its time from the record, and a record needs the real clock",
         "no-drain": "a replay ends where the record says the session ended",
         "phrases": "the tables it loads are written after the header, each on a #table line (recordHeader(tables:))",
@@ -209,7 +211,7 @@ struct SessionOptions: ParsableArguments {
     /// starts with: every table goes in, in the order it was loaded, as its text, so
     /// the record replays the same wherever the tables' files went, and the replay
     /// builds the same book (see ``RecordFormat``).
-    func recordHeader(tables: [PhraseFiles.Loaded]) -> RecordHeader {
+    package func recordHeader(tables: [PhraseFiles.Loaded]) -> RecordHeader {
         RecordHeader(options: recordWords, tables: tables.map(\.text))
     }
 }

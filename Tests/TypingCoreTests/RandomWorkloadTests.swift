@@ -1,13 +1,14 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
-/// Protocol v3 under random workloads: every command of v3, in every
-/// configuration that changes how it behaves, with the invariant checker after
-/// every step. The checker compares every viewer's last indicator with what they
-/// see now (their location, table and style, activities, the stale members), so
-/// this is the broad check that renders miss no viewer and write no stale view.
-@Suite("Protocol v3 under random workloads")
-struct EngineV3RandomTests {
+/// Random workloads: every command (languages, threads, views, activities,
+/// settings), in every configuration that changes how it behaves, with the
+/// invariant checker after every step. The checker compares every viewer's last
+/// indicator with what they see now (their location, table and style, activities,
+/// the stale members), so this is the broad check that renders miss no viewer and
+/// write no stale view.
+@Suite("Random workloads")
+struct RandomWorkloadTests {
     /// Two small tables besides English: one with plural forms in subjects and
     /// verbs, one with a clause that puts the verb first.
     static let book: PhraseBook = {
@@ -91,7 +92,7 @@ struct EngineV3RandomTests {
         }
     }
 
-    @Test("a snapshot rebuilds everything v3 added, and the rebuilt engine writes what the original writes",
+    @Test("a snapshot rebuilds a random session, and the rebuilt engine writes what the original writes",
           arguments: 0..<4)
     func snapshotRoundTrip(configuration index: Int) {
         let configuration = Self.configurations[index]

@@ -2,7 +2,7 @@ import CJansson
 
 /// The fields of a command object that typingd reads. Values are borrowed from
 /// jansson: valid while the decoded line is alive.
-struct JSONObject {
+struct CommandFields {
     typealias Value = UnsafeMutablePointer<json_t>
 
     var id: Value?
@@ -27,14 +27,14 @@ struct JSONObject {
     /// the most used first, only while the object has keys left unaccounted for
     /// (most lines have none, or one: a join's `name`).
     init(_ object: Value) {
-        cmd = JSONObject.get(object, "cmd")
-        conv = JSONObject.get(object, "conv")
-        user = JSONObject.get(object, "user")
-        at = JSONObject.get(object, "at")
+        cmd = CommandFields.get(object, "cmd")
+        conv = CommandFields.get(object, "conv")
+        user = CommandFields.get(object, "user")
+        at = CommandFields.get(object, "at")
         var left = json_object_size(object)
             - (cmd == nil ? 0 : 1) - (conv == nil ? 0 : 1) - (user == nil ? 0 : 1) - (at == nil ? 0 : 1)
         @inline(__always) func take(_ key: StaticString) -> Value? {
-            guard left > 0, let value = JSONObject.get(object, key) else { return nil }
+            guard left > 0, let value = CommandFields.get(object, key) else { return nil }
             left -= 1
             return value
         }
@@ -57,7 +57,11 @@ struct JSONObject {
         json_object_getn(object, UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self),
                          key.utf8CodeUnitCount)
     }
+}
 
+/// What typingd asks of one jansson value, wherever it reads JSON (commands, phrase
+/// tables).
+enum JSONValue {
     /// The UTF-8 bytes of a string value (borrowed; jansson checked they are UTF-8).
     static func bytes(ofString value: UnsafeMutablePointer<json_t>) -> UnsafeRawBufferPointer {
         let count = json_string_length(value)
