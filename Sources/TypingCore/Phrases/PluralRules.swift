@@ -57,6 +57,12 @@ public struct PluralRules: Sendable, Equatable {
     /// at most 5.
     public static let maxTests = 16
 
+    /// The tests a category of a count of 128 or more makes at most, over every
+    /// condition: each is one bisection of a sorted interval set, so this (at most
+    /// ``maxTests`` per category), not the length of the rules, is what a lookup
+    /// costs.
+    package var testCount: Int { conditions.reduce(0) { $0 + $1.condition.tests } }
+
     /// Rules with no condition: every count is `other` (Japanese, Chinese, …).
     public static let none = PluralRules(parsed: [:], conditions: [])
 
