@@ -120,12 +120,29 @@ package struct Typingd: ParsableCommand {
             // goes through diagnose: it is terminal-safe, whatever an argument held
             // (`--bogus$'\e[31m'` is echoed as `\u{1b}`).
             let code = exitCode(for: error)
-            let message = fullMessage(for: error)
+            let message = argumentsEscaped(in: fullMessage(for: error))
             if !message.isEmpty {
                 if code == .success { print(message) } else { StandardOutput.diagnose(message) }
             }
             Glibc.exit(code.rawValue)
         }
+    }
+
+    /// `message` with every argument (or `--option=` value) that holds a line break
+    /// shown as a path is (`\u{a}`): diagnose keeps the message's own line breaks,
+    /// and an argument's must not forge a line of its own.
+    static func argumentsEscaped(in message: String) -> String {
+        var message = message
+        for argument in CommandLine.arguments.dropFirst() where argument.contains(where: \.isNewline) {
+            var pieces = [argument]
+            if argument.hasPrefix("-"), let equals = argument.firstIndex(of: "=") {
+                pieces.append(String(argument[argument.index(after: equals)...]))
+            }
+            for piece in pieces where piece.contains(where: \.isNewline) {
+                message = message.replacing(piece, with: TextFormat.path(piece))
+            }
+        }
+        return message
     }
 
     /// `typingd help NAME...` names subcommands: ArgumentParser shows the root's help,

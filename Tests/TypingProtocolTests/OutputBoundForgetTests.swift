@@ -138,3 +138,60 @@ struct TextOutputBoundTests {
         }
     }
 }
+
+/// `--max-output-per-line` and what a command writes besides renders: its `ok`
+/// counts; a command that stops no streak is not charged for one.
+@Suite("Output per line, replies and stops")
+struct OutputBoundReplyTests {
+    static func events(_ engine: inout Engine, _ request: Request) -> [Event] {
+        var events: [Event] = []
+        engine.apply(request, to: &events)
+        return events
+    }
+
+    static func isLimit(_ events: [Event]) -> Bool {
+        guard events.count == 1, case .error(let error) = events[0] else { return false }
+        return error.code == .limit
+    }
+
+    @Test("an ok with a long id counts against the cap, in both formats", arguments: [100, 2_000])
+    func okCounts(cap: Int) {
+        var engine = Engine(configuration: EngineConfiguration(maxOutputPerLine: cap))
+        let id = Request.ID.string(String(repeating: "\u{1}", count: 128) + String(repeating: "\u{61C}", count: 64))
+        for command in [Command.join(conv: Identifier("g"), user: Identifier("a")), .tick,
+                        .forget(conv: Identifier("g"), user: Identifier("a"))] {
+            let events = Self.events(&engine, Request(command, id: id, line: 1))
+            let (json, text) = TextOutputBoundTests.sizes(events)
+            if !Self.isLimit(events) {
+                #expect(json <= cap && text <= cap, "\(command): json \(json), text \(text), cap \(cap)")
+            }
+        }
+        // Under a cap of 100, the join's ok (over 700 bytes) is refused; under 2,000 it fits.
+        #expect(Self.isLimit(Self.events(&engine, Request(.join(conv: Identifier("h"), user: Identifier("b")), id: id, line: 2)))
+                == (cap == 100))
+    }
+
+    @Test("open where one types, and send in another thread, stop nothing and are not charged a render")
+    func noStopNoCharge() {
+        var engine = Engine(configuration: EngineConfiguration())
+        let g = Identifier("g")
+        for index in 0..<30 {
+            _ = Self.events(&engine, Request(.join(conv: g, user: Identifier("user\(index)"), name: "User \(index)"), at: 0))
+        }
+        for index in 0..<2 {
+            #expect(!Self.events(&engine, Request(.type(conv: g, user: Identifier("user\(index)")), at: 1)).isEmpty)
+        }
+        let typer = Identifier("user0"), idle = Identifier("user29")
+        let stop = engine.outputBound(of: .send(conv: g, user: typer))
+        #expect(engine.outputBound(of: .open(conv: g, user: typer)) == engine.outputBound(of: .open(conv: g, user: idle)),
+                "opening the chat where one types is charged as anyone's open")
+        #expect(engine.outputBound(of: .open(conv: g, user: typer)) * 10 < stop)
+        #expect(engine.outputBound(of: .send(conv: g, user: typer, thread: Identifier("t"))) == 0,
+                "a message in a thread stops no streak on the main timeline")
+        #expect(engine.outputBound(of: .open(conv: g, user: typer, thread: Identifier("t"))) >= stop,
+                "opening a thread stops the streak on the main timeline")
+        #expect(Self.events(&engine, Request(.open(conv: g, user: typer), at: 3)).isEmpty)
+        #expect(Self.events(&engine, Request(.send(conv: g, user: typer, thread: Identifier("t")), at: 4)).isEmpty)
+        #expect(Self.events(&engine, Request(.send(conv: g, user: typer), at: 5)).count == 29)
+    }
+}

@@ -147,6 +147,21 @@ struct PhraseOptionsTests {
         }
     }
 
+    @Test("an option value or name holding a line break: escaped, so it forges no line of its own on stderr")
+    func lineBreaksInArguments() throws {
+        let dir = try Daemon.temporaryFolder("line-break-arguments")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let input = dir.appendingPathComponent("in.jsonl")
+        try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
+        for options in [["--timeout-ms", "1\ntypingd: forged"], ["--timeout-ms=1\ntypingd: forged"],
+                        ["--style", "x\ntypingd: forged"], ["--bogus\ntypingd: forged"]] {
+            let (out, err, status) = try WorkflowTests.typingd(options, input: input)
+            #expect(status == 64 && out.isEmpty, "\(options): \(status) \(out)")
+            #expect(err.contains("\\u{a}typingd: forged"), "\(options): \(err)")
+            #expect(!err.split(separator: "\n").contains { $0.hasPrefix("typingd: forged") }, "\(options): \(err)")
+        }
+    }
+
     /// Built-in English as a table file, with `clause` and subject `1` replaced.
     static func english(clause: String, one: String = "{0}") -> String {
         let text = String(decoding: PhraseTableFile.encode(PhraseTable.english), as: UTF8.self)

@@ -9,6 +9,9 @@ extension Engine {
     /// The bytes of a `typing` event beyond its ids: keys, the largest `at`, the
     /// longest state, activity and reason.
     static let typingOverhead = 140
+    /// The bytes of an `ok` beyond its id: keys, the largest line number (and, in
+    /// text, time), the LF.
+    static let okOverhead = 80
     /// The bytes of `,"thread":` around a thread id.
     static let threadKey = 12
 
@@ -58,7 +61,15 @@ extension Engine {
                 total.add(renderBound(c, at: here, newTyperName: users[u].nameBound, newActivity: activity != .typing,
                                       thread: thread))
             }
-        case let .send(conv, user, _), let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
+        case let .send(conv, user, thread):
+            guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
+            total.add(forgottenBound(c))
+            // The streak stops only where the message was sent.
+            let streak = conversations[c].members[slot].streak
+            if streak >= 0 && streaks[streak].location == location(of: thread, in: c) {
+                total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false))
+            }
+        case let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             total.add(forgottenBound(c))
             let streak = conversations[c].members[slot].streak
@@ -76,8 +87,11 @@ extension Engine {
         case let .open(conv, user, thread, view):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             let streak = conversations[c].members[slot].streak
-            if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
             let target = view == .list ? Location.main : location(of: thread, in: c)
+            // The streak stops only when the view moves away from it, or is a list.
+            if streak >= 0 && (view == .list || streaks[streak].location != target) {
+                total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false))
+            }
             total.add(memberBound(c, at: target, viewer: 0, thread: view == .list ? nil : thread))
         case let .user(user, name, sendTyping, locale, receiveTyping):
             guard let u = findUser(user) else { return 0 }
@@ -87,6 +101,16 @@ extension Engine {
             return 0
         }
         return total.value
+    }
+
+    /// The most bytes of the `ok` a command with `id` gets, in either format:
+    /// `{"event":"ok","line":…,"id":…}` or `… ok line … (id …)`, with the largest
+    /// line number and time.
+    static func okBound(_ id: Request.ID) -> Int {
+        switch id {
+        case .integer: return Engine.okOverhead + 20
+        case .string(let string): return Engine.okOverhead + 6 * string.utf8.count + 2
+        }
     }
 
     /// Adds the renders a change of settings of user `u` causes: the locations where

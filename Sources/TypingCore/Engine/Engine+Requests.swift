@@ -117,7 +117,15 @@ extension Engine {
     @inline(never)
     mutating func refusesOutput(of command: Command, line: Int, id: Request.ID?, to sink: inout EventTarget) -> Bool {
         guard let cap = configuration.maxOutputPerLine else { return false }
-        let bound = outputBound(of: command)
+        var total = Bound()
+        total.add(outputBound(of: command))
+        // Its `ok` counts too (the replies of query, stats and snapshot are what was
+        // asked for; an error replaces the command's output).
+        switch command {
+        case .query, .stats, .snapshot: break
+        default: if let id { total.add(Engine.okBound(id)) }
+        }
+        let bound = total.value
         guard bound > cap else { return false }
         rejectLine(Event.Error(line: line, id: id, code: .limit,
                                message: "this command could write up to \(bound) bytes of events, more than --max-output-per-line \(cap) allows; it was not applied",
