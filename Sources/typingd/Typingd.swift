@@ -120,7 +120,11 @@ package struct Typingd: ParsableCommand {
             // goes through diagnose: it is terminal-safe, whatever an argument held
             // (`--bogus$'\e[31m'` is echoed as `\u{1b}`).
             let code = exitCode(for: error)
-            let message = argumentsEscaped(in: fullMessage(for: error))
+            var message = argumentsEscaped(in: fullMessage(for: error))
+            if code != .success, let hint = subcommandHint(CommandLine.arguments.dropFirst()),
+               let end = message.firstIndex(of: "\n") {
+                message.insert(contentsOf: ". " + hint, at: end)
+            }
             if !message.isEmpty {
                 if code == .success { print(message) } else { StandardOutput.diagnose(message) }
             }
@@ -143,6 +147,31 @@ package struct Typingd: ParsableCommand {
             }
         }
         return message
+    }
+
+    /// "Did you mean 'typingd check'?" when the first argument is not an option and
+    /// is a subcommand's name mistyped (at most two edits away; typingd itself takes
+    /// no arguments, so ArgumentParser only says they were unexpected).
+    static func subcommandHint(_ arguments: ArraySlice<String>) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        let names = (configuration.subcommands.map { $0._commandName }) + ["help"]
+        guard !names.contains(first),
+              let near = names.first(where: { editDistance(Array(first.utf8), Array($0.utf8)) <= 2 }) else { return nil }
+        return "Did you mean 'typingd \(near)'?"
+    }
+
+    /// Levenshtein's distance between two byte strings (short ones: a name typed).
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        guard a.count <= 64 && b.count <= 64 else { return .max }
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// `typingd help NAME...` names subcommands: ArgumentParser shows the root's help,

@@ -63,6 +63,21 @@ struct HelpTests {
         #expect(Set(statuses.map(\.status)) == [0, 1, 64, 74], "a status --help states that no case here checks: \(statuses)")
     }
 
+    @Test("a mistyped subcommand gets a suggestion (exit 64); a word far from every name gets none")
+    func subcommandSuggestion() throws {
+        for (words, suggestion) in [(["chek", "examples"], "typingd check"), (["replya", "x.rec"], "typingd replay"),
+                                    (["hlep"], "typingd help"), (["zzz"], nil)] as [([String], String?)] {
+            let (out, err, status) = try WorkflowTests.typingd(words)
+            let first = err.split(separator: "\n").first.map(String.init) ?? ""
+            #expect(status == 64 && out.isEmpty, "\(words): \(status)")
+            if let suggestion {
+                #expect(first.hasSuffix(". Did you mean '\(suggestion)'?"), "\(words): \(first)")
+            } else {
+                #expect(!err.contains("Did you mean"), "\(words): \(err)")
+            }
+        }
+    }
+
     @Test("typingd replay and typingd exit with the statuses their --help states")
     func otherStatuses() throws {
         let dir = try Daemon.temporaryFolder("replay-statuses")
