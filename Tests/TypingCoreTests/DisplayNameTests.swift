@@ -29,6 +29,19 @@ struct DisplayNameTests {
         #expect(shown.map { Array($0.utf8) } == expected.map { Array($0.utf8) })
     }
 
+    @Test("each control character is dropped wherever it stands; the characters beside the ranges are kept")
+    func eachCharacter() {
+        // One at a time, inside a short name: a long string of them is cut to 15
+        // characters before most are reached (U+007F among them).
+        for value in UInt32(0)...0xA0 {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let control = value < 0x20 || (0x7F...0x9F).contains(value)
+            let shown = DisplayName.render("a" + String(scalar) + "b")
+            #expect(shown.map { Array($0.unicodeScalars) } == Array((control ? "ab" : "a" + String(scalar) + "b").unicodeScalars),
+                    "U+\(String(value, radix: 16, uppercase: true))")
+        }
+    }
+
     @Test("the result never holds a control character")
     func noControls() {
         let raw = String(decoding: (0..<0xA0).map { UInt8($0) }.filter { $0 < 0x80 }, as: UTF8.self) + "\u{80}\u{9F}x"

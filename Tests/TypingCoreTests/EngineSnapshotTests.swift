@@ -107,6 +107,18 @@ struct EngineSnapshotTests {
         }
     }
 
+    @Test("a conversation lists its streaks in the order they began, whatever order --order shows them in")
+    func listingOrder() {
+        var h = Harness(EngineConfiguration(order: .recent))
+        h.join("g", "a", "b", "c", "v")
+        for (user, time) in [("a", 1), ("b", 2), ("c", 3), ("a", 4)] { h.type("g", user, at: time) }
+        // Shown a, c, b (latest keystroke first); begun a, b, c: no `started` needed.
+        #expect(Self.snapshot(&h).filter { $0.hasPrefix("streak") } == [
+            "streak g a deadline=3004 keystroke=3", "streak g b deadline=3002 keystroke=1",
+            "streak g c deadline=3003 keystroke=2",
+        ])
+    }
+
     @Test("a snapshot counts as a command and leaves the state as it was")
     func readOnly() {
         var h = Harness()

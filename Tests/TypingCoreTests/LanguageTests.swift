@@ -24,6 +24,19 @@ struct LanguageTests {
         #expect(throws: PhraseBook.Error.self) { try PhraseBook(defaultLocale: "de_DE") }
     }
 
+    @Test("subtags are dropped from the end, one at a time: the longest tag that has a table wins")
+    func longestTagWins() throws {
+        func table(_ locale: String) throws -> PhraseTable {
+            try PhraseTable(locale: locale, names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
+                            clause: "{names} {verb}", separator: "; ", end: " (\(locale))")
+        }
+        // English is table 0; then pt 1, pt-BR 2, zh-Hant 3.
+        let book = try PhraseBook(tables: [table("pt"), table("pt-BR"), table("zh-Hant")], defaultLocale: "zh-Hant-TW")
+        #expect(book.table(for: "pt-BR-x-y") == 2, "pt-BR-x-y → pt-BR-x → pt-BR, before pt")
+        #expect(book.table(for: "pt-PT-x") == 1)
+        #expect(book.table(for: nil) == 3, "the default locale zh-Hant-TW chooses zh-Hant")
+    }
+
     @Test("a change of locale re-renders the user's conversations in the order they joined them; a re-join counts from its own time")
     func localeVisitsInJoinOrder() {
         var h = Harness(EngineConfiguration(phrases: Self.book))

@@ -87,6 +87,19 @@ struct PhraseBoundTests {
         }
     }
 
+    @Test("a table whose worst case is exactly the bound is taken; one byte more is refused")
+    func exactlyAtTheBound() throws {
+        let room = PhraseTable.maxPhraseBytes - Self.english.phraseBound
+        let pad = room / Activity.allCases.count, rest = room % Activity.allCases.count
+        func table(end extra: Int) throws(PhraseTable.Error) -> PhraseTable {
+            try PhraseTable(locale: "xx", plural: Self.english.plural, names: Self.english.names, verbs: Self.english.verbs,
+                            clause: "{names} {verb}" + String(repeating: "x", count: pad), separator: Self.english.separator,
+                            end: Self.english.end + String(repeating: "x", count: extra))
+        }
+        #expect(try table(end: rest).phraseBound == PhraseTable.maxPhraseBytes)
+        #expect(throws: PhraseTable.Error.self) { try table(end: rest + 1) }
+    }
+
     @Test("a name longer than a display name can be is cut at a character, never mid-UTF-8")
     func longNameCut() {
         var bytes: [UInt8] = []

@@ -141,6 +141,19 @@ struct RenderAudienceTests {
         #expect(many <= few + 400, "200 opens read \(many) stored variants among 3,000 languages, \(few) among 3")
         #endif
     }
+
+    @Test("a member who receives no typing is told nothing when they join or open a view of a room with a thread in use")
+    func silentMemberOfRoomWithThreads() {
+        var h = Harness()
+        h.join("dev", "ana", "ben")
+        h.run(.open(conv: ID("dev"), user: ID("ana"), thread: ID("release")), at: 1)
+        h.type("dev", "ben", at: 2)
+        // With a thread in use a render merges audiences; the one member the command
+        // names is visited too, and must still be left out.
+        #expect(h.run(.join(conv: ID("dev"), user: ID("quiet"), receiveTyping: false), at: 3) == [])
+        #expect(h.run(.open(conv: ID("dev"), user: ID("quiet")), at: 4) == [])
+        #expect(h.run(.open(conv: ID("dev"), user: ID("quiet"), thread: ID("release")), at: 5) == [])
+    }
 }
 
 /// Every applied command that names a conversation renders it, also when it changed

@@ -58,6 +58,28 @@ struct OutputBoundForgetTests {
         }
         engine.checkInvariants()
     }
+
+    @Test("a command that tells many forgotten screens is bounded by an indicator for each of them")
+    func manyForgotten() {
+        var engine = Engine(configuration: EngineConfiguration())
+        let conv = Identifier("room")
+        var events: [Event] = []
+        engine.apply(Request(.join(conv: conv, user: Identifier("ana"))), to: &events)
+        engine.apply(Request(.join(conv: conv, user: Identifier("ben"), name: "Ben")), to: &events)
+        let members = (0..<50).map { Identifier("m\($0)") }
+        for member in members { engine.apply(Request(.join(conv: conv, user: member)), to: &events) }
+        engine.apply(Request(.type(conv: conv, user: Identifier("ben")), at: 10), to: &events)
+        for member in members { engine.apply(Request(.forget(conv: conv, user: member), at: 20), to: &events) }
+        // ana's send changes nothing but the 50 forgotten screens, each told at once.
+        let command = Command.send(conv: conv, user: Identifier("ana"))
+        let bound = engine.outputBound(of: command)
+        events = []
+        engine.apply(Request(command, at: 30, line: 104), to: &events)
+        #expect(events.count == members.count)
+        let (json, text) = TextOutputBoundTests.sizes(events)
+        #expect(json <= bound && text <= bound, "json: \(json) bytes, text: \(text), bound \(bound)")
+        engine.checkInvariants()
+    }
 }
 
 /// `--max-output-per-line` with `--format text`. The bound counts bytes as the

@@ -174,6 +174,25 @@ struct PhraseTableFileTests {
         }
     }
 
+    @Test("a key given twice, at the top or inside, is refused, even when both values are fine")
+    func duplicateKeys() throws {
+        let valid = Self.table { _ in }
+        _ = try Self.decode(valid)
+        #expect(valid.hasPrefix("{") && valid.contains(#""verbs":{"#))
+        let twice = [
+            #"{"end":"!","# + valid.dropFirst(),
+            valid.replacingOccurrences(of: #""verbs":{"#, with: #""verbs":{"typing":"types","#),
+        ]
+        for text in twice {
+            do {
+                _ = try Self.decode(text)
+                Issue.record("accepted: \(text.prefix(80))")
+            } catch {
+                #expect(error.message.contains("duplicate"), "\(error)")
+            }
+        }
+    }
+
     @Test("text that is not a JSON object is refused, with where")
     func notJSON() {
         for text in ["", "[]", "{\"locale\": \"xx\",}", "{\"locale\":\"a\",\"locale\":\"b\"}"] {

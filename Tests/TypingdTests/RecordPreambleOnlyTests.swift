@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import typingd
 import TypingProtocol
@@ -15,6 +16,23 @@ struct RecordPreambleOnlyTests {
     func preambleOnly(_ record: String) throws {
         let output = try TranscriptRun.output(of: Array(record.utf8), words: nil, checksInvariants: true)
         #expect(output.isEmpty)
+    }
+
+    @Test("a preamble cut short, or with a broken table line, is refused by check as replay refuses it, though no line follows",
+          arguments: [(header + table.dropLast(), "no line break"), (String(header.dropLast()), "no line break"),
+                      (header + "#table {\"locale\":\"de\"}\n", "bad phrase table")])
+    func brokenPreamble(_ record: String, says: String) throws {
+        let file = Daemon.temporaryFile("broken-preamble", suffix: ".rec")
+        try record.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (_, replayed, status) = try WorkflowTests.typingd(["replay", file.path])
+        #expect(status == 65 && replayed.contains(says), "\(replayed)")
+        do {
+            let output = try TranscriptRun.output(of: Array(record.utf8), words: nil, checksInvariants: true)
+            Issue.record("check played it: \(output.count) bytes")
+        } catch {
+            #expect("\(error)".contains(says), "\(error)")
+        }
     }
 
     @Test("a record whose preamble is followed by lines still plays them (the preamble is not played again)")

@@ -145,7 +145,18 @@ final class TestProcess: @unchecked Sendable {
         self.exitPipe = exitPipe
         // The handler keeps the pipe open until it has run, however soon this goes.
         process.terminationHandler = { _ in exitPipe.signal() }
-        try process.run()
+        // The program starts with no signal blocked, as from a shell. The child
+        // inherits the mask of the thread that starts it, and the test's threads
+        // (Dispatch's) block almost every signal: a program started so would get
+        // EFBIG for a write past a file-size limit even if it left SIGXFSZ at its
+        // default action, which kills it (FaultTests.fileSizeLimit).
+        do {
+            var blocked = sigset_t(), none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, &blocked)
+            defer { pthread_sigmask(SIG_SETMASK, &blocked, nil) }
+            try process.run()
+        }
         pid = process.processIdentifier
         errorCollector = errorPipe.map { Collector($0.fileHandleForReading) }
         let pid = pid, killed = killedByWatchdog

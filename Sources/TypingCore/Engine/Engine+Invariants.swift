@@ -77,8 +77,12 @@ extension Engine {
                           },
                           "the shared view of \(record.id) at \(location) is left stale while someone watches")
                 } else {
-                    check(!fullView(of: c, at: location, head: head, groups: groups, previous: state.fullView).changed,
-                          "the shared view of \(record.id) at \(location) is out of date")
+                    let (rebuilt, changed) = fullView(of: c, at: location, head: head, groups: groups, previous: state.fullView)
+                    check(!changed, "the shared view of \(record.id) at \(location) is out of date")
+                    // Its content aside, it packs one typer more than it lists, for the
+                    // typers' own views: those must be the first ones too.
+                    check(changed || rebuilt === state.fullView,
+                          "the shared view of \(record.id) at \(location) packs other typers than the first ones")
                 }
                 frames[location] = RenderFrame(conv: c, location: location, head: head, full: state.fullView,
                                                stale: nil, staleChanged: false, groups: groups)
