@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TypingProtocol
 
 /// The cluster example's router (examples/cluster/common.py) routes by the rules of
 /// Protocol.md ("Running several typingd processes"): FNV-1a (32 bits) of the
@@ -7,11 +8,9 @@ import Testing
 /// on the published test vectors and on ids of every shape, against the rule.
 @Suite("Cluster routing (common.py)")
 struct RoutingTests {
-    /// The rule, as Protocol.md states it.
+    /// The rule (TypingProtocol's, as Protocol.md states it).
     static func partition(_ conv: String, among count: Int) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        for byte in conv.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        return Int(hash % UInt32(count))
+        Partition.of(conv, among: count)
     }
 
     @Test("common.py's partition_of agrees with the rule and the published vectors")

@@ -1,40 +1,30 @@
 import Testing
 import TypingCore
+import TypingProtocol
 
 /// Running several typingd processes, without a broker: a seeded workload split by
 /// the routing rules of Protocol.md ("Running several typingd processes") into N
 /// engines gives, for every conversation, the events one engine gives.
 @Suite("Partitions")
 struct PartitionTests {
-    /// The partition of a conversation: FNV-1a (32 bits) of its id's UTF-8 bytes,
-    /// modulo the number of partitions, as the router computes it.
     static func partition(of conv: Identifier, among count: Int) -> Int {
-        var hash: UInt32 = 2_166_136_261
-        conv.withUnsafeBytes { bytes in
-            for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        }
-        return Int(hash % UInt32(count))
+        Partition.of(conv, among: count)
     }
 
-    @Test("FNV-1a test vectors, the same as the router's (examples/cluster/README.md)", arguments: [
-        ("", UInt32(0x811C_9DC5), 1), ("general", 0x24B9_216B, 3), ("dm:alice:bob", 0xE147_4CF1, 1), ("\u{E9}", 0x1E9D_E8C1, 1),
-    ])
-    func vectors(conv: String, hash: UInt32, partitionOfFour: Int) {
-        var computed: UInt32 = 2_166_136_261
-        for byte in conv.utf8 { computed = (computed ^ UInt32(byte)) &* 16_777_619 }
-        #expect(computed == hash)
-        #expect(Self.partition(of: Identifier(conv), among: 4) == partitionOfFour)
+    @Test("FNV-1a test vectors, the same as the router's (examples/cluster/README.md)")
+    func vectors() {
+        for (conv, hash, partitionOfFour) in Partition.testVectors {
+            #expect(Partition.hash(conv.utf8) == hash, "\(conv.debugDescription)")
+            #expect(Partition.of(Identifier(conv), among: 4) == partitionOfFour && Partition.of(conv, among: 4) == partitionOfFour)
+        }
+        #expect(Partition.of("general", among: 1) == 0 && Partition.of("general", among: 0) == 0)
     }
 
     /// Where a command goes: its conversation's partition, or every partition.
     static func routes(_ command: Command, among count: Int) -> [Int] {
-        switch command {
-        case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
-             .remove(let conv, _, _), .open(let conv, _, _, _), .close(let conv, _), .query(let conv, _),
-             .forget(let conv, _):
-            return [partition(of: conv, among: count)]
-        case .offline, .user, .tick, .stats, .snapshot:
-            return Array(0..<count)
+        switch Partition.route(of: command, among: count) {
+        case .one(let partition): return [partition]
+        case .every: return Array(0..<count)
         }
     }
 
