@@ -7,25 +7,25 @@ struct IndexTableTests {
     func againstDictionary() {
         var table = IndexTable()
         var keys: [Identifier] = []
-        var reference: [Identifier: Int32] = [:]
+        var reference: [Identifier: UserIndex] = [:]
         let seed: UInt64 = 42
         var rng = SystemRandomNumberGenerator()
         for round in 0..<4 {
             for n in 0..<3000 {
                 let id = Identifier("r\(round)-\(n)-\(UInt32.random(in: 0...9, using: &rng))")
                 if reference[id] != nil { continue }
-                let record = Int32(keys.count)
+                let record = UserIndex(rawValue: Int32(keys.count))
                 keys.append(id)
                 reference[id] = record
                 table.insert(hash: id.hash(seed: seed), record: record)
             }
-            for (id, record) in reference where Int(record) % 3 != round % 3 {
+            for (id, record) in reference where Int(record.rawValue) % 3 != round % 3 {
                 table.remove(hash: id.hash(seed: seed), record: record)
                 reference[id] = nil
             }
             #expect(table.count == reference.count)
             for (index, id) in keys.enumerated() {
-                let found = table.find(hash: id.hash(seed: seed)) { keys[Int($0)] == id }
+                let found = table.find(hash: id.hash(seed: seed)) { (record: UserIndex) in keys[Int(record.rawValue)] == id }
                 #expect(found == reference[id], "key \(index)")
                 _ = index
             }

@@ -80,7 +80,7 @@ struct InvariantCheckerTests {
     @Test("a hash index entry that cannot be reached from its home")
     func indexTable() {
         var table = IndexTable()
-        for record: Int32 in 0..<5 { table.insert(hash: UInt64(record) << 32, record: record) }
+        for record: Int32 in 0..<5 { table.insert(hash: UInt64(record) << 32, record: UserIndex(rawValue: record)) }
         #expect(table.violations().isEmpty)
         table.corruptForTesting(position: 9)
         #expect(!table.violations().isEmpty)

@@ -4,14 +4,14 @@ import TypingCore
 /// Nodes in a plain array, for testing the tree alone.
 struct ArrayNodes: OrderNodes {
     var links: [OrderLinks]
-    subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
-        get { links[Int(node)] }
-        set { links[Int(node)] = newValue }
+    subscript(links node: StreakIndex, tree tree: OrderTree) -> OrderLinks {
+        get { links[Int(node.rawValue)] }
+        set { links[Int(node.rawValue)] = newValue }
     }
 
-    subscript(links node: Int32) -> OrderLinks {
-        get { links[Int(node)] }
-        set { links[Int(node)] = newValue }
+    subscript(links node: StreakIndex) -> OrderLinks {
+        get { links[Int(node.rawValue)] }
+        set { links[Int(node.rawValue)] = newValue }
     }
 }
 
@@ -26,13 +26,13 @@ struct TyperOrderTests {
         var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: capacity))
         var keys = [Int](repeating: 0, count: capacity)
         var tree = TyperOrder()
-        var reference: [Int32] = []   // sorted by key, then node number
-        let precedes = { (a: Int32, b: Int32) -> Bool in (keys[Int(a)], a) < (keys[Int(b)], b) }
+        var reference: [StreakIndex] = []   // sorted by key, then node number
+        let precedes = { (a: StreakIndex, b: StreakIndex) -> Bool in (keys[Int(a.rawValue)], a) < (keys[Int(b.rawValue)], b) }
         for _ in 0..<3000 {
             if reference.count < capacity && (reference.isEmpty || generator.next() % 3 != 0) {
-                let free = (0..<Int32(capacity)).filter { !reference.contains($0) }
+                let free = (0..<Int32(capacity)).map(StreakIndex.init(rawValue:)).filter { !reference.contains($0) }
                 let node = free[Int(generator.next() % UInt64(free.count))]
-                keys[Int(node)] = Int(generator.next() % 50)
+                keys[Int(node.rawValue)] = Int(generator.next() % 50)
                 let point = tree.insertionPoint(for: node, in: nodes, precedes: precedes)
                 tree.attach(node, at: point, priority: UInt32(truncatingIfNeeded: generator.next()), in: &nodes)
                 reference.append(node)
@@ -44,7 +44,7 @@ struct TyperOrderTests {
             }
             #expect(tree.violations(in: nodes, limit: capacity, precedes: precedes).isEmpty)
             #expect(tree.count(in: nodes) == reference.count)
-            var inOrder: [Int32] = []
+            var inOrder: [StreakIndex] = []
             tree.forEach(in: nodes) { inOrder.append($0); return true }
             #expect(inOrder == reference)
             let probe = reference.isEmpty ? nil : reference[Int(generator.next() % UInt64(reference.count))]
@@ -53,7 +53,7 @@ struct TyperOrderTests {
                 #expect(reference[rank] == probe)
                 #expect(tree.node(at: rank, in: nodes) == probe)
             }
-            var head: [Int32] = []
+            var head: [StreakIndex] = []
             tree.collect(first: 4, in: nodes, into: &head)
             #expect(head == Array(reference.prefix(4)))
         }
@@ -65,18 +65,18 @@ struct TyperOrderTests {
     func checkerFindsDamage() {
         var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: 8))
         var tree = TyperOrder()
-        let precedes = { (a: Int32, b: Int32) -> Bool in a < b }
-        for node: Int32 in 0..<8 {
+        let precedes = { (a: StreakIndex, b: StreakIndex) -> Bool in a < b }
+        for node in (0..<Int32(8)).map(StreakIndex.init(rawValue:)) {
             tree.attach(node, at: tree.insertionPoint(for: node, in: nodes, precedes: precedes),
-                        priority: UInt32(truncatingIfNeeded: Mixer.mix(UInt64(node))), in: &nodes)
+                        priority: UInt32(truncatingIfNeeded: Mixer.mix(UInt64(node.rawValue))), in: &nodes)
         }
         #expect(tree.violations(in: nodes, limit: 8, precedes: precedes).isEmpty)
         var damaged = nodes
         damaged[links: tree.root].size += 1
         #expect(tree.violations(in: damaged, limit: 8, precedes: precedes).contains { $0.contains("counts") })
         damaged = nodes
-        let child = nodes[links: tree.root].left >= 0 ? nodes[links: tree.root].left : nodes[links: tree.root].right
-        damaged[links: child].parent = -1
+        let child = !nodes[links: tree.root].left.isNone ? nodes[links: tree.root].left : nodes[links: tree.root].right
+        damaged[links: child].parent = .none
         #expect(tree.violations(in: damaged, limit: 8, precedes: precedes).contains { $0.contains("as its parent") })
         #expect(tree.violations(in: nodes, limit: 8, precedes: { a, b in a > b }).contains { $0.contains("precedes") })
     }

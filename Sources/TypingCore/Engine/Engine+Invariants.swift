@@ -37,8 +37,8 @@ extension Engine {
         guard problems.isEmpty else { return problems }
 
         var membershipCount = 0
-        var membershipsOfUser: [Int32: Int] = [:]
-        var openViewsOfUser: [Int32: Int] = [:]
+        var membershipsOfUser: [UserIndex: Int] = [:]
+        var openViewsOfUser: [UserIndex: Int] = [:]
         var streaksSeen = 0
 
         conversations.forEachLive { c, record in
@@ -65,7 +65,7 @@ extension Engine {
                     check(Int(thread.silent) == here.filter { !record.members[$0].receives }.count,
                           "thread \(thread.id) of \(record.id) counts \(thread.silent) members there who receive nothing")
                 }
-                var head: [Int32] = []
+                var head: [StreakIndex] = []
                 state.typers.collect(first: max(min(state.typers.count(in: streaks), configuration.maxListed + 1),
                                                 min(state.typers.count(in: streaks), 4)),
                                      in: streaks, into: &head)
@@ -117,7 +117,7 @@ extension Engine {
                     problems.append("\(who) is at location \(member.location), which is not in use")
                     continue
                 }
-                if member.streak >= 0 {
+                if !member.streak.isNone {
                     streaksOfMembers += 1
                     guard streaks.contains(member.streak) && streaks[member.streak].conv == c
                             && streaks[member.streak].user == member.user else {
@@ -175,7 +175,7 @@ extension Engine {
         users.forEachLive { u, record in
             check(findUser(record.id) == u, "user \(record.id) is not found by their id")
             var links = 0, link = record.memberships
-            if link >= 0 {
+            if !link.isNone {
                 repeat {
                     guard memberships.contains(link), links <= memberships.count else {
                         problems.append("the membership list of \(record.id) holds a freed link, or a cycle")
@@ -191,14 +191,14 @@ extension Engine {
             }
             check(links > 0 && links == membershipsOfUser[u] ?? 0,
                   "user \(record.id) lists \(links) memberships, holds \(membershipsOfUser[u] ?? 0)")
-            var s = record.streaks.first, previous: Int32 = -1, count = 0
-            while s >= 0 {
+            var s = record.streaks.first, previous = StreakIndex.none, count = 0
+            while !s.isNone {
                 guard streaks.contains(s) && streaks[s].user == u, count <= streaks.count else {
                     problems.append("the streak list of \(record.id) holds another's streak, or a cycle")
                     return
                 }
                 check(streaks[s].userPrevious == previous, "the streak list of \(record.id) is linked wrongly")
-                if previous >= 0 { check(streaks[previous].started < streaks[s].started, "the streaks of \(record.id) are not in the order they began") }
+                if !previous.isNone { check(streaks[previous].started < streaks[s].started, "the streaks of \(record.id) are not in the order they began") }
                 previous = s
                 s = streaks[s].userNext
                 count += 1
@@ -267,18 +267,18 @@ extension Engine {
     /// says it is there, and the activity groups: kept exactly while someone does
     /// something else than type, each holding the typers doing its activity, in
     /// the same order.
-    func checkLocation(_ location: Location, of c: Int32, into problems: inout [String]) {
+    func checkLocation(_ location: Location, of c: ConversationIndex, into problems: inout [String]) {
         let record = conversations[c]
         let state = record[location: location]
         let place = location == .main ? "\(record.id)" : "\(record.id), thread \(record.threads[location].id)"
-        let ordered: (Int32, Int32) -> Bool = { a, b in
+        let ordered: (StreakIndex, StreakIndex) -> Bool = { a, b in
             streaks.contains(a) && streaks.contains(b) && users.contains(streaks[a].user) && users.contains(streaks[b].user)
                 && (streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b))
         }
         let order = state.typers.violations(in: streaks, limit: streaks.count, precedes: ordered)
         problems += order.map { "the typers of \(place): " + $0 }
         guard order.isEmpty else { return }
-        var typers: [Int32] = []
+        var typers: [StreakIndex] = []
         state.typers.forEach(in: streaks) { s in
             typers.append(s)
             return true
@@ -303,7 +303,7 @@ extension Engine {
             let tree = groups.trees[Int(activity.rawValue)]
             problems += tree.violations(in: streaks, limit: streaks.count, precedes: ordered)
                 .map { "the \(activity.name) group of \(place): " + $0 }
-            var members: [Int32] = []
+            var members: [StreakIndex] = []
             tree.forEach(in: streaks) { s in
                 members.append(s)
                 return true
@@ -320,17 +320,17 @@ extension Engine {
     /// What member `slot` of `c` should have been sent last: the view at their
     /// location (`frame`), in their table and style, without themselves if they
     /// type there.
-    func expectedView(of slot: Int, in c: Int32, frame: RenderFrame) -> IndicatorView {
+    func expectedView(of slot: Int, in c: ConversationIndex, frame: RenderFrame) -> IndicatorView {
         let member = conversations[c].members[slot]
         let key = Engine.variant(table: member.table, list: member.isList)
-        if member.streak >= 0 && streaks[member.streak].location == member.location {
+        if !member.streak.isNone && streaks[member.streak].location == member.location {
             let rank = conversations[c][location: member.location].typers.rank(of: member.streak, in: streaks)
             return typerView(member.streak, rank: rank < frame.head.count ? rank : .max, frame: frame, variant: key,
                              last: member.lastSent)
         }
         guard key != defaultVariant, frame.full.typerCount > 0 else { return frame.full }
         var text: [UInt8] = []
-        appendPhrase(frame: frame, excluding: -1, rank: .max, variant: key, into: &text)
+        appendPhrase(frame: frame, excluding: .none, rank: .max, variant: key, into: &text)
         return IndicatorView(base: frame.full, omitting: -1, listed: frame.full.listed, more: frame.full.more, text: text)
     }
 }
@@ -347,7 +347,7 @@ extension Slab {
         if let last = live.last, !last { problems.append("the last record is free (free records at the end are dropped)") }
         let free = freeNumbers
         if Set(free).count != free.count { problems.append("a free number is listed twice") }
-        if free.contains(where: { live[Int($0)] }) { problems.append("a live record is listed as free") }
+        if free.contains(where: { live[Int($0.rawValue)] }) { problems.append("a live record is listed as free") }
         if free.count != records.count - count { problems.append("lists \(free.count) free records of \(records.count - count)") }
         return problems
         #else

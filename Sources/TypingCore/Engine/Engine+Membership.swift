@@ -1,7 +1,7 @@
 extension Engine {
     /// The conversation, user and member slot of `user` in `conv`, if a member.
     @inline(__always)
-    func membership(of user: Identifier, in conv: Identifier) -> (conv: Int32, user: Int32, slot: Int)? {
+    func membership(of user: Identifier, in conv: Identifier) -> (conv: ConversationIndex, user: UserIndex, slot: Int)? {
         guard let c = findConversation(conv) else { return nil }
         if conversations[c].isIndexed {
             guard let u = findUser(user), let slot = conversations[c].slot(of: u) else { return nil }
@@ -42,7 +42,7 @@ extension Engine {
         guard let slot = newSlot ?? conversations[c].slot(of: u) else { return nil }
         if change.touchesViews { syncSlot(slot, of: c, user: u) }
         let streak = conversations[c].members[slot].streak
-        if change.touchesStreaks && streak >= 0 {
+        if change.touchesStreaks && !streak.isNone {
             update(streak, for: change, also: change.touchesViews ? slot : -1, sink: &sink)
         } else if change.touchesViews || (newSlot != nil && configuration.audience == .members) {
             render(c, scope: .member(slot), sink: &sink)
@@ -53,7 +53,7 @@ extension Engine {
     }
 
     /// The `limit` failure a new membership in `existing` would cause, if any.
-    func limitFailure(joining existing: Int32?, conv: Identifier) -> Failure? {
+    func limitFailure(joining existing: ConversationIndex?, conv: Identifier) -> Failure? {
         if let c = existing, conversations[c].memberCount >= configuration.maxMembers {
             return Failure(
                 code: .limit,
@@ -85,8 +85,8 @@ extension Engine {
             return .notMember(by, of: conv, field: "by")
         }
         let streak = conversations[c].members[slot].streak
-        let typedAt = streak >= 0 ? streaks[streak].location : -1
-        if streak >= 0 {
+        let typedAt = !streak.isNone ? streaks[streak].location : -1
+        if !streak.isNone {
             stop(streak, reason: reason, render: false, sink: &sink)
         }
         let viewedAt = closeView(of: u, in: c, slot: slot)
@@ -104,14 +104,14 @@ extension Engine {
     }
 
     /// Interns a new user, who has no name yet.
-    mutating func createUser(_ id: Identifier) -> Int32 {
+    mutating func createUser(_ id: Identifier) -> UserIndex {
         let u = users.insert(UserRecord(id: id))
         userIndex.insert(hash: id.hash(seed: seed), record: u)
         return u
     }
 
     /// Interns a new, empty conversation.
-    mutating func createConversation(_ id: Identifier) -> Int32 {
+    mutating func createConversation(_ id: Identifier) -> ConversationIndex {
         let c = conversations.insert(ConversationRecord(id: id, openAudience: configuration.audience == .open))
         conversationIndex.insert(hash: id.hash(seed: seed), record: c)
         return c
@@ -120,11 +120,11 @@ extension Engine {
     /// Appends user `u` to the members of `c`, at the end of the user's list of
     /// memberships, and returns the new slot (with the user's table and
     /// `receive_typing`).
-    mutating func addMember(_ u: Int32, to c: Int32) -> Int {
+    mutating func addMember(_ u: UserIndex, to c: ConversationIndex) -> Int {
         let head = users[u].memberships
-        let link: Int32
-        if head < 0 {
-            link = memberships.insert(MembershipLink(conv: c, previous: -1, next: -1))
+        let link: MembershipIndex
+        if head.isNone {
+            link = memberships.insert(MembershipLink(conv: c, previous: .none, next: .none))
             memberships[link].previous = link
             memberships[link].next = link
             users[u].memberships = link
@@ -142,7 +142,7 @@ extension Engine {
 
     /// Ends the membership of `u` (not typing) in `c`, freeing what is left unused:
     /// the user without memberships, the conversation without members.
-    mutating func removeMember(_ u: Int32, slot: Int, from c: Int32) {
+    mutating func removeMember(_ u: UserIndex, slot: Int, from c: ConversationIndex) {
         let link = conversations[c].members[slot].link
         let wasStale = !conversations[c].staleSlots.isEmpty
         conversations[c].vacate(slot)
@@ -150,7 +150,7 @@ extension Engine {
         liveMemberships -= 1
         let next = memberships[link].next
         if next == link {
-            users[u].memberships = -1
+            users[u].memberships = .none
         } else {
             let previous = memberships[link].previous
             memberships[previous].next = next
@@ -158,7 +158,7 @@ extension Engine {
             if users[u].memberships == link { users[u].memberships = next }
         }
         memberships.remove(link)
-        if users[u].memberships < 0 {
+        if users[u].memberships.isNone {
             userIndex.remove(hash: users[u].id.hash(seed: seed), record: u)
             users.remove(u)
             locales[u] = nil

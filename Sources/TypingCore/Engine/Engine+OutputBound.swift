@@ -50,14 +50,14 @@ extension Engine {
             total.add(forgottenBound(c))
             let streak = conversations[c].members[slot].streak
             let here = location(of: thread, in: c)
-            if streak >= 0 && streaks[streak].location == here {
+            if !streak.isNone && streaks[streak].location == here {
                 if empty || configuration.order == .recent || streaks[streak].activity != activity {
                     total.add(renderBound(c, at: here, newTyperName: 0, newActivity: activity != .typing))
                 } else {
                     total.add(memberBound(c, at: here, viewer: 0))
                 }
             } else if !empty && users[u].sendsTyping {
-                if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+                if !streak.isNone { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
                 total.add(renderBound(c, at: here, newTyperName: users[u].nameBound, newActivity: activity != .typing,
                                       thread: thread))
             }
@@ -66,14 +66,14 @@ extension Engine {
             total.add(forgottenBound(c))
             // The streak stops only where the message was sent.
             let streak = conversations[c].members[slot].streak
-            if streak >= 0 && streaks[streak].location == location(of: thread, in: c) {
+            if !streak.isNone && streaks[streak].location == location(of: thread, in: c) {
                 total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false))
             }
         case let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             total.add(forgottenBound(c))
             let streak = conversations[c].members[slot].streak
-            if streak >= 0 { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+            if !streak.isNone { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
             if case .close = command {
                 // Closing a thread or the list turns the closer's screen back to the
                 // main timeline: the render compares them there too.
@@ -89,7 +89,7 @@ extension Engine {
             let streak = conversations[c].members[slot].streak
             let target = view == .list ? Location.main : location(of: thread, in: c)
             // The streak stops only when the view moves away from it, or is a list.
-            if streak >= 0 && (view == .list || streaks[streak].location != target) {
+            if !streak.isNone && (view == .list || streaks[streak].location != target) {
                 total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false))
             }
             total.add(memberBound(c, at: target, viewer: 0, thread: view == .list ? nil : thread))
@@ -116,7 +116,7 @@ extension Engine {
     /// Adds the renders a change of settings of user `u` causes: the locations where
     /// they type (a rename, hiding), and each of their memberships (a language,
     /// seeing typing).
-    func settingsBound(of u: Int32, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
+    func settingsBound(of u: UserIndex, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
                        into total: inout Bound) {
         let (change, display, _) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.touchesStreaks {
@@ -141,9 +141,9 @@ extension Engine {
     }
 
     /// Calls `body` with the conversation and location of each of `u`'s streaks.
-    func forEachStreak(of u: Int32, _ body: (Int32, Location) -> Void) {
+    func forEachStreak(of u: UserIndex, _ body: (ConversationIndex, Location) -> Void) {
         var s = users[u].streaks.first
-        while s >= 0 {
+        while !s.isNone {
             body(streaks[s].conv, streaks[s].location)
             s = streaks[s].userNext
         }
@@ -151,7 +151,7 @@ extension Engine {
 
     /// The most bytes a render of one member of `c` at `location` writes (with the
     /// stale members it compares too).
-    func memberBound(_ c: Int32, at location: Location, viewer: Int, thread: Identifier? = nil) -> Int {
+    func memberBound(_ c: ConversationIndex, at location: Location, viewer: Int, thread: Identifier? = nil) -> Int {
         var bound = Bound()
         bound.add(viewerBound(c, at: location, viewer: viewer, thread: thread))
         bound.add(forgottenBound(c))
@@ -160,7 +160,7 @@ extension Engine {
 
     /// The most bytes telling the stale members of `c` what they see writes (a
     /// render of `c` that changes nothing else).
-    func forgottenBound(_ c: Int32) -> Int {
+    func forgottenBound(_ c: ConversationIndex) -> Int {
         let stale = conversations[c].staleSlots.count
         guard stale > 0 else { return 0 }
         var bound = Bound()
@@ -172,7 +172,7 @@ extension Engine {
     /// whose name takes `newTyperName` bytes, when one starts, and maybe a new
     /// activity): two `typing` events, an indicator for every viewer the render
     /// compares there, and the stale members.
-    func renderBound(_ c: Int32, at location: Location, newTyperName: Int, newActivity: Bool,
+    func renderBound(_ c: ConversationIndex, at location: Location, newTyperName: Int, newActivity: Bool,
                      thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
         let record = conversations[c]
         let viewers: Int
@@ -198,7 +198,7 @@ extension Engine {
     /// The most bytes of one indicator at `location` of `c` (to a viewer whose id
     /// takes `viewer` bytes, when they may not be a member yet). A location that is
     /// not in use (-1) has no typers.
-    func viewerBound(_ c: Int32, at location: Location, viewer: Int = 0, newTyper: Bool = false,
+    func viewerBound(_ c: ConversationIndex, at location: Location, viewer: Int = 0, newTyper: Bool = false,
                      newTyperName: Int = 0, newActivity: Bool = false, thread: Identifier? = nil) -> Int {
         let record = conversations[c]
         let state = location == .main || location > .main && record.threads.contains(location)
@@ -229,7 +229,7 @@ extension Engine {
 
     /// The bytes of `,"thread":"…"` in events at `location` of `c` (a thread in use, or
     /// `thread`, when the command names one not in use yet); 0 at the main timeline.
-    func threadBytes(_ c: Int32, at location: Location, thread: Identifier?) -> Int {
+    func threadBytes(_ c: ConversationIndex, at location: Location, thread: Identifier?) -> Int {
         if location > .main && conversations[c].threads.contains(location) {
             return conversations[c].threads[location].id.encodedBound + Engine.threadKey
         }

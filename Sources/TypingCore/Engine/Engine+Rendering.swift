@@ -22,12 +22,12 @@ enum RenderScope {
 /// What a render knows about one location: its first typers, its shared view and
 /// the one it replaced, and, where typers do different things, their groups.
 struct RenderFrame {
-    var conv: Int32
+    var conv: ConversationIndex
     var location: Location
     /// The first typers (the shared view's packed entries, and at least four), once
     /// ``hasHead`` (a frame that reuses its shared view collects them only when a
     /// phrase needs them).
-    var head: [Int32]
+    var head: [StreakIndex]
     var hasHead = true
     /// The shared view (variant 0: the default table, `--style`).
     var full: IndicatorView
@@ -48,7 +48,7 @@ struct RenderFrame {
     /// A frame of no location, for a slot of ``RenderFrames`` not in use.
     @inline(__always)
     static func unused() -> RenderFrame {
-        RenderFrame(conv: -1, location: -1, head: [], full: .empty, stale: nil, staleChanged: false, groups: nil)
+        RenderFrame(conv: .none, location: -1, head: [], full: .empty, stale: nil, staleChanged: false, groups: nil)
     }
 }
 
@@ -60,7 +60,7 @@ struct GroupInfo {
     var named: Int
     /// Its first typers (up to four), in order: the names a clause shows come from
     /// these.
-    var firsts: [Int32]
+    var firsts: [StreakIndex]
     /// The place of its first and second typers among all the location's typers
     /// (the groups' order; the second counts when the first is the viewer).
     var firstRank: Int
@@ -93,7 +93,7 @@ extension Engine {
     /// members who receive nothing and screens elsewhere are never visited); and a
     /// location nobody in scope looks at is not built at all (the shared view is
     /// rebuilt when someone looks).
-    mutating func render<S: EventSink & ~Copyable>(_ c: Int32, scope: RenderScope, sink: inout S) {
+    mutating func render<S: EventSink & ~Copyable>(_ c: ConversationIndex, scope: RenderScope, sink: inout S) {
         var first: Location = -1, second: Location = -1, extra = -1
         switch scope {
         case .location(let location): first = location
@@ -153,7 +153,7 @@ extension Engine {
     /// viewer but the stale ones is up to date after each step, so this visits only
     /// those, and costs one comparison when there are none anywhere.
     @inline(__always)
-    mutating func renderForgotten<S: EventSink & ~Copyable>(_ c: Int32, sink: inout S) {
+    mutating func renderForgotten<S: EventSink & ~Copyable>(_ c: ConversationIndex, sink: inout S) {
         guard staleConversations > 0, conversations.contains(c), !conversations[c].staleSlots.isEmpty else { return }
         render(c, scope: .forgotten, sink: &sink)
     }
@@ -162,12 +162,12 @@ extension Engine {
     /// (the common case): everyone is at the main timeline, so one frame serves all.
     /// `changed`: the typers there changed (the whole audience is visited); else
     /// only `extra` (-1: nobody) is.
-    mutating func renderMain<S: EventSink & ~Copyable>(_ c: Int32, changed: Bool, extra: Int, sink: inout S) {
+    mutating func renderMain<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: Bool, extra: Int, sink: inout S) {
         guard changed else {
             guard extra >= 0 && (configuration.audience == .members || conversations[c].isOpen(extra)) else { return }
             let member = conversations[c].fields(of: extra)
             guard member.user != MemberSlot.vacant, member.receives else { return }
-            if member.streak < 0 && Engine.variant(table: member.table, list: member.isList) == defaultVariant
+            if member.streak.isNone && Engine.variant(table: member.table, list: member.isList) == defaultVariant
                 && !conversations[c].main.fullViewIsStale {
                 // One viewer who sees the shared view as it is (a join): no frame.
                 let full = conversations[c].main.fullView
@@ -202,7 +202,7 @@ extension Engine {
 
     /// Stores what the render built, and marks the changed locations nobody looked
     /// at: their shared view is rebuilt when someone does.
-    mutating func finish(_ frames: inout RenderFrames, of c: Int32) {
+    mutating func finish(_ frames: inout RenderFrames, of c: ConversationIndex) {
         // Each frame by name: a subscript here would be a coroutine, allocated.
         if frames.count > 0 { finish(&frames.a, into: 0, of: c) }
         if frames.count > 1 { finish(&frames.b, into: 1, of: c) }
@@ -226,7 +226,7 @@ extension Engine {
 
     /// Stores the variants one frame built and gives its head buffer back.
     @inline(__always)
-    mutating func finish(_ frame: inout RenderFrame, into index: Int, of c: Int32) {
+    mutating func finish(_ frame: inout RenderFrame, into index: Int, of c: ConversationIndex) {
         if frame.full.typerCount == 0 {
             // Quiet: every variant is the empty view, and the next typer rebuilds
             // them all. Keeping none bounds them by the languages read while
@@ -250,7 +250,7 @@ extension Engine {
     /// The frame of `location`, prepared on first use: its typers changed in this
     /// render (its shared view is rebuilt), or not (the shared view is reused unless
     /// it was left stale).
-    mutating func frame(_ location: Location, of c: Int32, in frames: inout RenderFrames) -> Int {
+    mutating func frame(_ location: Location, of c: ConversationIndex, in frames: inout RenderFrames) -> Int {
         if let index = frames.index(of: location) { return index }
         let index = frames.count
         let changed = frames.changed.0 == location || frames.changed.1 == location
@@ -262,8 +262,8 @@ extension Engine {
     /// buffer): its shared view is rebuilt when its typers `changed` or it was left
     /// stale, else reused.
     @inline(never)
-    mutating func makeFrame(_ location: Location, of c: Int32, changed: Bool, index: Int) -> RenderFrame {
-        var head: [Int32] = []
+    mutating func makeFrame(_ location: Location, of c: ConversationIndex, changed: Bool, index: Int) -> RenderFrame {
+        var head: [StreakIndex] = []
         swap(&head, &renderHeads[index])
         let (previous, isStale) = conversations[c].fullView(at: location)
         var frame = RenderFrame(conv: c, location: location, head: head, full: previous, stale: nil,
@@ -297,7 +297,7 @@ extension Engine {
     /// The first typers at `location` a render needs: those the shared view packs
     /// (--max-listed + 1), and at least four, for the names of typers' phrases.
     /// Each gets its place in ``StreakRecord/rank``. O(those + log typers).
-    mutating func collectHead(of c: Int32, at location: Location, into head: inout [Int32]) {
+    mutating func collectHead(of c: ConversationIndex, at location: Location, into head: inout [StreakIndex]) {
         let typers = conversations[c].typers(at: location)
         let total = typers.count(in: streaks)
         let limit = max(min(total, configuration.maxListed + 1), min(total, 4))
@@ -307,14 +307,14 @@ extension Engine {
 
     /// The activity groups at `location`, in the order of their first typer; nil
     /// when everyone there types. O(groups × log typers).
-    func groupInfo(of c: Int32, at location: Location) -> [GroupInfo]? {
+    func groupInfo(of c: ConversationIndex, at location: Location) -> [GroupInfo]? {
         guard let groups = conversations[c].groups(at: location) else { return nil }
         let typers = conversations[c].typers(at: location)
         var result: [GroupInfo] = []
         for activity in Activity.allCases {
             let tree = groups.trees[Int(activity.rawValue)]
             guard !tree.isEmpty else { continue }
-            var firsts: [Int32] = []
+            var firsts: [StreakIndex] = []
             tree.collect(first: 4, in: streaks, into: &firsts)
             let firstRank = typers.rank(of: firsts[0], in: streaks)
             let secondRank = firsts.count > 1 ? typers.rank(of: firsts[1], in: streaks) : Int.max
@@ -327,7 +327,7 @@ extension Engine {
 
     /// The place of typer `s` among the typers of the current render's `head`, or
     /// `Int.max` when it comes after all of them.
-    func rank(of s: Int32, in head: [Int32]) -> Int {
+    func rank(of s: StreakIndex, in head: [StreakIndex]) -> Int {
         let rank = Int(streaks[s].rank)
         return rank < head.count && head[rank] == s ? rank : Int.max
     }
@@ -335,7 +335,7 @@ extension Engine {
     /// Brings one member's indicator up to date, with the frame of their location
     /// (prepared on first use).
     @inline(__always)
-    mutating func visit<S: EventSink & ~Copyable>(_ slot: Int, of c: Int32, frames: inout RenderFrames, sink: inout S) {
+    mutating func visit<S: EventSink & ~Copyable>(_ slot: Int, of c: ConversationIndex, frames: inout RenderFrames, sink: inout S) {
         let member = conversations[c].fields(of: slot)
         guard member.user != MemberSlot.vacant, member.receives else { return }
         // Stored properties, not a subscript: no accessor call per viewer.
@@ -355,7 +355,7 @@ extension Engine {
     /// (Out of line: it is called from several loops, and the hot loop fits the
     /// instruction cache better with one copy of it.)
     @inline(never)
-    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: Int32,
+    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
                                                     frame: inout RenderFrame, sink: inout S) {
         #if TYPINGD_INTERNAL_CHECKS
         viewersCompared += 1
@@ -364,7 +364,7 @@ extension Engine {
         let key = Engine.variant(table: member.table, list: member.isList)
         let current: IndicatorView
         let streak = member.streak
-        if streak >= 0 && streaks[streak].location == member.location {
+        if !streak.isNone && streaks[streak].location == member.location {
             ensureHead(&frame)
             current = typerView(streak, rank: rank(of: streak, in: frame.head), frame: frame, variant: key, last: last)
             if current === last { return }
@@ -390,7 +390,7 @@ extension Engine {
 
     /// Writes the `indicator` event that shows `view` to the member in `slot`.
     @inline(__always)
-    mutating func emitIndicator<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: Int32,
+    mutating func emitIndicator<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
                                                           view: IndicatorView, sink: inout S) {
         let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[member.user].id
         let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
@@ -403,7 +403,7 @@ extension Engine {
     /// built once per render: the same entries, its own phrase. Keeps the
     /// location's previous one when its content is the same, so that its holders
     /// need nothing.
-    mutating func variantView(_ key: UInt32, of c: Int32, frame: inout RenderFrame) -> Int {
+    mutating func variantView(_ key: UInt32, of c: ConversationIndex, frame: inout RenderFrame) -> Int {
         if let index = frame.variantIndex {
             if let found = index[key] { return found }
         } else {
@@ -429,7 +429,7 @@ extension Engine {
         var text: [UInt8] = []
         text.reserveCapacity(64)
         ensureHead(&frame)
-        appendPhrase(frame: frame, excluding: -1, rank: .max, variant: key, into: &text)
+        appendPhrase(frame: frame, excluding: .none, rank: .max, variant: key, into: &text)
         let full = frame.full
         let view: IndicatorView
         if full.typerCount == 0 {
@@ -451,7 +451,7 @@ extension Engine {
     /// derived views. Returns `previous` itself when it packs exactly that, and
     /// whether the content (ids listed, `more`, activities, text) differs from
     /// `previous`'s.
-    func fullView(of c: Int32, at location: Location, head: [Int32], groups: [GroupInfo]?,
+    func fullView(of c: ConversationIndex, at location: Location, head: [StreakIndex], groups: [GroupInfo]?,
                   previous: IndicatorView) -> (IndicatorView, changed: Bool) {
         let total = conversations[c].typers(at: location).count(in: streaks)
         if total == 0 { return (.empty, previous != .empty) }
@@ -482,7 +482,7 @@ extension Engine {
         starts.append(Int32(textStart))
         let frame = RenderFrame(conv: c, location: location, head: head, full: .empty, stale: nil,
                                 staleChanged: false, groups: groups)
-        appendPhrase(frame: frame, excluding: -1, rank: .max, variant: defaultVariant, into: &packed)
+        appendPhrase(frame: frame, excluding: .none, rank: .max, variant: defaultVariant, into: &packed)
         if previous.base == nil && previous.textStart == textStart && previous.listed == listed
             && previous.more == total - listed && previous.storage == packed && previous.entryActivities == activities {
             return (previous, false)
@@ -497,22 +497,22 @@ extension Engine {
     }
 
     /// Appends the phrase for the typers of `frame`'s location, leaving out streak
-    /// `excluded` (-1: none), at `rank` in the frame's head (`Int.max`: beyond it), in
+    /// `excluded` (`none`: nobody), at `rank` in the frame's head (`Int.max`: beyond it), in
     /// variant `key` (its table and style): one clause per activity, in the order of
     /// each activity's first typer (Protocol.md#activities-recording-sending-sharing),
     /// joined by the table's separator and ended by its end; nothing when nobody is
     /// left. (The table is read in place, not copied, and the names a clause shows are
     /// looked up before it is built: no closure, which would capture the engine.)
-    func appendPhrase(frame: borrowing RenderFrame, excluding excluded: Int32, rank: Int, variant key: UInt32,
+    func appendPhrase(frame: borrowing RenderFrame, excluding excluded: StreakIndex, rank: Int, variant key: UInt32,
                       into bytes: inout [UInt8]) {
         let style = key & 1 == 1 ? configuration.listStyle : configuration.style
         let table = Int(key >> 1)
         guard let groups = frame.groups else {
             // Everyone types: one clause, named from the head.
             let typers = conversations[frame.conv].typers(at: frame.location)
-            let count = typers.count(in: streaks) - (excluded >= 0 ? 1 : 0)
+            let count = typers.count(in: streaks) - (!excluded.isNone ? 1 : 0)
             guard count > 0 else { return }
-            let named = typers.namedCount - (excluded >= 0 && streaks[excluded].isNamed ? 1 : 0)
+            let named = typers.namedCount - (!excluded.isNone && streaks[excluded].isNamed ? 1 : 0)
             let shown = Engine.shownNames(count: count, named: named, style: style)
             var names = PhraseTable.Names()
             for position in 0..<shown {
@@ -528,7 +528,7 @@ extension Engine {
         var order: [(rank: Int, group: Int)] = []
         order.reserveCapacity(groups.count)
         for (index, group) in groups.enumerated() {
-            if excluded >= 0 && streaks[excluded].activity == group.activity {
+            if !excluded.isNone && streaks[excluded].activity == group.activity {
                 guard group.count > 1 else { continue }
                 order.append((group.firsts[0] == excluded ? group.secondRank : group.firstRank, index))
             } else {
@@ -541,7 +541,7 @@ extension Engine {
             let group = groups[entry.group]
             var firsts = group.firsts
             var count = group.count, named = group.named
-            if excluded >= 0 && streaks[excluded].activity == group.activity {
+            if !excluded.isNone && streaks[excluded].activity == group.activity {
                 count -= 1
                 if streaks[excluded].isNamed { named -= 1 }
                 firsts.removeAll { $0 == excluded }
@@ -577,7 +577,7 @@ extension Engine {
     /// saw before they started): it is kept while its content is right, so no view
     /// is built for a typer whose view did not change. Such a typer keeps at most
     /// one old view alive, of at most `--max-listed` + 1 ids.
-    func typerView(_ s: Int32, rank: Int, frame: borrowing RenderFrame, variant key: UInt32, last: IndicatorView) -> IndicatorView {
+    func typerView(_ s: StreakIndex, rank: Int, frame: borrowing RenderFrame, variant key: UInt32, last: IndicatorView) -> IndicatorView {
         let full = frame.full
         let others = full.typerCount - 1
         if others <= 0 { return last === IndicatorView.empty || last == .empty ? last : .empty }

@@ -189,21 +189,21 @@ extension Engine {
     mutating func snapshot<S: EventSink & ~Copyable>(id: Request.ID?, sink: inout S) {
         // The streaks as listed (conversation by conversation, each in the order
         // they began), and every one's rank by its last keystroke, from 1.
-        var listed: [Int32] = []
+        var listed: [StreakIndex] = []
         listed.reserveCapacity(streaks.count)
-        for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
+        for c in conversations.liveIndices {
             let start = listed.count
             forEachTyper(of: c) { listed.append($0) }
             listed[start...].sort { streaks[$0].started < streaks[$1].started }
         }
-        var rank: [Int32: Int] = [:]
+        var rank: [StreakIndex: Int] = [:]
         rank.reserveCapacity(listed.count)
         for (index, s) in listed.sorted(by: { streaks[$0].keystroke < streaks[$1].keystroke }).enumerated() {
             rank[s] = index + 1
         }
         // Where the listing is not the order the streaks began in (a user typing
         // in several conversations), each streak says its place in that order.
-        var startRank: [Int32: Int] = [:]
+        var startRank: [StreakIndex: Int] = [:]
         if !zip(listed, listed.dropFirst()).allSatisfy({ streaks[$0].started < streaks[$1].started }) {
             for (index, s) in listed.sorted(by: { streaks[$0].started < streaks[$1].started }).enumerated() {
                 startRank[s] = index + 1
@@ -212,7 +212,7 @@ extension Engine {
         let joinRank = joinRanks()
 
         var members = 0
-        for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
+        for c in conversations.liveIndices {
             for slot in conversations[c].members.indices where conversations[c].members[slot].isOccupied {
                 let member = conversations[c].members[slot]
                 let u = member.user
@@ -226,7 +226,7 @@ extension Engine {
                      to: &sink)
                 members += 1
             }
-            var typers: [Int32] = []
+            var typers: [StreakIndex] = []
             forEachTyper(of: c) { typers.append($0) }
             for s in typers.sorted(by: { streaks[$0].started < streaks[$1].started }) {
                 let location = streaks[s].location
@@ -249,24 +249,24 @@ extension Engine {
     /// each membership (by its link) in one that is: every conversation's members
     /// and every user's memberships in join order. Empty when the listing is one.
     /// O(memberships × log memberships).
-    func joinRanks() -> [Int32: Int] {
+    func joinRanks() -> [MembershipIndex: Int] {
         // The listing, and each membership's place in it.
-        var listing: [Int32] = [], userOf: [Int32] = []
+        var listing: [MembershipIndex] = [], userOf: [UserIndex] = []
         listing.reserveCapacity(memberships.count)
         userOf.reserveCapacity(memberships.count)
-        for c in 0..<Int32(conversations.records.count) where conversations.contains(c) {
+        for c in conversations.liveIndices {
             for member in conversations[c].members where member.isOccupied {
                 listing.append(member.link)
                 userOf.append(member.user)
             }
         }
-        var position: [Int32: Int] = [:]
+        var position: [MembershipIndex: Int] = [:]
         position.reserveCapacity(listing.count)
         for (index, link) in listing.enumerated() { position[link] = index }
         // Consistent when every user's list runs forward through the listing.
         var consistent = true
         users.forEachLive { _, user in
-            guard consistent, user.memberships >= 0 else { return }
+            guard consistent, !user.memberships.isNone else { return }
             var link = user.memberships
             while memberships[link].next != user.memberships {
                 let next = memberships[link].next
@@ -278,8 +278,8 @@ extension Engine {
         // Each membership follows its predecessor in the conversation (the one
         // listed before it there) and in its user's list: a topological order, the
         // earliest listed first among those ready.
-        var waiting = [Int32: Int](minimumCapacity: listing.count)
-        var successors: [Int32: [Int32]] = [:]
+        var waiting = [MembershipIndex: Int](minimumCapacity: listing.count)
+        var successors: [MembershipIndex: [MembershipIndex]] = [:]
         for (index, link) in listing.enumerated() {
             var count = 0
             if index > 0 && memberships[listing[index - 1]].conv == memberships[link].conv {
@@ -294,7 +294,7 @@ extension Engine {
         }
         var ready = Heap<Int>()
         for (index, link) in listing.enumerated() where waiting[link] == 0 { ready.insert(index) }
-        var ranks = [Int32: Int](minimumCapacity: listing.count)
+        var ranks = [MembershipIndex: Int](minimumCapacity: listing.count)
         while let index = ready.popMin() {
             let link = listing[index]
             ranks[link] = ranks.count + 1
@@ -307,7 +307,7 @@ extension Engine {
     }
 
     /// Calls `body` with every typer of `c`, at every location.
-    func forEachTyper(of c: Int32, _ body: (Int32) -> Void) {
+    func forEachTyper(of c: ConversationIndex, _ body: (StreakIndex) -> Void) {
         conversations[c].main.typers.forEach(in: streaks) { s in
             body(s)
             return true

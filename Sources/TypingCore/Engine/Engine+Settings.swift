@@ -37,7 +37,7 @@ extension Engine {
     /// What setting the name and `send_typing` of user `u` (nil: unchanged) would
     /// change, and the display name it would set. A rename counts when the display
     /// name's bytes, or whether the user is named, change.
-    func settingsChange(of u: Int32, name: String?, sendTyping: Bool?)
+    func settingsChange(of u: UserIndex, name: String?, sendTyping: Bool?)
         -> (SettingsChange, display: String?, asGiven: Bool) {
         var change = SettingsChange()
         var display: String?, asGiven = false
@@ -52,7 +52,7 @@ extension Engine {
 
     /// Sets the name and `send_typing` of user `u` (nil: unchanged) and says what
     /// changed.
-    mutating func applySettings(to u: Int32, name: String?, sendTyping: Bool?) -> SettingsChange {
+    mutating func applySettings(to u: UserIndex, name: String?, sendTyping: Bool?) -> SettingsChange {
         let (change, display, asGiven) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.renamed {
             users[u].displayName = display ?? DisplayName.unknown
@@ -69,7 +69,7 @@ extension Engine {
 
     /// True when setting `locale` and `receiveTyping` (nil: unchanged) for user `u`
     /// would change something that every conversation of theirs must show.
-    func viewSettingsChange(of u: Int32, locale: String?, receiveTyping: Bool?) -> Bool {
+    func viewSettingsChange(of u: UserIndex, locale: String?, receiveTyping: Bool?) -> Bool {
         if let locale {
             guard let current = locales[u], PhraseBook.sameTag(current.tag, locale) else { return true }
         }
@@ -79,7 +79,7 @@ extension Engine {
 
     /// Sets the locale and `receive_typing` of user `u` (nil: unchanged), noting in
     /// `change` what changed. Their member slots are brought in step by the visits.
-    mutating func applyViewSettings(to u: Int32, locale: String?, receiveTyping: Bool?, into change: inout SettingsChange) {
+    mutating func applyViewSettings(to u: UserIndex, locale: String?, receiveTyping: Bool?, into change: inout SettingsChange) {
         if let locale {
             if let current = locales[u], PhraseBook.sameTag(current.tag, locale) {
                 // The same tag: nothing changes, not even its case.
@@ -96,7 +96,7 @@ extension Engine {
 
     /// The table user `u` gets.
     @inline(__always)
-    func table(of u: Int32) -> UInt16 {
+    func table(of u: UserIndex) -> UInt16 {
         locales[u]?.table ?? UInt16(configuration.phrases.defaultTable)
     }
 
@@ -104,7 +104,7 @@ extension Engine {
     /// `receive_typing`: a member who stops receiving typing forgets what they were
     /// sent, without an event; one who starts again is compared from the empty
     /// indicator.
-    mutating func syncSlot(_ slot: Int, of c: Int32, user u: Int32) {
+    mutating func syncSlot(_ slot: Int, of c: ConversationIndex, user u: UserIndex) {
         conversations[c][member: slot].table = table(of: u)
         let receives = users[u].receivesTyping
         if conversations[c][member: slot].receives != receives {
@@ -117,11 +117,11 @@ extension Engine {
     /// streaks began: when hiding, the streak stops (its `typing` event and a
     /// render); after a rename, the typer takes their new place and the
     /// conversation is re-rendered.
-    mutating func visitStreaks<S: EventSink & ~Copyable>(of u: Int32, except: Int32?, for change: SettingsChange,
+    mutating func visitStreaks<S: EventSink & ~Copyable>(of u: UserIndex, except: ConversationIndex?, for change: SettingsChange,
                                                          sink: inout S) {
         guard change.touchesStreaks else { return }
         var s = users[u].streaks.first
-        while s >= 0 {
+        while !s.isNone {
             let next = streaks[s].userNext
             if streaks[s].conv != except { update(s, for: change, also: -1, sink: &sink) }
             s = next
@@ -131,7 +131,7 @@ extension Engine {
     /// Visits every conversation `u` is a member of but `except`, in the order they
     /// joined them, after a change of locale or `receive_typing`: each renders
     /// (the user's own view, usually the only one to change).
-    mutating func visitViews<S: EventSink & ~Copyable>(of u: Int32, except: Int32?, for change: SettingsChange,
+    mutating func visitViews<S: EventSink & ~Copyable>(of u: UserIndex, except: ConversationIndex?, for change: SettingsChange,
                                                        sink: inout S) {
         guard change.touchesViews else { return }
         let first = users[u].memberships
@@ -147,7 +147,7 @@ extension Engine {
 
     /// Applies `change` to streak `s` and its conversation, whose render also
     /// compares member slot `also` (-1: none).
-    mutating func update<S: EventSink & ~Copyable>(_ s: Int32, for change: SettingsChange, also slot: Int,
+    mutating func update<S: EventSink & ~Copyable>(_ s: StreakIndex, for change: SettingsChange, also slot: Int,
                                                    sink: inout S) {
         let c = streaks[s].conv, location = streaks[s].location
         if change.hides {

@@ -48,13 +48,13 @@ extension Engine {
     /// matches a real entry's (keystrokes are numbered from 1), so the record alone
     /// says whether the entry is its streak's alarm.
     func classify(_ entry: TimerQueue.Entry) -> TimerStatus {
-        guard Int(entry.streak) < streaks.records.count, streaks[entry.streak].alarm == entry.key else { return .stale }
+        guard Int(entry.streak.rawValue) < streaks.records.count, streaks[entry.streak].alarm == entry.key else { return .stale }
         let real = streaks[entry.streak].key
         return real == entry.key ? .due : .early(real)
     }
 
     /// Makes `key` the alarm of streak `s`.
-    mutating func rearm(_ s: Int32, at key: TimerQueue.Key) {
+    mutating func rearm(_ s: StreakIndex, at key: TimerQueue.Key) {
         streaks[s].alarm = key
         timers.insert(TimerQueue.Entry(key: key, streak: s))
     }

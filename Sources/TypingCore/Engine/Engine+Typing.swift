@@ -59,7 +59,7 @@ extension Engine {
     /// Moves streak `s` to the location of `thread` (nil: the main timeline) in its
     /// conversation: it stops there and starts anew here, and both locations render.
     @inline(never)
-    mutating func move<S: EventSink & ~Copyable>(_ streak: Int32, to thread: Identifier?, activity: Activity,
+    mutating func move<S: EventSink & ~Copyable>(_ streak: StreakIndex, to thread: Identifier?, activity: Activity,
                                                  timeout: Int, pairHash pair: UInt64, sink: inout S) {
         let c = streaks[streak].conv
         let from = streaks[streak].location, u = streaks[streak].user
@@ -98,7 +98,7 @@ extension Engine {
     mutating func offline<S: EventSink & ~Copyable>(user: Identifier, sink: inout S) {
         guard let u = findUser(user) else { return }
         var s = users[u].streaks.first
-        while s >= 0 {
+        while !s.isNone {
             let next = streaks[s].userNext
             stop(s, reason: .offline, render: true, sink: &sink)
             s = next
@@ -109,7 +109,7 @@ extension Engine {
     /// The location of `thread` (nil: the main timeline) in `c`; -1 for a thread
     /// nobody types in or looks at.
     @inline(__always)
-    func location(of thread: Identifier?, in c: Int32) -> Location {
+    func location(of thread: Identifier?, in c: ConversationIndex) -> Location {
         guard let thread else { return .main }
         return conversations[c].threads.location(of: thread) ?? -1
     }
@@ -122,7 +122,7 @@ extension Engine {
     }
 
     /// The `typing` event of streak `s` (live) for `state`.
-    func typingEvent(_ s: Int32, state: Event.Typing.State, activity: Activity? = nil,
+    func typingEvent(_ s: StreakIndex, state: Event.Typing.State, activity: Activity? = nil,
                      reason: Event.Typing.Reason? = nil) -> Event.Typing {
         let record = streaks[s]
         let thread = record.location == .main ? nil : conversations[record.conv].threads[record.location].id
@@ -132,7 +132,7 @@ extension Engine {
 
     /// Starts a streak of member `slot` (user `u`) in `c` at `location`, doing
     /// `activity`, ending at `deadline`; renders the location unless told not to.
-    mutating func startStreak<S: EventSink & ~Copyable>(conv c: Int32, user u: Int32, slot: Int, at location: Location,
+    mutating func startStreak<S: EventSink & ~Copyable>(conv c: ConversationIndex, user u: UserIndex, slot: Int, at location: Location,
                                                         activity: Activity, deadline: Int, pairHash: UInt64,
                                                         render shouldRender: Bool, sink: inout S) {
         keystrokes += 1
@@ -144,7 +144,7 @@ extension Engine {
         record.activity = activity
         record.userPrevious = users[u].streaks.last
         let s = streaks.insert(record)
-        if record.userPrevious >= 0 {
+        if !record.userPrevious.isNone {
             streaks[record.userPrevious].userNext = s
         } else {
             users[u].streaks.first = s
@@ -163,7 +163,7 @@ extension Engine {
     /// A keystroke of live streak `s`: its deadline becomes `deadline`. A later
     /// deadline costs no heap work (the alarm comes due early and is pushed again);
     /// an earlier one gets a new alarm at once.
-    mutating func moveDeadline(of s: Int32, to deadline: Int) {
+    mutating func moveDeadline(of s: StreakIndex, to deadline: Int) {
         keystrokes += 1
         streaks[s].deadline = deadline
         streaks[s].keystroke = keystrokes
@@ -176,7 +176,7 @@ extension Engine {
 
     /// Stops streak `s` for `reason`: the `typing` event, then (if `render`) the
     /// indicators of its location. O(log typers) but for the render.
-    mutating func stop<S: EventSink & ~Copyable>(_ s: Int32, reason: Event.Typing.Reason,
+    mutating func stop<S: EventSink & ~Copyable>(_ s: StreakIndex, reason: Event.Typing.Reason,
                                                  render shouldRender: Bool, sink: inout S) {
         let record = streaks[s]
         let c = record.conv, u = record.user
@@ -184,18 +184,18 @@ extension Engine {
             emit(.typing(typingEvent(s, state: .stopped, reason: reason)), to: &sink)
         }
         removeTyper(s, from: c)
-        if record.userPrevious >= 0 {
+        if !record.userPrevious.isNone {
             streaks[record.userPrevious].userNext = record.userNext
         } else {
             users[u].streaks.first = record.userNext
         }
-        if record.userNext >= 0 {
+        if !record.userNext.isNone {
             streaks[record.userNext].userPrevious = record.userPrevious
         } else {
             users[u].streaks.last = record.userPrevious
         }
         if let slot = conversations[c].slot(of: u) {
-            conversations[c].setStreak(-1, at: slot)
+            conversations[c].setStreak(.none, at: slot)
         }
         streakIndex.remove(hash: record.pairHash, record: s)
         streaks.remove(s)
@@ -207,7 +207,7 @@ extension Engine {
     /// named (or unnamed) typers moves them to the front. True when the move
     /// changes what someone may see (not when it happens wholly beyond the listed
     /// ids and the names in phrases). O(log typers).
-    mutating func promote(_ s: Int32) -> Bool {
+    mutating func promote(_ s: StreakIndex) -> Bool {
         let c = streaks[s].conv, location = streaks[s].location
         let front = streaks[s].isNamed ? 0 : conversations[c].typers(at: location).namedCount
         guard conversations[c].typers(at: location).rank(of: s, in: streaks) != front else { return false }
@@ -218,7 +218,7 @@ extension Engine {
 
     /// Sets the activity of live streak `s`, moving it between its location's
     /// activity groups. O(log typers).
-    mutating func setActivity(of s: Int32, to activity: Activity) {
+    mutating func setActivity(of s: StreakIndex, to activity: Activity) {
         let c = streaks[s].conv, location = streaks[s].location
         if !conversations[c].hasGroups(at: location) {
             streaks[s].activity = activity
@@ -233,7 +233,7 @@ extension Engine {
     /// Puts streak `s` in its place among the typers at its location: named ones
     /// first, each group in the configured order, and in its activity's group
     /// when the location keeps them. O(log typers) comparisons.
-    mutating func insertTyper(_ s: Int32, in c: Int32) {
+    mutating func insertTyper(_ s: StreakIndex, in c: ConversationIndex) {
         let location = streaks[s].location
         let named = users[streaks[s].user].isNamed
         streaks[s].isNamed = named
@@ -254,7 +254,7 @@ extension Engine {
 
     /// Takes streak `s` out of the typers at its location. O(log typers). A
     /// location where nobody types any more drops its groups.
-    mutating func removeTyper(_ s: Int32, from c: Int32) {
+    mutating func removeTyper(_ s: StreakIndex, from c: ConversationIndex) {
         let location = streaks[s].location
         conversations[c][location: location].typers.remove(s, in: &streaks)
         if streaks[s].isNamed { conversations[c][location: location].typers.namedCount -= 1 }
@@ -270,10 +270,10 @@ extension Engine {
     /// its activity's tree): when a typer there first does something else than
     /// type. O(typers × log typers), once per time the location fills: it drops
     /// them only when nobody types there any more.
-    mutating func buildGroups(of c: Int32, at location: Location) {
+    mutating func buildGroups(of c: ConversationIndex, at location: Location) {
         conversations[c][location: location].groups = ActivityGroups(
             trees: Activity.allCases.map { _ in TyperOrder(.group) })
-        var typers: [Int32] = []
+        var typers: [StreakIndex] = []
         conversations[c][location: location].typers.forEach(in: streaks) { s in
             typers.append(s)
             return true
@@ -282,7 +282,7 @@ extension Engine {
     }
 
     /// Links streak `s` into its activity's tree (the location keeps groups).
-    mutating func attachToGroup(_ s: Int32, in c: Int32) {
+    mutating func attachToGroup(_ s: StreakIndex, in c: ConversationIndex) {
         let location = streaks[s].location, tree = Int(streaks[s].activity.rawValue)
         guard var groups = conversations[c][location: location].groups else { return }
         conversations[c][location: location].groups = nil   // no copy while the tree changes
@@ -296,7 +296,7 @@ extension Engine {
     }
 
     /// Unlinks streak `s` from its activity's tree.
-    mutating func detachFromGroup(_ s: Int32, in c: Int32) {
+    mutating func detachFromGroup(_ s: StreakIndex, in c: ConversationIndex) {
         let location = streaks[s].location, tree = Int(streaks[s].activity.rawValue)
         guard var groups = conversations[c][location: location].groups else { return }
         conversations[c][location: location].groups = nil
@@ -307,7 +307,7 @@ extension Engine {
 
     /// True when streak `a` is listed before streak `b` of the same group (named
     /// or unnamed), in the configured order (Protocol.md#order-of-typers).
-    func precedes(_ a: Int32, _ b: Int32) -> Bool {
+    func precedes(_ a: StreakIndex, _ b: StreakIndex) -> Bool {
         switch configuration.order {
         case .start:
             return streaks[a].started < streaks[b].started

@@ -15,7 +15,7 @@ extension Engine {
         let target = list ? Location.main : thread.map { conversations[c].threads.locate($0) } ?? .main
         var stoppedAt: Location = -1
         let streak = conversations[c].members[slot].streak
-        if streak >= 0 && (list || streaks[streak].location != target) {
+        if !streak.isNone && (list || streaks[streak].location != target) {
             stoppedAt = streaks[streak].location
             stop(streak, reason: .closed, render: false, sink: &sink)
         }
@@ -47,7 +47,7 @@ extension Engine {
         }
         let from = closeView(of: u, in: c, slot: slot)
         let streak = conversations[c].members[slot].streak
-        if streak >= 0 {
+        if !streak.isNone {
             stop(streak, reason: .closed, render: true, sink: &sink)
         } else {
             // A screen that showed a thread or a list is told what the main
@@ -85,7 +85,7 @@ extension Engine {
     /// view that showed a thread or a list forgets it too, and the member is
     /// compared at the next render of the conversation, whatever causes it.
     @discardableResult
-    mutating func closeView(of u: Int32, in c: Int32, slot: Int) -> Location {
+    mutating func closeView(of u: UserIndex, in c: ConversationIndex, slot: Int) -> Location {
         let from = conversations[c].members[slot].location
         guard conversations[c].isOpen(slot) else { return from }
         let screenChanged = from != .main || conversations[c].members[slot].isList
@@ -107,7 +107,7 @@ extension Engine {
 
     /// Closes every view of user `u` (offline): O(their open views), never their
     /// memberships.
-    mutating func closeAllViews(of u: Int32) {
+    mutating func closeAllViews(of u: UserIndex) {
         for c in openViews.removeAll(for: u) {
             guard let slot = conversations[c].slot(of: u) else { continue }
             releaseThread(closeView(of: u, in: c, slot: slot), of: c)
@@ -115,7 +115,7 @@ extension Engine {
     }
 
     /// Forgets thread `location` of `c` when nobody types or looks there any more.
-    mutating func releaseThread(_ location: Location, of c: Int32) {
+    mutating func releaseThread(_ location: Location, of c: ConversationIndex) {
         guard location > .main, conversations.contains(c) else { return }
         conversations[c].threads.release(location)
     }

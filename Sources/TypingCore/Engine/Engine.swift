@@ -31,10 +31,10 @@ public struct Engine {
     /// The variant shared views are built in (see ``defaultVariant``).
     let defaultVariantKey: UInt32
 
-    package var users = Slab(vacant: UserRecord(id: Identifier("")))
+    package var users = Slab<UserRecord, UserIndex>(vacant: UserRecord(id: Identifier("")))
     package var userIndex = IndexTable()
 
-    package var conversations = Slab(vacant: ConversationRecord(id: Identifier("")))
+    package var conversations = Slab<ConversationRecord, ConversationIndex>(vacant: ConversationRecord(id: Identifier("")))
     package var conversationIndex = IndexTable()
     var liveMemberships = 0
     /// Conversations with stale members (see ``ConversationRecord/staleSlots``): while
@@ -42,25 +42,25 @@ public struct Engine {
     /// their conversation's record at all.
     var staleConversations = 0
     /// Every membership in its user's list, in join order (see ``MembershipLink``).
-    var memberships = Slab(vacant: MembershipLink.vacant)
+    var memberships = Slab<MembershipLink, MembershipIndex>(vacant: MembershipLink.vacant)
     /// The locale of each user who gave one (Protocol.md#languages), with the table
     /// it chose.
-    package var locales = ShrinkingDictionary<Int32, UserLocale>()
+    package var locales = ShrinkingDictionary<UserIndex, UserLocale>()
     /// The name each user gave, where their display name is not that name (it was
     /// cut or cleaned): what `snapshot` lists, so that a rebuild that joins with it
     /// gets the same display name (cutting a cut name again would not).
-    package var givenNames = ShrinkingDictionary<Int32, String>()
+    package var givenNames = ShrinkingDictionary<UserIndex, String>()
     /// For each user with an open view, the conversations whose view is open: so
     /// that `offline` closes them without looking at every membership, and closing
     /// one costs O(1) however many are open.
     package var openViews = OpenViews()
 
-    package var streaks = Slab(vacant: StreakRecord.vacant)
+    package var streaks = Slab<StreakRecord, StreakIndex>(vacant: StreakRecord.vacant)
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.
     package var streakIndex = IndexTable()
     package var timers = TimerQueue()
     /// The first typers of each location being rendered (reused storage).
-    package var renderHeads: [[Int32]] = [[], [], []]
+    package var renderHeads: [[StreakIndex]] = [[], [], []]
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
 
@@ -111,13 +111,13 @@ public struct Engine {
 extension Engine {
     /// The interned number of user `id`, if they are known.
     @inline(__always)
-    package func findUser(_ id: Identifier) -> Int32? {
+    package func findUser(_ id: Identifier) -> UserIndex? {
         userIndex.find(hash: id.hash(seed: seed)) { users[$0].id == id }
     }
 
     /// The interned number of conversation `id`, if it is live.
     @inline(__always)
-    package func findConversation(_ id: Identifier) -> Int32? {
+    package func findConversation(_ id: Identifier) -> ConversationIndex? {
         conversationIndex.find(hash: id.hash(seed: seed)) { conversations[$0].id == id }
     }
 
@@ -130,7 +130,7 @@ extension Engine {
     /// The live streak of `user` in `conv`, found without looking at the
     /// conversation or its members (the common case of a keystroke while typing).
     @inline(__always)
-    func findStreak(conv: Identifier, user: Identifier, hash: UInt64) -> Int32? {
+    func findStreak(conv: Identifier, user: Identifier, hash: UInt64) -> StreakIndex? {
         let convID = conv.fingerprint, userID = user.fingerprint
         return streakIndex.find(hash: hash) { s in
             let streak = streaks[s]

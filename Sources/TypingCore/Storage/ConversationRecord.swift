@@ -29,7 +29,7 @@ package struct ConversationRecord {
     /// go, and is recomputed when the slots are compacted.
     private(set) var longestMemberID: Int32 = 0
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
-    private var memberIndex: [Int32: Int32]?
+    private var memberIndex: [UserIndex: Int32]?
     /// The members who see the main timeline's typers: those whose screen is at the
     /// main timeline, who receive typing (Protocol.md#not-seeing-others-type), and,
     /// under `--audience open`, whose view is open. A render of the main timeline
@@ -93,7 +93,7 @@ package struct ConversationRecord {
 
     /// The slot of user `u`, if a member.
     @inline(__always)
-    package func slot(of u: Int32) -> Int? {
+    package func slot(of u: UserIndex) -> Int? {
         if let memberIndex { return memberIndex[u].map(Int.init) }
         for index in members.indices where members[index].user == u { return index }
         return nil
@@ -105,7 +105,7 @@ package struct ConversationRecord {
     /// In a conversation that is not indexed: the slot of the member whose id is
     /// `id`, comparing inline fingerprints (`verify` checks long ids in full).
     @inline(__always)
-    func scan(for id: Identifier, verify: (Int32) -> Bool) -> Int? {
+    func scan(for id: Identifier, verify: (UserIndex) -> Bool) -> Int? {
         let fingerprint = id.fingerprint
         for index in members.indices where members[index].fingerprint == fingerprint {
             if fingerprint.isComplete || verify(members[index].user) { return index }
@@ -115,7 +115,7 @@ package struct ConversationRecord {
 
     /// Sets the streak of the member in `slot`.
     @inline(__always)
-    mutating func setStreak(_ streak: Int32, at slot: Int) {
+    mutating func setStreak(_ streak: StreakIndex, at slot: Int) {
         members[slot].streak = streak
     }
 
@@ -272,9 +272,9 @@ package struct ConversationRecord {
 
     /// Adds user `u`, whose id is `id`, at the end of the join order, with their
     /// `receive_typing`; returns their slot.
-    mutating func append(_ u: Int32, id: Identifier, link: Int32, receives: Bool) -> Int {
+    mutating func append(_ u: UserIndex, id: Identifier, link: MembershipIndex, receives: Bool) -> Int {
         let slot = members.count
-        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: -1, lastSent: .empty, link: link,
+        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: .none, lastSent: .empty, link: link,
                                   receives: receives))
         if receives && !openAudience { mainAudience.insert(slot) }
         memberCount += 1
@@ -326,7 +326,7 @@ package struct ConversationRecord {
             memberIndex = nil
             return
         }
-        var index: [Int32: Int32] = [:]
+        var index: [UserIndex: Int32] = [:]
         index.reserveCapacity(members.count)
         for (slot, member) in members.enumerated() where member.isOccupied {
             index[member.user] = Int32(slot)

@@ -28,14 +28,14 @@ package struct IndexTable {
 
     /// The record whose key has `hash` and for which `matches` is true.
     @inline(__always)
-    package func find(hash: UInt64, matches: (Int32) -> Bool) -> Int32? {
+    package func find<Index: SlabIndex>(hash: UInt64, matches: (Index) -> Bool) -> Index? {
         let tag = IndexTable.tag(hash)
         var position = home(tag)
         while true {
             let slot = slots[position]
             if slot == 0 { return nil }
             if slot >> 32 == tag {
-                let record = Int32(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
+                let record = Index(rawValue: Int32(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1)
                 if matches(record) { return record }
             }
             position = (position + 1) & mask
@@ -43,15 +43,15 @@ package struct IndexTable {
     }
 
     /// Adds `record` under `hash` (its key must not be in the table yet).
-    package mutating func insert(hash: UInt64, record: Int32) {
+    package mutating func insert<Index: SlabIndex>(hash: UInt64, record: Index) {
         if (count + 1) * 2 > slots.count { resize(to: slots.count * 2) }
-        place(IndexTable.tag(hash) << 32 | UInt64(UInt32(record) + 1))
+        place(IndexTable.tag(hash) << 32 | UInt64(UInt32(record.rawValue) + 1))
         count += 1
     }
 
     /// Removes `record`, filed under `hash`.
-    package mutating func remove(hash: UInt64, record: Int32) {
-        let wanted = IndexTable.tag(hash) << 32 | UInt64(UInt32(record) + 1)
+    package mutating func remove<Index: SlabIndex>(hash: UInt64, record: Index) {
+        let wanted = IndexTable.tag(hash) << 32 | UInt64(UInt32(record.rawValue) + 1)
         var hole = home(IndexTable.tag(hash))
         while slots[hole] != wanted {
             if slots[hole] == 0 { return }

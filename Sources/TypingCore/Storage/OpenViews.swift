@@ -4,12 +4,12 @@
 /// many memberships they have. Memory follows what is open: a user's set goes with
 /// their last open view, and the table shrinks when most of it is unused.
 package struct OpenViews {
-    package private(set) var byUser = ShrinkingDictionary<Int32, Set<Int32>>()
+    package private(set) var byUser = ShrinkingDictionary<UserIndex, Set<ConversationIndex>>()
     /// Open views over all users (the sum of the sets' sizes).
     private(set) var count = 0
 
     /// Records the open view of user `u` in conversation `c`.
-    mutating func insert(_ c: Int32, for u: Int32) {
+    mutating func insert(_ c: ConversationIndex, for u: UserIndex) {
         if byUser.update(u, { $0.insert(c).inserted }) ?? false {
             count += 1
         } else if byUser[u] == nil {
@@ -19,12 +19,12 @@ package struct OpenViews {
     }
 
     /// Forgets the view of `u` in `c`, if open.
-    mutating func remove(_ c: Int32, for u: Int32) {
+    mutating func remove(_ c: ConversationIndex, for u: UserIndex) {
         let outcome: (removed: Bool, empty: Bool)? = byUser.update(u) { views in
             guard views.remove(c) != nil else { return (false, false) }
             if !views.isEmpty && views.count * 4 < views.capacity && views.capacity > 64 {
                 // Storage of the set's size (a set never gives storage back by itself).
-                var smaller = Set<Int32>(minimumCapacity: views.count)
+                var smaller = Set<ConversationIndex>(minimumCapacity: views.count)
                 for view in views { smaller.insert(view) }
                 views = smaller
             }
@@ -36,12 +36,12 @@ package struct OpenViews {
     }
 
     /// Forgets every open view of `u`, returning the conversations they were in.
-    package mutating func removeAll(for u: Int32) -> Set<Int32> {
+    package mutating func removeAll(for u: UserIndex) -> Set<ConversationIndex> {
         guard let views = byUser.removeValue(forKey: u) else { return [] }
         count -= views.count
         return views
     }
 
     /// The conversations where `u` has an open view.
-    package subscript(user u: Int32) -> Set<Int32>? { byUser[u] }
+    package subscript(user u: UserIndex) -> Set<ConversationIndex>? { byUser[u] }
 }

@@ -13,9 +13,9 @@ package struct UserRecord {
     /// Protocol.md#not-seeing-others-type); each of their member slots holds a copy.
     var receivesTyping = true
     /// The user's memberships, a circular list linked through the engine's
-    /// ``Engine/memberships`` in the order they were joined (-1: none; the record
+    /// ``Engine/memberships`` in the order they were joined (`none`: none; the record
     /// goes with the last one).
-    var memberships: Int32 = -1
+    var memberships = MembershipIndex.none
     /// The user's live streaks, a list linked through ``StreakRecord/userNext`` in the
     /// order they began (so stopping one is O(1), wherever it is in the list).
     var streaks = StreakList()
@@ -43,10 +43,10 @@ package struct UserRecord {
     }
 }
 
-/// The ends of a doubly linked list of streaks (-1: none).
+/// The ends of a doubly linked list of streaks (`none`: none).
 struct StreakList: Equatable {
-    var first: Int32 = -1
-    var last: Int32 = -1
+    var first = StreakIndex.none
+    var last = StreakIndex.none
 }
 
 /// One membership in its user's list of memberships (``UserRecord/memberships``):
@@ -54,19 +54,19 @@ struct StreakList: Equatable {
 /// the user's conversations in that order, and a leave unlinks in O(1).
 package struct MembershipLink {
     /// The conversation.
-    var conv: Int32
-    var previous: Int32
-    var next: Int32
+    var conv: ConversationIndex
+    var previous: MembershipIndex
+    var next: MembershipIndex
 
-    static let vacant = MembershipLink(conv: -1, previous: -1, next: -1)
+    static let vacant = MembershipLink(conv: .none, previous: .none, next: .none)
 }
 
 /// A typing streak: from the first keystroke until it stops.
 package struct StreakRecord {
     /// The conversation typed in.
-    var conv: Int32
+    var conv: ConversationIndex
     /// The typer.
-    var user: Int32
+    var user: UserIndex
     /// When it times out: the last keystroke + the timeout.
     var deadline: Int
     /// The global number of the keystroke that set `deadline` (breaks deadline ties).
@@ -82,9 +82,9 @@ package struct StreakRecord {
     var convID: Identifier.Fingerprint
     /// The typer's id, inline.
     var userID: Identifier.Fingerprint
-    /// The neighbours in the user's list of streaks (-1: none).
-    var userPrevious: Int32 = -1
-    var userNext: Int32 = -1
+    /// The neighbours in the user's list of streaks (`none`: none).
+    var userPrevious = StreakIndex.none
+    var userNext = StreakIndex.none
     /// The streak's links in its location's ``TyperOrder``.
     var order = OrderLinks()
     /// The streak's links in its activity's tree, while its location keeps
@@ -107,7 +107,7 @@ package struct StreakRecord {
 
     /// What a free slab record holds.
     static let vacant = StreakRecord(
-        conv: -1, user: -1, deadline: 0, keystroke: 0, alarm: TimerQueue.Key(deadline: 0, keystroke: 0),
+        conv: .none, user: .none, deadline: 0, keystroke: 0, alarm: TimerQueue.Key(deadline: 0, keystroke: 0),
         started: 0, pairHash: 0, convID: .none, userID: .none)
 }
 
@@ -116,16 +116,16 @@ package struct MemberSlot {
     /// The user's id, inline: found without touching the user's record.
     var fingerprint: Identifier.Fingerprint
     /// The user, or ``MemberSlot/vacant`` for a slot freed by a leave.
-    var user: Int32
-    /// The member's live streak in this conversation (at any location), or -1.
-    package var streak: Int32
+    var user: UserIndex
+    /// The member's live streak in this conversation (at any location), or none.
+    package var streak: StreakIndex
     /// The indicator last written to this member (they start from the empty one;
     /// a closed view under `--audience open`, a new screen and a member who does not
     /// receive typing hold the empty one). Whether the member's view is open is the
     /// conversation's ``ConversationRecord/openSlots``.
     package var lastSent: IndicatorView
     /// The member's entry in their user's list of memberships.
-    var link: Int32
+    var link: MembershipIndex
     /// Where the member's screen is: the main timeline, or the thread their view
     /// shows (Protocol.md#threads).
     var location: Location = .main
@@ -138,13 +138,13 @@ package struct MemberSlot {
     var receives = true
 
     /// The `user` of a freed slot.
-    static let vacant: Int32 = -1
+    static var vacant: UserIndex { .none }
 
     /// What a render reads of a slot, but its view.
     struct Fields {
         var fingerprint: Identifier.Fingerprint
-        var user: Int32
-        var streak: Int32
+        var user: UserIndex
+        var streak: StreakIndex
         var location: Location
         var table: UInt16
         var isList: Bool
@@ -155,13 +155,13 @@ package struct MemberSlot {
     var isOccupied: Bool { user != MemberSlot.vacant }
 
     /// A freed slot.
-    static let free = MemberSlot(fingerprint: .none, user: vacant, streak: -1, lastSent: .empty, link: -1)
+    static let free = MemberSlot(fingerprint: .none, user: vacant, streak: .none, lastSent: .empty, link: .none)
 }
 
-extension Slab: OrderNodes where Record == StreakRecord {
+extension Slab: OrderNodes where Record == StreakRecord, Index == StreakIndex {
     /// A streak's links in the tree `tree` names.
     @inline(__always)
-    package subscript(links node: Int32, tree tree: OrderTree) -> OrderLinks {
+    package subscript(links node: StreakIndex, tree tree: OrderTree) -> OrderLinks {
         get { tree == .location ? self[node].order : self[node].groupOrder }
         set {
             if tree == .location { self[node].order = newValue } else { self[node].groupOrder = newValue }

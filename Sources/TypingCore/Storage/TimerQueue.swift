@@ -30,7 +30,7 @@ package struct TimerQueue {
     /// One alarm: a key and the streak it belongs to.
     package struct Entry: Comparable {
         var key: Key
-        var streak: Int32
+        var streak: StreakIndex
 
         package static func < (lhs: Entry, rhs: Entry) -> Bool { lhs.key < rhs.key }
         package static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.key == rhs.key }
