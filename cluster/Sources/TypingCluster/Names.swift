@@ -35,6 +35,8 @@ public enum Names {
 
     /// Indicators for viewer bucket `b` (``viewerBucket(_:among:)``).
     public static func viewerSubject(_ bucket: Int) -> String { "typingd.viewers.\(bucket)" }
+    /// Every viewer bucket's subject (a gateway that serves every viewer).
+    public static let viewerSubjects = "typingd.viewers.*"
     /// A viewer's bucket: FNV-1a of its UTF-8 bytes modulo the bucket count.
     public static func viewerBucket(_ viewer: String, among buckets: Int) -> Int {
         Int(TypingProtocol.Partition.hash(viewer.utf8) % UInt32(max(1, buckets)))
@@ -52,6 +54,11 @@ public enum Names {
     public static let statsSubject = "typingd.stats"
     public static func statsSubject(_ p: Int) -> String { "typingd.stats.\(p)" }
     public static func routerStatsSubject(_ name: String) -> String { "typingd.stats.router.\(token(name))" }
+    /// Partition `p`'s owner announcing itself once caught up: body
+    /// `{"partition":P,"epoch":E,"viewer_buckets":B}`.
+    public static func ownerSubject(_ p: Int) -> String { "typingd.owner.\(p)" }
+    /// Every partition's owner announcements (a gateway checks their `viewer_buckets`).
+    public static let ownerSubjects = "typingd.owner.*"
     /// A gateway's resync request: body `{"viewer":ID}`.
     public static let resyncSubject = "typingd.resync"
 

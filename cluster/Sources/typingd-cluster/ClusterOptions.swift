@@ -50,19 +50,26 @@ extension String {
     }
 }
 
-/// A settings file: a regular file of at most 1 MiB, UTF-8.
+/// A user's file: a regular file of bounded size, UTF-8.
 enum ConfigFile {
     static let limit = 1 << 20
 
+    /// The settings file (`--config`): at most 1 MiB.
     static func contents(of path: String) throws -> String {
+        try contents(of: path, option: "--config", limit: limit)
+    }
+
+    /// The text of `path`, given with `option`, at most `limit` bytes.
+    static func contents(of path: String, option: String, limit: Int) throws -> String {
+        let size = limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes"
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw ValidationError("--config \(path): \(String(cString: strerror(errno)))")
+            throw ValidationError("\(option) \(path): \(String(cString: strerror(errno)))")
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw ValidationError("--config \(path): not a regular file") }
-        guard info.st_size <= limit else { throw ValidationError("--config \(path): larger than 1 MiB") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw ValidationError("\(option) \(path): not a regular file") }
+        guard info.st_size <= limit else { throw ValidationError("\(option) \(path): larger than \(size)") }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ValidationError("--config \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ValidationError("\(option) \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -70,16 +77,15 @@ enum ConfigFile {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw ValidationError("--config \(path): \(String(cString: strerror(errno)))")
+                throw ValidationError("\(option) \(path): \(String(cString: strerror(errno)))")
             }
             if count == 0 { break }
             bytes += chunk[0..<count]
-            if bytes.count > limit { throw ValidationError("--config \(path): larger than 1 MiB") }
+            if bytes.count > limit { throw ValidationError("\(option) \(path): larger than \(size)") }
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ValidationError("--config \(path): not UTF-8")
+            throw ValidationError("\(option) \(path): not UTF-8")
         }
         return text
     }
 }
-
