@@ -163,7 +163,7 @@ checks() { # VIEWERS_OPTION AUDITS...
 }
 end_gateway() {
     stop_pids "$gateway_pid"
-    figures="$figures; $(sed -n 's/^watch: \([0-9]* viewers.*\)/gateway: \1/p' "$dir/watch.log" | tail -n 1)"
+    figures="$figures; $(sed -n 's/^\(watch\|gateway\): \([0-9]* viewers.*\)/gateway: \2/p' "$dir/watch.log" | tail -n 1)"
 }
 passed=0 failed=0 summary=""
 finish() {

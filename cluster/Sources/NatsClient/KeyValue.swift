@@ -53,7 +53,7 @@ public final class KeyValue: @unchecked Sendable {
         var kv: OpaquePointer? = nil
         try withC(config.bucket) { (name) throws(NatsError) in
             cfg.Bucket = name
-            cfg.TTL = config.ttl
+            cfg.TTL = config.ttl * 1_000_000   // nats.c wants ns (its MaxAge); ttl is ms
             cfg.Replicas = Int32(config.replicas)
             cfg.History = config.history
             cfg.StorageType = js_FileStorage

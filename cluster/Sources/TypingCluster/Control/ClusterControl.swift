@@ -1,0 +1,345 @@
+import NatsClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Small operations on the cluster (what `typingd-cluster ctl` does): make the
+/// stream and buckets, wait for a leader or for the shards to be idle, read
+/// where each shard is.
+public struct ClusterControl: Sendable {
+    /// A failure, in one line for the operator.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// The router name bucket's TTL, seconds: a router renews its name within it,
+    /// and a name not renewed that long is free again (the router's fence).
+    public static let routerNameTTL = 10.0
+
+    public let jetStream: JetStream
+    var connection: NatsConnection { jetStream.connection }
+
+    public init(_ jetStream: JetStream) {
+        self.jetStream = jetStream
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    static func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+
+    /// Waits until JetStream answers (a stream lookup needs a meta leader too).
+    /// A server without JetStream fails at once, and says so.
+    public func ready(timeout: Double) throws(Failure) {
+        let deadline = Self.now() + timeout
+        while true {
+            do {
+                try jetStream.accountInfo()
+                do {
+                    _ = try jetStream.streamInfo(Names.stream)
+                } catch where error.isNotFound {}
+                return
+            } catch {
+                if error.isNoResponders {
+                    throw Failure("the server at \(connection.connectedURL ?? "?") has no JetStream (start nats-server "
+                                  + "with -js, or a jetstream block in its configuration)")
+                }
+                if Self.now() > deadline {
+                    throw Failure("JetStream not ready after \(timeout) s (\(error))")
+                }
+                Self.pause(0.2)
+            }
+        }
+    }
+
+    /// One call, again while the cluster does not answer it (a node just started,
+    /// a leader being elected) until `deadline`. With `gone`, a "not found" means
+    /// done (a delete of what is not there). A create is the same request again
+    /// (JetStream answers a create of what exists with the same configuration as
+    /// a success), so a create whose reply was lost needs nothing more.
+    func step(_ what: String, deadline: Double, timeout: Double, gone: Bool = false,
+              _ call: () throws(NatsError) -> Void) throws(Failure) {
+        while true {
+            do {
+                try call()
+                return
+            } catch {
+                if gone && error.isNotFound { return }
+                if !error.isTransient { throw Failure("setup: \(what): \(error)") }
+                if Self.now() > deadline {
+                    throw Failure("setup: \(what): no success within \(timeout) s (\(error))")
+                }
+                Self.pause(0.3)
+            }
+        }
+    }
+
+    /// Deletes, then makes anew and empty: the command stream (storage and
+    /// replicas of `settings`, a 2-minute duplicate window), the snapshot stream
+    /// (file), the lease bucket (TTL LEASE_TTL), the router checkpoint bucket and
+    /// the router name bucket (TTL ``routerNameTTL``), all with the same replicas;
+    /// then waits until each has a leader. What they held is gone.
+    @discardableResult
+    public func setup(_ settings: ClusterSettings, timeout: Double) throws(Failure) -> String {
+        try ready(timeout: timeout)
+        let deadline = Self.now() + timeout
+        let js = jetStream
+        let buckets = [Names.leaseBucket, Names.routerBucket, Names.routerNameBucket]
+        try step("deleting stream \(Names.stream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+            try js.deleteStream(Names.stream)
+        }
+        try step("deleting stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+            try js.deleteStream(Names.snapshotStream)
+        }
+        for bucket in buckets {
+            try step("deleting bucket \(bucket)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+                try js.deleteStream("KV_" + bucket)
+            }
+        }
+        var stream = JetStream.StreamConfig(name: Names.stream, subjects: [Names.streamSubjects])
+        stream.storage = settings.storage == "memory" ? .memory : .file
+        stream.replicas = settings.replicas
+        stream.duplicateWindow = 120_000
+        let commandStream = stream
+        try step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+            try js.addStream(commandStream)
+        }
+        // Snapshots stay on disk whatever the command stream's storage: they are
+        // the state a rebuild starts from once the stream behind them is purged.
+        var snapshots = JetStream.StreamConfig(name: Names.snapshotStream, subjects: [Names.snapshotSubjects])
+        snapshots.storage = .file
+        snapshots.replicas = settings.replicas
+        snapshots.allowDirect = true
+        let snapshotStream = snapshots
+        try step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+            try js.addStream(snapshotStream)
+        }
+        let ttls: [String: Double] = [Names.leaseBucket: settings.leaseTTL, Names.routerBucket: 0,
+                                      Names.routerNameBucket: Self.routerNameTTL]
+        for bucket in buckets {
+            let config = KeyValue.Config(bucket: bucket, ttl: Int64((ttls[bucket] ?? 0) * 1000), replicas: settings.replicas)
+            try step("making bucket \(bucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                _ = try KeyValue.create(config, in: js)
+            }
+        }
+        // All have a leader before anyone uses them.
+        for name in [Names.stream, Names.snapshotStream] + buckets.map({ "KV_" + $0 }) {
+            while true {
+                do {
+                    let info = try js.streamInfo(name)
+                    if settings.replicas == 1 || info.leader != nil { break }
+                } catch {
+                    if Self.now() > deadline {
+                        throw Failure("setup: made, but \(name) has no leader after \(timeout) s (\(error))")
+                    }
+                }
+                if Self.now() > deadline { throw Failure("setup: made, but \(name) has no leader after \(timeout) s") }
+                Self.pause(0.2)
+            }
+        }
+        return "made stream \(Names.stream) (\(settings.storage) storage), snapshot stream \(Names.snapshotStream), "
+            + "lease bucket \(Names.leaseBucket) (TTL \(settings.leaseTTL) s), router buckets \(Names.routerBucket) "
+            + "and \(Names.routerNameBucket) (TTL \(Self.routerNameTTL) s), \(settings.replicas) replicas each"
+    }
+
+    /// The node leading the command stream, or partition `consumer`'s consumer,
+    /// once there is one.
+    public func leader(consumer: Int?, timeout: Double) throws(Failure) -> String {
+        let deadline = Self.now() + timeout
+        while true {
+            var leader: String? = nil
+            if let consumer {
+                leader = try? jetStream.consumerInfo(Names.stream, Names.consumer(consumer)).leader
+            } else {
+                leader = try? jetStream.streamInfo(Names.stream).leader
+            }
+            if let leader, !leader.isEmpty { return leader }
+            if Self.now() > deadline {
+                throw Failure("no leader for " + (consumer.map { "partition \($0)'s consumer" } ?? "the stream"))
+            }
+            Self.pause(0.2)
+        }
+    }
+
+    /// Every answer to `typingd.stats` (owners and standbys) within `wait` seconds,
+    /// or, with `enough`, once that many answered.
+    public func askStats(prometheus: Bool, wait: Double, enough: (([[UInt8]]) -> Bool)? = nil) throws(Failure) -> [[UInt8]] {
+        do {
+            let inbox = connection.newInbox()
+            let subscription = try connection.subscribe(inbox)
+            defer { subscription.unsubscribe() }
+            try connection.publish(NatsMessage(subject: Names.statsSubject, reply: inbox,
+                                               data: prometheus ? Array("prometheus".utf8) : []))
+            var answers: [[UInt8]] = []
+            let deadline = Self.now() + wait
+            while true {
+                let left = deadline - Self.now()
+                if left <= 0 { break }
+                let next: NatsMessage?
+                do {
+                    next = try subscription.next(timeout: max(1, Int64(left * 1000)))
+                } catch where error.isNoResponders {
+                    continue   // the server's "no responders" status: nobody listens (yet)
+                }
+                guard let message = next else { break }
+                if message.data.isEmpty { continue }   // the server's "no responders" status
+                answers.append(message.data)
+                if let enough, enough(answers) { break }
+            }
+            return answers
+        } catch {
+            throw Failure("asking \(Names.statsSubject): \(error)")
+        }
+    }
+
+    /// Each partition's owner's stats (the highest epoch when two answer), waiting
+    /// up to 3 s for all of them.
+    package func owners(partitions: Int) throws(Failure) -> [Int: JSONValue] {
+        var rows: [Int: JSONValue] = [:]
+        func take(_ body: [UInt8]) {
+            guard let row = JSONValue.parse(body), row["role"]?.string == "owner", let p = row["partition"]?.int,
+                  let epoch = row["epoch"]?.int else { return }
+            if let held = rows[p]?["epoch"]?.int, held >= epoch { return }
+            rows[p] = row
+        }
+        _ = try askStats(prometheus: false, wait: 3.0) { answers in
+            rows = [:]
+            answers.forEach(take)
+            return rows.count >= partitions
+        }
+        return rows
+    }
+
+    /// Waits until the shards are idle: every partition's consumer has nothing
+    /// pending nor unacknowledged, and its owner has applied (and published) the
+    /// partition's last message as it stood at the previous look (a tick of the
+    /// owner's own may be on its way at any one look), three looks in a row. The
+    /// consumer alone is not enough: one whose node came back reads that node's
+    /// copy of the stream, still catching up, and says 0 pending.
+    public func idle(partitions: Int, timeout: Double) throws(Failure) -> String {
+        let deadline = Self.now() + timeout
+        var quiet = 0
+        var stored: [Int: Int] = [:]   // partition -> its last message at the previous look (the owner's word)
+        while true {
+            var busy: [Int] = []
+            for p in 0..<partitions {
+                if let info = try? jetStream.consumerInfo(Names.stream, Names.consumer(p)) {
+                    if info.pending > 0 || info.ackPending > 0 { busy.append(p) }
+                } else {
+                    busy.append(p)
+                }
+            }
+            let rows = try owners(partitions: partitions)
+            let late = (0..<partitions).filter { p in
+                guard let applied = rows[p]?["applied_seq"]?.int, let last = stored[p] else { return true }
+                return applied < last
+            }
+            stored = [:]
+            for (p, row) in rows {
+                if let last = row["stream_last_seq"]?.int { stored[p] = last }
+            }
+            quiet = busy.isEmpty && late.isEmpty ? quiet + 1 : 0
+            if quiet >= 3 {
+                return "idle: " + rows.keys.sorted().map { p in
+                    "partition \(p): applied through seq \(rows[p]?["applied_seq"]?.int ?? 0)"
+                }.joined(separator: "; ")
+            }
+            if Self.now() > deadline {
+                let all = Set(busy + late).sorted()
+                var text = "partitions \(all) still busy after \(timeout) s"
+                for p in late {
+                    if let row = rows[p] {
+                        text += "; partition \(p): applied \(Self.show(row["applied_seq"])) of \(Self.show(row["stream_last_seq"]))"
+                    } else {
+                        text += "; partition \(p): no owner answered"
+                    }
+                }
+                throw Failure(text)
+            }
+            Self.pause(0.3)
+        }
+    }
+
+    static func show(_ value: JSONValue?) -> String {
+        guard let value else { return "None" }
+        return String(decoding: value.bytes, as: UTF8.self)
+    }
+
+    /// What the stream holds and where each partition's consumer is.
+    public func info(partitions: Int) throws(Failure) -> [String] {
+        do {
+            let stream = try jetStream.streamInfo(Names.stream)
+            var lines = ["stream \(Names.stream): \(stream.messages) messages stored (first seq \(stream.firstSequence), "
+                         + "last seq \(stream.lastSequence)); \(stream.lastSequence) messages published in all"]
+            for p in 0..<partitions {
+                let consumer: JetStream.ConsumerInfo
+                do {
+                    consumer = try jetStream.consumerInfo(Names.stream, Names.consumer(p))
+                } catch where error.isNotFound {
+                    lines.append("partition \(p): no consumer \(Names.consumer(p)) (no shard has run since setup)")
+                    continue
+                }
+                lines.append("partition \(p): acknowledged up to seq \(consumer.ackFloor), "
+                             + "\(Int64(clamping: consumer.pending) &+ consumer.ackPending) pending")
+            }
+            return lines
+        } catch {
+            throw Failure("info: \(error)")
+        }
+    }
+
+    /// The shards' Prometheus answers as one exposition: each metric's `# TYPE`
+    /// line once, then every shard's sample of it (the format wants a family's
+    /// lines together), families in the order first seen.
+    public static func mergePrometheus(_ answers: [[UInt8]]) -> String {
+        var order: [String] = []
+        var families: [String: [String]] = [:]
+        func add(_ name: String, _ line: String, isType: Bool) {
+            if families[name] == nil {
+                order.append(name)
+                families[name] = []
+            }
+            if isType {
+                if families[name]?.first?.hasPrefix("# TYPE ") != true { families[name]?.insert(line, at: 0) }
+            } else {
+                families[name]?.append(line)
+            }
+        }
+        for answer in answers {
+            for line in String(decoding: answer, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true) {
+                let text = String(line)
+                if text.hasPrefix("# TYPE ") {
+                    let words = text.split(separator: " ")
+                    if words.count >= 3 { add(String(words[2]), text, isType: true) }
+                } else if !text.hasPrefix("#") {
+                    let name = text.split(separator: "{", maxSplits: 1).first.map { $0.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "" } ?? ""
+                    add(name, text, isType: false)
+                }
+            }
+        }
+        return order.flatMap { families[$0] ?? [] }.map { $0 + "\n" }.joined()
+    }
+
+    /// Shards' JSON stats as lines, keys sorted, owners before standbys by
+    /// partition; the answers that are no shard's stats; the partitions without
+    /// an owner's answer.
+    public static func statsRows(_ answers: [[UInt8]], partitions: Int) -> (lines: [String], strays: [String], missing: [Int]) {
+        var rows: [(Int, Bool, String)] = []
+        var strays: [String] = []
+        for body in answers {
+            guard let row = JSONValue.parse(body), let p = row["partition"]?.int, case .object(let members) = row else {
+                strays.append(String(decoding: body.prefix(200), as: UTF8.self))
+                continue
+            }
+            let sorted = JSONValue.object(members.sorted { Array($0.0.utf16).lexicographicallyPrecedes(Array($1.0.utf16)) })
+            rows.append((p, row["role"]?.string != "owner", String(decoding: sorted.bytes, as: UTF8.self)))
+        }
+        rows.sort { ($0.0, $0.1 ? 1 : 0) < ($1.0, $1.1 ? 1 : 0) }
+        let owners = Set(rows.filter { !$0.1 }.map(\.0))
+        return (rows.map(\.2), strays, (0..<partitions).filter { !owners.contains($0) })
+    }
+}
