@@ -1,0 +1,279 @@
+import NatsClient
+import TypingProtocol
+import Synchronization
+import Testing
+@testable import TypingCluster
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real nats-server (JetStream, one node) started by pid for the test and
+/// stopped by it: `ctl setup` and `ctl idle`, and the gateway's resync. Skipped,
+/// saying why, when nats-server is not installed; failing then under CI=true.
+@Suite(.serialized) struct LiveTests {
+    static let serverPath: String? = {
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") where access("\(directory)/nats-server", X_OK) == 0 {
+            return "\(directory)/nats-server"
+        }
+        return nil
+    }()
+
+    static var isCI: Bool { getenv("CI").map { String(cString: $0) } == "true" }
+
+    /// A server for one test, or nil (and why) when there is none to start.
+    static func server() throws -> NatsServer? {
+        guard let path = serverPath else {
+            if isCI { Issue.record("nats-server is not installed, and CI=true: the live tests must run") }
+            else { print("LiveTests: skipped: nats-server is not on PATH (apt-get install nats-server)") }
+            return nil
+        }
+        return try NatsServer(path: path)
+    }
+
+    /// Waits up to `seconds` for `condition`, looking every 20 ms.
+    static func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+        let deadline = ClusterControl.now() + seconds
+        while ClusterControl.now() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    static func settings() -> ClusterSettings {
+        var settings = ClusterSettings()
+        settings.replicas = 1
+        settings.partitions = 2
+        return settings
+    }
+
+    @Test func setupMakesEverythingAnewAndEmpty() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
+        let js = try JetStream(connection)
+        let control = ClusterControl(js)
+        try control.setup(Self.settings(), timeout: 30)
+        _ = try js.publish(NatsMessage(subject: Names.commandSubject(0), data: Array("{}".utf8)))
+        #expect(try js.streamInfo(Names.stream).messages == 1)
+        try control.setup(Self.settings(), timeout: 30)
+        #expect(try js.streamInfo(Names.stream).messages == 0)
+        for name in [Names.snapshotStream, "KV_" + Names.leaseBucket, "KV_" + Names.routerBucket, "KV_" + Names.routerNameBucket] {
+            #expect(throws: Never.self) { _ = try js.streamInfo(name) }
+        }
+        // The name bucket forgets a name after its TTL (the routers' fence): a
+        // create of a live key fails, the same create is refused no more once it expired.
+        let names = try KeyValue.open(Names.routerNameBucket, in: js)
+        _ = try names.create("r", [1])
+        #expect(throws: NatsError.self) { _ = try names.create("r", [1]) }
+    }
+
+    @Test func setupSaysWhenTheServerHasNoJetStream() throws {
+        guard let path = Self.serverPath else { _ = try Self.server(); return }
+        let server = try NatsServer(path: path, jetStream: false)
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
+        let control = ClusterControl(try JetStream(connection))
+        #expect { try control.setup(Self.settings(), timeout: 30) } throws: { error in
+            (error as? ClusterControl.Failure)?.description.contains("has no JetStream") == true
+        }
+    }
+
+    /// Fake owners answering typingd.stats: partition → (applied_seq, stream_last_seq).
+    final class Owners: Sendable {
+        let rows: Locked<[Int: (Int, Int)]>
+        let subscription: Subscription
+        init(_ connection: NatsConnection, _ rows: [Int: (Int, Int)]) throws {
+            let table = Locked(rows)
+            self.rows = table
+            subscription = try connection.subscribe(Names.statsSubject) { message in
+                guard let reply = message.reply else { return }
+                for (p, (applied, last)) in table.value.withLock({ $0 }) {
+                    let body = "{\"partition\":\(p),\"role\":\"owner\",\"epoch\":1,\"applied_seq\":\(applied),\"stream_last_seq\":\(last)}"
+                    try? connection.publish(reply, Array(body.utf8))
+                }
+            }
+        }
+    }
+
+    @Test func idleWaitsForEveryOwnerToReachTheStreamsLastMessage() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
+        let js = try JetStream(connection)
+        let control = ClusterControl(js)
+        try control.setup(Self.settings(), timeout: 30)
+        for p in 0..<2 { try js.addConsumer(Names.stream, .init(durable: Names.consumer(p), filterSubject: Names.commandSubject(p))) }
+        // No owner at all.
+        #expect { _ = try control.idle(partitions: 2, timeout: 1) } throws: { error in
+            "\(error)".contains("partition 0: no owner answered")
+        }
+        // Partition 1's owner is behind the stream: not idle, and said so.
+        let owners = try Owners(connection, [0: (5, 5), 1: (3, 5)])
+        #expect { _ = try control.idle(partitions: 2, timeout: 2) } throws: { error in
+            "\(error)".contains("partitions [1] still busy") && "\(error)".contains("partition 1: applied 3 of 5")
+        }
+        owners.rows.value.withLock { $0[1] = (5, 5) }
+        let text = try control.idle(partitions: 2, timeout: 20)
+        #expect(text == "idle: partition 0: applied through seq 5; partition 1: applied through seq 5")
+        _ = owners
+    }
+
+    /// A fake shard's resync service: answers `typingd.resync` for the partitions
+    /// it is told to, with the answer it is given.
+    final class ResyncService: Sendable {
+        let answers: Locked<[Int: String]>
+        let subscription: Subscription
+        init(_ connection: NatsConnection) throws {
+            let answers = Locked<[Int: String]>([:])
+            self.answers = answers
+            subscription = try connection.subscribe(Names.resyncSubject) { message in
+                guard let reply = message.reply else { return }
+                for (_, body) in answers.value.withLock({ $0 }) { try? connection.publish(reply, Array(body.utf8)) }
+            }
+        }
+    }
+
+    @Test func theGatewayResyncsOnANewEpochAndAsksAgainWhoDidNotAnswer() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
+        let service = try ResyncService(connection)
+        let line = { (typing: String) in
+            "{\"event\":\"indicator\",\"at\":1,\"conv\":\"g\",\"viewer\":\"bob\",\"typing\":[\(typing)],\"text\":\"\"}"
+        }
+        let updates = Mutex<[GatewayUpdate]>([])
+        var configuration = Gateway.Configuration(servers: [server.url], viewers: ["bob"])
+        configuration.partitions = 2
+        let gateway = try Gateway(configuration, onUpdate: { update in updates.withLock { $0.append(update) } })
+        defer { gateway.close() }
+        let subject = Names.viewerSubject(Names.viewerBucket("bob", among: configuration.viewerBuckets))
+        func publish(_ body: String, epoch: Int, seq: Int, p: Int = Partitioned.g) throws {
+            try connection.publish(NatsMessage(subject: subject, headers: [Names.Header.epoch: "\(epoch)", Names.Header.partition: "\(p)",
+                                                                           Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
+        }
+        try publish(line("\"ann\""), epoch: 1, seq: 5)
+        #expect(Self.eventually { updates.withLock { $0.count } == 1 })
+        // A new epoch: a resync, which only partition g's owner answers at first;
+        // the other is asked again until it answers.
+        service.answers.value.withLock {
+            $0[Partitioned.g] = "{\"partition\":\(Partitioned.g),\"epoch\":2,\"seq\":7,\"viewer_buckets\":16,\"indicators\":[\(line("\"zed\""))]}"
+        }
+        try publish(line("\"cy\""), epoch: 2, seq: 6)
+        #expect(Self.eventually { gateway.counts.resyncRetries >= 1 })
+        #expect(gateway.core.state.withLock { $0.resyncing })
+        let other = 1 - Partitioned.g
+        service.answers.value.withLock { $0[other] = "{\"partition\":\(other),\"epoch\":1,\"seq\":1,\"indicators\":[]}" }
+        #expect(Self.eventually { !gateway.core.state.withLock { $0.resyncing || $0.wanted } })
+        #expect(gateway.counts.newEpochs == 1)
+        #expect(gateway.core.state.withLock { $0.state.current("bob", Screen(conv: "g")) }.map { String(decoding: $0, as: UTF8.self) } == line("\"zed\""))
+        // A message the answer covers (seq 7 at epoch 2) is dropped; a later one applies.
+        try publish(line("\"old\""), epoch: 2, seq: 7)
+        try publish(line(""), epoch: 2, seq: 8)
+        let finals = gateway.finish(drainSeconds: 20)
+        #expect(gateway.counts.covered == 1)
+        #expect(finals.count == 1 && finals.first?.indicator == nil)
+        #expect(updates.withLock { $0.filter { $0.source == .message }.compactMap(\.line).count } == 3)
+    }
+
+    @Test func theGatewayStopsOnAViewerBucketsMismatch() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
+        let service = try ResyncService(connection)
+        service.answers.value.withLock { $0[0] = "{\"partition\":0,\"epoch\":1,\"seq\":1,\"viewer_buckets\":8,\"indicators\":[]}" }
+        let said = Mutex<String?>(nil)
+        var configuration = Gateway.Configuration(servers: [server.url], viewers: ["bob"])
+        configuration.partitions = 1
+        let gateway = try Gateway(configuration, onUpdate: { _ in }, onMismatch: { text in said.withLock { $0 = text } })
+        defer { gateway.close() }
+        gateway.resync(patience: 0)
+        #expect(Self.eventually { said.withLock { $0 } != nil })
+        #expect(gateway.mismatch?.contains("8 viewer buckets") == true)
+    }
+}
+
+/// A value behind a lock, that closures can share.
+final class Locked<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+}
+
+/// The partition of conversation "g" among 2.
+enum Partitioned {
+    static let g = TypingProtocol.Partition.of("g", among: 2)
+}
+
+/// One nats-server, started by pid on a port of its choosing, its store in a
+/// temporary folder; stopped (TERM, then KILL) by that pid.
+final class NatsServer: Sendable {
+    let pid: pid_t
+    let url: String
+    let folder: String
+
+    init(path: String, jetStream: Bool = true) throws {
+        var template = Array("/tmp/typingd-live-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw ClusterControl.Failure("mkdtemp failed") }
+        folder = String(cString: made)
+        let log = folder + "/server.log"
+        var arguments = [path, "-a", "127.0.0.1", "-p", "-1", "-l", log]
+        if jetStream { arguments += ["-js", "-sd", folder + "/store"] }
+        var child: pid_t = 0
+        let cArguments = arguments.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let status = posix_spawn(&child, path, nil, nil, cArguments, environ)
+        guard status == 0 else { throw ClusterControl.Failure("posix_spawn nats-server: \(status)") }
+        pid = child
+        // Its port, from its log: "Listening for client connections on 127.0.0.1:PORT".
+        var found: String? = nil
+        let deadline = ClusterControl.now() + 20
+        while found == nil && ClusterControl.now() < deadline {
+            if let text = NatsServer.read(log), let range = text.firstRange(of: "Listening for client connections on ") {
+                let rest = text[range.upperBound...].prefix { $0 != "\n" }
+                if let colon = rest.lastIndex(of: ":") { found = String(rest[rest.index(after: colon)...]) }
+            }
+            if found == nil { usleep(20_000) }
+        }
+        guard let port = found else {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+            throw ClusterControl.Failure("nats-server did not listen within 20 s; see \(log)")
+        }
+        url = "nats://127.0.0.1:\(port)"
+    }
+
+    static func read(_ path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func stop() {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        let deadline = ClusterControl.now() + 5
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if ClusterControl.now() > deadline {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                break
+            }
+            usleep(20_000)
+        }
+        // The store is this test's own folder.
+        let command = ["/bin/rm", "-rf", folder]
+        let cArguments = command.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var child: pid_t = 0
+        if posix_spawn(&child, "/bin/rm", nil, nil, cArguments, environ) == 0 { waitpid(child, &status, 0) }
+    }
+}
