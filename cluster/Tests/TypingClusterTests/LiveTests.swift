@@ -177,6 +177,30 @@ import Glibc
         #expect(updates.withLock { $0.filter { $0.source == .message }.compactMap(\.line).count } == 3)
     }
 
+    /// finish() reads what the server sent and what is queued before the finals:
+    /// a busy gateway (20 ms a message) still ends on the last message published.
+    @Test func theFinalsComeAfterWhatIsQueued() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
+        var configuration = Gateway.Configuration(servers: [server.url], viewers: ["bob"])
+        configuration.partitions = 1
+        configuration.slowMs = 20
+        let gateway = try Gateway(configuration, onUpdate: { _ in })
+        defer { gateway.close() }
+        let subject = Names.viewerSubject(Names.viewerBucket("bob", among: configuration.viewerBuckets))
+        for seq in 1...30 {
+            let body = "{\"event\":\"indicator\",\"at\":1,\"conv\":\"g\",\"viewer\":\"bob\",\"typing\":[\"u\(seq)\"],\"text\":\"\"}"
+            try connection.publish(NatsMessage(subject: subject, headers: [Names.Header.epoch: "1", Names.Header.partition: "0",
+                                                                           Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
+        }
+        try connection.flush(timeout: 5000)
+        let finals = gateway.finish(drainSeconds: 30)
+        let last = finals.first.flatMap { $0.indicator }.flatMap { JSONValue.parse($0)?["typing"]?.array }
+        #expect(last == [.string("u30")])
+        #expect(gateway.counts.messages == 30)
+    }
+
     @Test func theGatewayStopsOnAViewerBucketsMismatch() throws {
         guard let server = try Self.server() else { return }
         defer { server.stop() }

@@ -78,10 +78,12 @@ public final class Gateway: Sendable {
         let core = Core(configuration: configuration, onUpdate: onUpdate, log: log, onMismatch: onMismatch)
         self.core = core
         let events = NatsConnection.Events()
-        events.disconnected = { core.log("disconnected") }
+        events.disconnected = { [weak core] in
+            if let core, !core.isClosed { core.log("disconnected") }
+        }
         events.reconnected = { [weak core] in core?.reconnected() }
         events.slowConsumer = { [weak core] in core?.slowConsumer() }
-        events.error = { core.log("nats: \($0)") }
+        events.error = { [weak core] in core?.log("nats: \($0)") }
         let options = NatsConnection.Options(servers: configuration.servers, name: configuration.name,
                                              pingInterval: Int64(configuration.pingMs), connectTimeout: 2000,
                                              reconnectWait: 200)
