@@ -94,6 +94,7 @@ import Glibc
                     try? connection.publish(reply, Array(body.utf8))
                 }
             }
+            try connection.flush(timeout: 5000)   // the server has the subscription before anyone asks
         }
     }
 
@@ -132,6 +133,7 @@ import Glibc
                 guard let reply = message.reply else { return }
                 for (_, body) in answers.value.withLock({ $0 }) { try? connection.publish(reply, Array(body.utf8)) }
             }
+            try connection.flush(timeout: 5000)   // the server has the subscription before anyone asks
         }
     }
 
