@@ -37,7 +37,7 @@ STORED = re.compile(rb"stored through byte (\d+) \((\d+) lines\)")
 
 
 def router(args, name, extra=(), stdin=None, shell_input=None):
-    command = [sys.executable, os.path.join(HERE, "router.py"), "--servers", args.servers,
+    command = [sys.executable, os.environ.get("ROUTER") or os.path.join(HERE, "router.py"), "--servers", args.servers,
                "--partitions", str(args.partitions), "--name", name + args.suffix, "--rate", str(args.rate)] + list(extra)
     if shell_input is not None:   # a pipe: `shell_input | router.py ...`
         feeder = subprocess.Popen(shell_input, shell=True, stdout=subprocess.PIPE)

@@ -63,3 +63,30 @@ public enum Partition {
         }
     }
 }
+
+extension Partition {
+    /// What a router needs to know of one input line: where it goes, and what of it
+    /// the router checks.
+    public struct LineRoute: Sendable, Equatable {
+        /// Where the line goes; nil when it is no command (it then goes to partition
+        /// 0, whose engine answers it with its error, as one typingd would).
+        public var route: Route?
+        /// Whether the line gives its own `at`.
+        public var hasTime: Bool
+        /// The command's id, when it is a string.
+        public var stringID: String?
+    }
+
+    /// Routes one input line (without LF or trailing CR) among `count` partitions,
+    /// decoding it as a shard's engine does (jansson, the protocol's checks, a
+    /// manual clock): the router and the shards cannot disagree on what a line is.
+    public static func route(line: UnsafeRawBufferPointer, among count: Int) -> LineRoute {
+        let decoder = CommandDecoder(clock: .manual)
+        guard let request = try? decoder.decode(line, number: 1) else {
+            return LineRoute(route: nil, hasTime: false, stringID: nil)
+        }
+        var stringID: String? = nil
+        if case .string(let id)? = request.id { stringID = id }
+        return LineRoute(route: route(of: request.command, among: count), hasTime: request.at != nil, stringID: stringID)
+    }
+}

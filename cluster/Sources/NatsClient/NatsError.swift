@@ -25,6 +25,9 @@ public struct NatsError: Error, CustomStringConvertible, Sendable {
         self.text = text
     }
 
+    /// A failure of the caller's own making (a bad argument).
+    public static func invalid(_ what: String) -> NatsError { NatsError(invalid: what) }
+
     /// A wrapper's own failure (a bad argument), with nats.c's status for it.
     init(invalid what: String) {
         status = NATS_INVALID_ARG.rawValue

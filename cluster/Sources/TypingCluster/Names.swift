@@ -32,6 +32,9 @@ public enum Names {
     public static let routerBucket = "typingd-routers"
     /// The routers' name fences, by router name: held while a router runs.
     public static let routerNameBucket = "typingd-router-names"
+    /// How long a router's name fence outlives its last renewal, ms (the TTL of
+    /// ``routerNameBucket``; a router renews it every third of that).
+    public static let routerNameTTL: Int64 = 10_000
 
     /// Indicators for viewer bucket `b` (``viewerBucket(_:among:)``).
     public static func viewerSubject(_ bucket: Int) -> String { "typingd.viewers.\(bucket)" }

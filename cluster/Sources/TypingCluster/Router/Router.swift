@@ -1,0 +1,364 @@
+import Foundation
+import NatsClient
+import TypingProtocol
+
+/// The router: reads command lines and stores each in the stream of its
+/// partition, in messages of many lines; never loses or doubles a line across
+/// restarts, and waits out any outage.
+///
+/// - **Routing**: ``Partition/route(line:among:)``, the rule the shards' engines
+///   share: a conversation's partition, every partition for `offline`, `user`,
+///   `tick`, `stats` and `snapshot`, partition 0 for a line that is no command.
+/// - **Messages**: at most one every `lingerMs` per partition (one in flight),
+///   headers `Nats-Msg-Id: NAME:P:FIRST:COUNT`, `Typingd-Router: NAME`,
+///   `Typingd-Lines: FIRST`, and `Typingd-Encoding: deflate` when deflated.
+/// - **Checkpoint**: the input position *stored*, in key NAME of
+///   ``Names/routerBucket``; a restart resumes there.
+/// - **Name fence**: key NAME of ``Names/routerNameBucket`` is held while the
+///   router runs; a second router with the same name is refused before it routes
+///   a line (``RouterFailure/nameTaken``).
+public final class Router: @unchecked Sendable {
+    /// How the router works.
+    public struct Options: Sendable {
+        public var name = "router"
+        public var partitions = 4
+        public var stamp = false
+        public var lingerMs = 100.0
+        public var batchLines = 4000
+        public var batchBytes = 512 * 1024
+        public var queueLines = 20_000
+        public var ackTimeoutMs: Int64 = 2000
+        public var checkpointMs = 1000.0
+        public var rate = 0.0
+        public var inputOffset = 0
+        public var fromStart = false
+        public var replicas = 3
+        public init() {}
+    }
+
+    /// One partition's lines on their way.
+    struct Part {
+        let index: Int
+        let subject: String
+        /// Lines waiting, each with its LF.
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+        var head = 0
+        var sentAt = 0.0
+        var routed: Int
+        var stored: Int
+        var messages = 0
+        var busy = false
+        var pendingCount: Int { ends.count - head }
+    }
+
+    let options: Options
+    let connection: NatsConnection
+    let js: JetStream
+    var checkpoints: KeyValue?
+    var fence: NameFence?
+    let lock = NSCondition()
+    var parts: [Part] = []
+    /// (end offset, input lines, lines routed per partition), in input order.
+    var segments: [(offset: Int, lines: Int, counts: [Int])] = []
+    var segmentHead = 0
+    var readOffset = 0, readLines = 0
+    var storedOffset = 0, storedLines = 0, storedCounts: [Int] = []
+    var checkpointed = 0
+    var refused = 0
+    var stopping = false
+    var stopSignal = ""
+    var readingDone = false
+    var state = "starting"
+    var retries = 0
+    var blocked = 0, blockedSince = 0.0, blockedTotal = 0.0
+    var checkpointsWritten = 0, checkpointFailures = 0
+    var streamCreated: Int64 = 0
+    var lastAt = 0
+    let started = monotonicSeconds()
+    let maxLine: Int
+    let batchBytes: Int
+
+    /// A router on `connection`; call ``run(input:)``.
+    public init(options: Options, connection: NatsConnection) throws(NatsError) {
+        self.options = options
+        self.connection = connection
+        js = try JetStream(connection, wait: options.ackTimeoutMs)
+        maxLine = max(1024, connection.maxPayload - 4096)
+        batchBytes = min(options.batchBytes, maxLine)
+    }
+
+    func log(_ text: String) { clusterLog("router", text) }
+
+    // MARK: Position
+
+    /// Moves the stored position past every read block whose lines are all stored.
+    func advance() {
+        while segmentHead < segments.count {
+            let segment = segments[segmentHead]
+            for index in parts.indices where parts[index].stored < segment.counts[index] { return }
+            storedOffset = segment.offset
+            storedLines = segment.lines
+            storedCounts = segment.counts
+            segmentHead += 1
+        }
+        if segmentHead > 1024 && segmentHead * 2 > segments.count {
+            segments.removeFirst(segmentHead)
+            segmentHead = 0
+        }
+    }
+
+    func checkpointValue() -> [UInt8] {
+        let object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": options.partitions,
+                                     "input_lines": storedLines, "stream_created": streamCreated]
+        return Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+    }
+
+    /// Writes the checkpoint once (periodic), or until it is stored (final).
+    func save(final: Bool) {
+        lock.lock()
+        advance()
+        let offset = storedOffset
+        if offset == checkpointed && !final { lock.unlock(); return }
+        let value = checkpointValue()
+        lock.unlock()
+        guard let checkpoints else { return }
+        var delay = 0.05
+        let since = monotonicSeconds()
+        var logged = since
+        while true {
+            do {
+                _ = try checkpoints.put(options.name, value)
+                lock.lock()
+                checkpointsWritten += 1
+                checkpointed = max(checkpointed, offset)
+                lock.unlock()
+                return
+            } catch {
+                lock.lock(); checkpointFailures += 1; lock.unlock()
+                if !final { return }
+                let now = monotonicSeconds()
+                if now - logged >= 5 {
+                    log("waiting for the cluster: checkpoint not stored for \(Int(now - since)) s (\(error))")
+                    logged = now
+                }
+                pause(delay)
+                delay = min(delay * 2, 2)
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    func now() -> Int {
+        lastAt = max(lastAt, wallMilliseconds())
+        return lastAt
+    }
+
+    /// Routes the whole lines of `block` (each ending in LF), `size` bytes.
+    func route(_ block: UnsafeRawBufferPointer, lineCount: Int) {
+        var start = 0
+        var routedHere = [Int](repeating: 0, count: parts.count)
+        let stampTime = options.stamp ? now() : 0
+        lock.lock()
+        for index in 0..<block.count where block[index] == 0x0A {
+            var end = index
+            if end > start && block[end - 1] == 0x0D { end -= 1 }
+            let line = UnsafeRawBufferPointer(rebasing: block[start..<end])
+            start = index + 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            if line.count > maxLine {
+                refused += 1
+                log("refused a line of \(line.count) bytes (the cluster takes messages up to \(connection.maxPayload)): \(preview(line))...")
+                continue
+            }
+            let decision = Partition.route(line: line, among: parts.count)
+            if let id = decision.stringID, id.utf8.starts(with: "typingd:".utf8) {
+                refused += 1
+                log("refused a command whose id starts with \"typingd:\" (reserved for shards): \(preview(line))")
+                continue
+            }
+            let stampIt = options.stamp && decision.route != nil && !decision.hasTime
+            switch decision.route {
+            case .one(let p)?:
+                append(line, to: p, stamp: stampIt ? stampTime : nil)
+                routedHere[p] += 1
+            case .every?:
+                for p in parts.indices {
+                    append(line, to: p, stamp: stampIt ? stampTime : nil)
+                    routedHere[p] += 1
+                }
+            case nil:
+                append(line, to: 0, stamp: nil)
+                routedHere[0] += 1
+            }
+        }
+        for p in parts.indices { parts[p].routed += routedHere[p] }
+        readOffset += block.count
+        readLines += lineCount
+        segments.append((readOffset, readLines, parts.map(\.routed)))
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    func append(_ line: UnsafeRawBufferPointer, to p: Int, stamp: Int?) {
+        if let stamp, let close = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[close] == 0x7D {
+            parts[p].bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[..<close]))
+            parts[p].bytes.append(contentsOf: ",\"at\":\(stamp)}".utf8)
+        } else {
+            parts[p].bytes.append(contentsOf: line)
+        }
+        parts[p].bytes.append(0x0A)
+        parts[p].ends.append(parts[p].bytes.count)
+    }
+
+    func preview(_ line: UnsafeRawBufferPointer) -> String {
+        String(decoding: line.prefix(200), as: UTF8.self).debugDescription
+    }
+
+    // MARK: Sending
+
+    /// The sender of partitions `mine`: one message in flight per partition.
+    func send(_ mine: [Int]) {
+        let linger = options.lingerMs / 1000
+        lock.lock()
+        while true {
+            var chosen: Int? = nil
+            var wakeAt = Double.infinity
+            var anyLeft = false
+            let now = monotonicSeconds()
+            for p in mine where parts[p].pendingCount > 0 {
+                anyLeft = true
+                let due = parts[p].sentAt + linger
+                if linger == 0 || readingDone || stopping || parts[p].pendingCount >= options.batchLines || due <= now {
+                    chosen = p
+                    break
+                }
+                wakeAt = min(wakeAt, due)
+            }
+            guard let p = chosen else {
+                if !anyLeft && (readingDone || stopping) { break }
+                if wakeAt.isFinite {
+                    _ = lock.wait(until: Date(timeIntervalSinceNow: max(0.0005, wakeAt - now)))
+                } else {
+                    lock.wait()
+                }
+                continue
+            }
+            // Take a batch.
+            var count = min(parts[p].pendingCount, options.batchLines)
+            let base = parts[p].head == 0 ? 0 : parts[p].ends[parts[p].head - 1]
+            while count > 1 && parts[p].ends[parts[p].head + count - 1] - base > batchBytes { count /= 2 }
+            let end = parts[p].ends[parts[p].head + count - 1]
+            let body = Array(parts[p].bytes[base..<end])
+            parts[p].head += count
+            if parts[p].head == parts[p].ends.count {
+                parts[p].bytes.removeAll(keepingCapacity: true)
+                parts[p].ends.removeAll(keepingCapacity: true)
+                parts[p].head = 0
+            } else if parts[p].head > 4096 && parts[p].head * 2 > parts[p].ends.count {
+                let cut = parts[p].ends[parts[p].head - 1]
+                parts[p].bytes.removeFirst(cut)
+                parts[p].ends.removeFirst(parts[p].head)
+                for index in parts[p].ends.indices { parts[p].ends[index] -= cut }
+                parts[p].head = 0
+            }
+            parts[p].sentAt = monotonicSeconds()
+            let first = parts[p].stored + 1
+            lock.broadcast()
+            lock.unlock()
+            var headers = [Names.Header.router: options.name, Names.Header.lines: String(first)]
+            var payload = body
+            if let packed = Deflate.compress(body) {
+                payload = packed
+                headers[Names.Header.encoding] = "deflate"
+            }
+            publish(NatsMessage(subject: parts[p].subject, headers: headers, data: payload),
+                    id: "\(options.name):\(p):\(first):\(count)", partition: p)
+            lock.lock()
+            parts[p].stored += count
+            parts[p].messages += 1
+            advance()
+            lock.broadcast()
+        }
+        lock.unlock()
+    }
+
+    /// Publishes until JetStream stores it: no deadline but each call's.
+    func publish(_ message: NatsMessage, id: String, partition p: Int) {
+        var delay = 0.05
+        var since: Double? = nil
+        var logged = 0.0
+        while true {
+            fence?.waitUntilHeld()
+            do {
+                _ = try js.publish(message, id: id, timeout: options.ackTimeoutMs)
+                if let since {
+                    lock.lock()
+                    blocked -= 1
+                    if blocked == 0 { blockedTotal += monotonicSeconds() - blockedSince }
+                    lock.unlock()
+                    log("partition \(p): stored after \(String(format: "%.1f", monotonicSeconds() - since)) s of waiting")
+                }
+                return
+            } catch {
+                let now = monotonicSeconds()
+                lock.lock()
+                retries += 1
+                if since == nil {
+                    if blocked == 0 { blockedSince = now }
+                    blocked += 1
+                }
+                lock.unlock()
+                if since == nil {
+                    since = now
+                    logged = now
+                } else if let since, now - logged >= 5 {
+                    log("waiting for the cluster: partition \(p) not stored for \(Int(now - since)) s (\(error))")
+                    logged = now
+                }
+                pause(delay)
+                delay = min(delay * 2, 2)
+            }
+        }
+    }
+
+    // MARK: Stats
+
+    /// The stats, as JSON fields in order.
+    func stats() -> [(String, Any)] {
+        lock.lock()
+        defer { lock.unlock() }
+        advance()
+        let blockedSeconds = blockedTotal + (blocked > 0 ? monotonicSeconds() - blockedSince : 0)
+        return [
+            ("router", options.name), ("state", state), ("partitions", options.partitions),
+            ("read_offset", readOffset), ("lines_read", readLines),
+            ("stored_offset", storedOffset), ("lines_stored", storedLines), ("checkpoint_offset", checkpointed),
+            ("partition_lines_routed", parts.map(\.routed)), ("partition_lines_stored", parts.map(\.stored)),
+            ("lines_pending", parts.reduce(0) { $0 + $1.pendingCount }), ("lines_refused", refused),
+            ("messages_published", parts.reduce(0) { $0 + $1.messages }), ("retries", retries),
+            ("blocked_partitions", blocked), ("blocked_s", (blockedSeconds * 1000).rounded() / 1000),
+            ("checkpoints_written", checkpointsWritten), ("checkpoint_failures", checkpointFailures),
+            ("fence_renewals", fence?.renewals ?? 0),
+            ("uptime_s", ((monotonicSeconds() - started) * 1000).rounded() / 1000),
+        ]
+    }
+
+    static let counters: Set<String> = ["lines_read", "lines_stored", "lines_refused", "messages_published", "retries",
+                                        "blocked_s", "checkpoints_written", "checkpoint_failures", "fence_renewals"]
+
+    func answerStats(_ request: NatsMessage) {
+        guard let reply = request.reply else { return }
+        let fields = stats()
+        let body: String
+        if request.text.trimmingCharacters(in: .whitespacesAndNewlines) == "prometheus" {
+            body = StatsText.prometheus(fields, prefix: "typingd_router_", labels: "router=\"\(StatsText.escapeLabel(options.name))\"",
+                                        counters: Self.counters, skip: ["router", "state"],
+                                        state: ("typingd_router_state", state))
+        } else {
+            body = StatsText.json(fields)
+        }
+        try? connection.publish(reply, Array(body.utf8))
+    }
+}

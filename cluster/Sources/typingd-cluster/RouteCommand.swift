@@ -1,0 +1,180 @@
+import ArgumentParser
+import Dispatch
+import NatsClient
+import TypingCluster
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `typingd-cluster route`: command lines in, each stored in its partition's stream.
+struct RouteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "route",
+        abstract: "Store each command line of stdin in the stream of its partition; never lose or double a line.",
+        discussion: """
+        Routing. A line goes to its conversation's partition (typingd-cluster partition tells \
+        which), to every partition for offline, user, tick, stats and snapshot, and to partition \
+        0 when it is no command (that partition's engine answers it with its error). Lines are \
+        decoded exactly as the shards' engine decodes them. Blank lines are skipped; a command \
+        whose id starts with "typingd:" (the shards' own) or longer than the servers' largest \
+        message is refused, on stderr.
+
+        Messages. A partition gets at most one message every --linger-ms, one in flight at a \
+        time: lines that arrive meanwhile share the next one (up to --batch-lines and \
+        --batch-bytes), so a busy partition costs 1000/linger messages a second and a quiet one \
+        adds no delay. Each carries Nats-Msg-Id NAME:P:FIRST:COUNT, Typingd-Router NAME and \
+        Typingd-Lines FIRST (the number, from 1, of its first line among all lines NAME sent to \
+        P), and Typingd-Encoding deflate when its lines are stored deflated (smaller). The \
+        numbers are input positions: a message re-sent after a restart has its old id, and a \
+        shard drops a line it already applied from NAME.
+
+        The name. One name is one input. While it runs, the router holds key NAME of bucket \
+        typingd-router-names (renewed every few seconds): a second router with the same name is \
+        refused before it reads a line (exit 75). A router killed without stopping frees its \
+        name 10 s after its last renewal; at once for a restart on the same host.
+
+        Restarts. The router checkpoints the input position that is STORED (key NAME of bucket \
+        typingd-routers) every --checkpoint-ms and at the end, and resumes there: a regular \
+        file on stdin is seeked, a pipe has the bytes skipped (or give --input-offset N when \
+        stdin starts at byte N of the input). --from-start ignores the checkpoint.
+
+        Stopping. SIGTERM or SIGINT stops reading, waits until every line read is stored, writes \
+        the checkpoint and says where a restart resumes; exit 0. A second signal exits at once \
+        (status 1): a restart then re-sends lines that the ids and the shards drop.
+
+        Outages. Nothing but the end of input or a signal ends the router: each publish is \
+        retried with the same id (back-off up to 2 s), and every 5 s it logs "waiting for the \
+        cluster". It reads on until --queue-lines wait for one partition.
+
+        Time. With --stamp, a command without "at" gets the router's clock (ms since 1970, never \
+        going back). The owner of each partition ticks it.
+
+        Stats. A request on typingd.stats.router.NAME gets JSON, or Prometheus text when its \
+        body is "prometheus".
+
+        Exit status: 0 when every line read is stored; 1 after a second signal or a broken \
+        input; 64 for a bad option or a checkpoint that does not fit them; 75 when the name is \
+        taken.
+        """
+    )
+
+    @OptionGroup var cluster: ClusterOptions
+
+    @Option(help: ArgumentHelp("This input's name: ids, headers, checkpoint key; 1 to 64 of A-Z a-z 0-9 _ -.", valueName: "name"))
+    var name = "router"
+
+    @Flag(help: "Stamp \"at\" (ms since 1970) on commands that have none.")
+    var stamp = false
+
+    @Option(name: .customLong("linger-ms"), help: ArgumentHelp("A partition's messages are at least this far apart (0: as soon as the last is stored).", valueName: "ms"))
+    var lingerMs = 100.0
+
+    @Option(name: .customLong("batch-lines"), help: ArgumentHelp("Lines per message at most.", valueName: "n"))
+    var batchLines = 4000
+
+    @Option(name: .customLong("batch-bytes"), help: ArgumentHelp("Bytes of lines per message at most, before deflating (at most the servers' max_payload).", valueName: "n"))
+    var batchBytes = 512 * 1024
+
+    @Option(name: .customLong("queue-lines"), help: ArgumentHelp("Lines waiting for one partition before reading stops.", valueName: "n"))
+    var queueLines = 20_000
+
+    @Option(name: .customLong("ack-timeout"), help: ArgumentHelp("Deadline of one publish or checkpoint write, seconds; retried after it.", valueName: "s"))
+    var ackTimeout = 2.0
+
+    @Option(name: .customLong("checkpoint-ms"), help: ArgumentHelp("How often the stored position is checkpointed.", valueName: "ms"))
+    var checkpointMs = 1000.0
+
+    @Option(help: ArgumentHelp("At most this many lines a second (default: no limit).", valueName: "n"))
+    var rate = 0.0
+
+    @Option(name: .customLong("input-offset"), help: ArgumentHelp("stdin starts at byte N of the input.", valueName: "n"))
+    var inputOffset = 0
+
+    @Flag(name: .customLong("from-start"), help: "Ignore the checkpoint: start at stdin's first byte.")
+    var fromStart = false
+
+    func validate() throws {
+        let plain = name.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D }
+        guard plain, (1...64).contains(name.utf8.count) else {
+            throw ValidationError("--name \(name.debugDescription): use 1 to 64 letters, digits, _ or - (it is a header, a subject token and a key)")
+        }
+        guard lingerMs >= 0, lingerMs.isFinite else { throw ValidationError("--linger-ms must not be negative") }
+        guard rate >= 0, rate.isFinite else { throw ValidationError("--rate must not be negative") }
+        guard inputOffset >= 0 else { throw ValidationError("--input-offset must not be negative") }
+        guard batchLines > 0 else { throw ValidationError("--batch-lines must be positive") }
+        guard batchBytes > 0 else { throw ValidationError("--batch-bytes must be positive") }
+        guard queueLines > 0 else { throw ValidationError("--queue-lines must be positive") }
+        guard ackTimeout > 0, ackTimeout <= 3600 else { throw ValidationError("--ack-timeout must be from 0 to 3600 s") }
+        guard checkpointMs > 0, checkpointMs.isFinite else { throw ValidationError("--checkpoint-ms must be positive") }
+        if fromStart && inputOffset > 0 {
+            throw ValidationError("--from-start reads stdin from its first byte: it does not go with --input-offset")
+        }
+    }
+
+    func run() throws {
+        let settings = try cluster.settings()
+        let servers = try cluster.serverList(settings)
+        // Signals are taken by one handler, never by nats.c's threads.
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let holder = RouterHolder()
+        var sources: [DispatchSourceSignal] = []
+        for (number, label) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                guard let router = holder.router else {
+                    clusterLog("router", "\(label) before connecting: nothing read, exiting")
+                    Glibc.exit(0)
+                }
+                router.stop(signal: label)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        var options = Router.Options()
+        options.name = name
+        options.partitions = settings.partitions
+        options.stamp = stamp
+        options.lingerMs = lingerMs
+        options.batchLines = batchLines
+        options.batchBytes = batchBytes
+        options.queueLines = queueLines
+        options.ackTimeoutMs = Int64(ackTimeout * 1000)
+        options.checkpointMs = checkpointMs
+        options.rate = rate
+        options.inputOffset = inputOffset
+        options.fromStart = fromStart
+        options.replicas = settings.replicas
+        let connection = Self.connect(servers: servers, name: "router \(name)", pingMs: settings.pingMs)
+        let router = try Router(options: options, connection: connection)
+        holder.router = router
+        let status = router.run(input: 0)
+        connection.close()
+        withExtendedLifetime(sources) {}
+        throw ExitCode(status)
+    }
+
+    /// Connects, waiting as long as it takes (a line every 5 s).
+    static func connect(servers: [String], name: String, pingMs: Int) -> NatsConnection {
+        let since = monotonicSeconds()
+        var logged = since
+        while true {
+            do {
+                return try NatsConnection(.init(servers: servers, name: name, pingInterval: Int64(pingMs)))
+            } catch {
+                let now = monotonicSeconds()
+                if now - logged >= 5 {
+                    clusterLog("router", "waiting for the cluster: no server at \(servers.joined(separator: ",")) for \(Int(now - since)) s (\(error))")
+                    logged = now
+                }
+                usleep(500_000)
+            }
+        }
+    }
+}
+
+/// The router, once made, for the signal handler.
+final class RouterHolder: @unchecked Sendable {
+    var router: Router?
+}
