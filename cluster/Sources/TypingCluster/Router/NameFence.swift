@@ -93,12 +93,22 @@ final class NameFence: @unchecked Sendable {
             return NameFence(kv: kv, name: name, ttl: ttl, value: value, revision: revision, sent: sent)
         }
         let holder = describe(entry.value)
-        if holder.host == host, let pid = holder.pid, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+        if holder.host == host, let pid = holder.pid, pid != getpid(), !isAlive(pid) {
             let revision = try kv.update(name, value, last: entry.revision)
             clusterLog("router", "--name \(name) was held by pid \(pid) of this host, which is gone: taken over")
             return NameFence(kv: kv, name: name, ttl: ttl, value: value, revision: revision, sent: monotonicSeconds())
         }
         throw RouterFailure.nameTaken(name: name, holder: holder.text)
+    }
+
+    /// Whether process `pid` of this host runs (a zombie, killed and not yet
+    /// reaped, does not).
+    static func isAlive(_ pid: Int32) -> Bool {
+        if kill(pid, 0) != 0 && errno == ESRCH { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
     }
 
     /// Whether lines may be published now.
