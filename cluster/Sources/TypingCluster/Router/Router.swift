@@ -155,65 +155,33 @@ public final class Router: @unchecked Sendable {
         return lastAt
     }
 
-    /// Routes the whole lines of `block` (each ending in LF), `size` bytes.
+    /// Routes the whole lines of `block` (each ending in LF).
     func route(_ block: UnsafeRawBufferPointer, lineCount: Int) {
         var start = 0
-        var routedHere = [Int](repeating: 0, count: parts.count)
-        let stampTime = options.stamp ? now() : 0
+        let rules = LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp)
+        let time = options.stamp ? now() : 0
         lock.lock()
         for index in 0..<block.count where block[index] == 0x0A {
             var end = index
             if end > start && block[end - 1] == 0x0D { end -= 1 }
             let line = UnsafeRawBufferPointer(rebasing: block[start..<end])
             start = index + 1
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-            if line.count > maxLine {
-                refused += 1
-                log("refused a line of \(line.count) bytes (the cluster takes messages up to \(connection.maxPayload)): \(preview(line))...")
-                continue
+            let outcome = rules.route(line, time: time) { p, bytes in
+                parts[p].bytes.append(contentsOf: bytes)
+                parts[p].bytes.append(0x0A)
+                parts[p].ends.append(parts[p].bytes.count)
+                parts[p].routed += 1
             }
-            let decision = Partition.route(line: line, among: parts.count)
-            if let id = decision.stringID, id.utf8.starts(with: "typingd:".utf8) {
+            if case .refused(let why) = outcome {
                 refused += 1
-                log("refused a command whose id starts with \"typingd:\" (reserved for shards): \(preview(line))")
-                continue
-            }
-            let stampIt = options.stamp && decision.route != nil && !decision.hasTime
-            switch decision.route {
-            case .one(let p)?:
-                append(line, to: p, stamp: stampIt ? stampTime : nil)
-                routedHere[p] += 1
-            case .every?:
-                for p in parts.indices {
-                    append(line, to: p, stamp: stampIt ? stampTime : nil)
-                    routedHere[p] += 1
-                }
-            case nil:
-                append(line, to: 0, stamp: nil)
-                routedHere[0] += 1
+                log("refused \(why)")
             }
         }
-        for p in parts.indices { parts[p].routed += routedHere[p] }
         readOffset += block.count
         readLines += lineCount
         segments.append((readOffset, readLines, parts.map(\.routed)))
         lock.broadcast()
         lock.unlock()
-    }
-
-    func append(_ line: UnsafeRawBufferPointer, to p: Int, stamp: Int?) {
-        if let stamp, let close = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[close] == 0x7D {
-            parts[p].bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[..<close]))
-            parts[p].bytes.append(contentsOf: ",\"at\":\(stamp)}".utf8)
-        } else {
-            parts[p].bytes.append(contentsOf: line)
-        }
-        parts[p].bytes.append(0x0A)
-        parts[p].ends.append(parts[p].bytes.count)
-    }
-
-    func preview(_ line: UnsafeRawBufferPointer) -> String {
-        String(decoding: line.prefix(200), as: UTF8.self).debugDescription
     }
 
     // MARK: Sending
