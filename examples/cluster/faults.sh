@@ -10,6 +10,8 @@
 #   two-shards      two runners per partition; partition 1's owner killed (kill -9)
 #   router-sigterm  SIGTERM mid-run, restarted with the same --name
 #   router-kill     kill -9 mid-run, restarted with the same --name
+#   router-same-name  a second router with the running one's --name: refused (exit
+#                   75) before it reads a line; the first stores everything once
 #   consumer-node   the node holding partition 1's consumer killed (kill -9) mid-run,
 #                   started again 10 s later: its owner makes the consumer anew
 #                   (leases of 30 s here, to outlive the lease bucket's election)
@@ -39,8 +41,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 scenarios=""
-quick="steady backlog two-shards router-sigterm router-kill consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
-all="steady paced backlog two-shards router-sigterm router-kill consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
+quick="steady backlog two-shards router-sigterm router-kill router-same-name consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
+all="steady paced backlog two-shards router-sigterm router-kill router-same-name consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
     case $arg in
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -229,6 +231,31 @@ run_steady() {
     idle; end_gateway; router_figure steady
     checks "--viewers $work/viewers" "$dir"/audit-*
     check applied fpy applied --servers "$urls" --input "steady=$work/workload.jsonl" --whole
+    finish
+}
+
+run_router_same_name() {
+    # A copied unit file: a second router with the first one's --name, on the same
+    # input, while the first runs. It must be refused before it routes a line (exit
+    # 75, a message naming the holder); the first stores everything, once.
+    begin router-same-name
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    router same "$work/workload.jsonl" --rate $((total / 4))
+    first=$router_pid
+    wait_for "$dir/router-same.log" "reading at byte" 30 || status=1
+    timeout -s KILL 120 "$py" "$router_py" --servers "$urls" --partitions "$partitions" --name same \
+        < "$work/workload.jsonl" 2> "$dir/router-same-second.log" && second=0 || second=$?
+    if [ "$second" -ne 75 ] || ! grep -q "is taken" "$dir/router-same-second.log" || grep -q "reading at byte" "$dir/router-same-second.log"; then
+        echo "  the second router was not refused before reading (exit $second):" >&2
+        sed 's/^/    /' "$dir/router-same-second.log" >&2
+        status=1
+    fi
+    figures="$figures; the second router: exit $second, $(grep -c "is taken" "$dir/router-same-second.log") refusal"
+    wait "$first" || status=1
+    idle; end_gateway; router_figure same
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "same=$work/workload.jsonl" --whole
     finish
 }
 
