@@ -43,6 +43,7 @@ let package = Package(
                 "NatsClient", "CZlib",
                 .product(name: "TypingProtocol", package: "typingd"),
                 .product(name: "TypingCore", package: "typingd"),
+                .product(name: "TypingdOptions", package: "typingd"),
             ]
         ),
         .executableTarget(

@@ -255,3 +255,11 @@ extension EngineConfiguration.Style: ExpressibleByArgument {}
 extension EngineConfiguration.Audience: ExpressibleByArgument {}
 extension EngineConfiguration.Order: ExpressibleByArgument {}
 extension EngineConfiguration.LateAt: ExpressibleByArgument {}
+
+extension SessionOptions {
+    /// Options given as one text (a setting such as the cluster's TYPINGD_OPTIONS),
+    /// split into words as a shell would (quotes, backslashes).
+    public static func words(_ text: String) throws -> [String] {
+        try ArgumentWords.split(text)
+    }
+}
