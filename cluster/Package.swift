@@ -54,6 +54,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "TypingClusterTests", dependencies: ["TypingCluster", "NatsClient"]),
+        .testTarget(name: "TypingClusterTests", dependencies: [
+            "TypingCluster", "NatsClient",
+            .product(name: "TypingProtocol", package: "typingd"),
+            .product(name: "TypingCore", package: "typingd"),
+        ]),
     ]
 )

@@ -357,11 +357,11 @@ public final class Shard: @unchecked Sendable {
     /// Publishes what the last entry wrote: one message per subject (split only
     /// past the max payload), headers epoch, partition and the last sequence
     /// applied; writes the audit; folds the resync table.
-    func publishTouched(seq: UInt64, first: UInt64) throws {
+    func publishTouched(seq: UInt64, first: UInt64, audit: Bool = true) throws {
         guard let lease else { return }
         if !lease.held { fence("its time ran out before seq \(seq) was published") }
         let epoch = lease.epoch
-        if auditFD >= 0, output.audit != nil {
+        if audit, auditFD >= 0, output.audit != nil {
             output.audit!.append(contentsOf: "\(seq)\tE\t\(first):\(p):\(epoch)\n")
             output.audit!.withBytes { bytes in
                 var offset = 0
@@ -478,13 +478,22 @@ public final class Shard: @unchecked Sendable {
     func loadSnapshot() throws -> (head: SnapshotStore.Head, body: [UInt8])? {
         let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeoutMs), partition: p)
         var confirmations = 0
+        var brokenTries = 0
         while true {
             let before = counts.withLock { $0.retries }
             let found = try call("fetching the snapshot") { () throws -> (head: SnapshotStore.Head, body: [UInt8])?? in
                 do {
                     return .some(try store.load(streamCreated: streamCreated))
                 } catch let broken as SnapshotStore.Broken {
-                    log("the snapshot does not restore: \(broken); rebuilding from the stream alone")
+                    // A snapshot being replaced may lose its chunks under the reader:
+                    // asked again, the newer head is read. One that stays broken is
+                    // given up after 3 tries (loudly: the stream behind it is purged).
+                    brokenTries += 1
+                    if brokenTries < 3 {
+                        log("the snapshot does not restore (\(broken)); asking again")
+                        throw broken
+                    }
+                    log("the snapshot does not restore (\(broken)) 3 times: rebuilding from the stream alone")
                     return .some(nil)
                 }
             }
@@ -502,7 +511,7 @@ public final class Shard: @unchecked Sendable {
     /// Ends the catch-up: each viewer's last backlog indicator is published once.
     func finishCatchUp() throws {
         let kept = output.publishBacklog()
-        try publishTouched(seq: written, first: written)
+        try publishTouched(seq: written, first: written, audit: false)
         caughtUp.store(true, ordering: .releasing)
         let ms = (monotonicNanos() - catchUpStarted) / 1_000_000
         log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(replayed) messages replayed (\(quiet) published before: no output), \(kept) backlog indicators published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
@@ -533,7 +542,7 @@ public final class Shard: @unchecked Sendable {
         consumer.replicas = config.consumerReplicas
         consumer.memory = true
         try call("making the consumer") { try js.addConsumer(Names.stream, consumer) }
-        pull = try call("binding to the consumer") { try js.pullSubscribe(Names.stream, durable: durable, subject: subject) }
+        pull = try call("binding to the consumer") { try js.pullSubscribe(Names.stream, durable: durable, subject: subject, memory: true) }
     }
 
     func remakeConsumer(_ why: String) throws {

@@ -120,8 +120,12 @@ public struct SnapshotStore {
                         raw: body.count, crc: crc)
         guard stillOwner() else { throw Broken(description: "the lease was lost while storing") }
         let headSeq = try backend.append(subject: Names.snapshotHeadSubject(partition), headers: [:], data: head.json)
-        if purge, let first = chunks.first {
+        // (A purge before sequence 1 would purge the whole subject on nats-server
+        // 2.9: there is nothing before it anyway.)
+        if purge, let first = chunks.first, first > 1 {
             try backend.purge(subject: chunkSubject, before: first)
+        }
+        if purge && headSeq > 1 {
             try backend.purge(subject: Names.snapshotHeadSubject(partition), before: headSeq)
         }
         return head
