@@ -527,12 +527,12 @@ public final class Shard: @unchecked Sendable {
 
     // MARK: Consuming
 
-    var pull: PullSubscription?
+    var puller: Puller?
 
     /// Makes the durable consumer anew right after the last message applied:
     /// nothing of an earlier owner's remains in it.
     func startConsumer() throws {
-        pull = nil
+        puller = nil
         try call("deleting the old consumer") { try js.deleteConsumer(Names.stream, durable) }
         var consumer = JetStream.ConsumerConfig(durable: durable, filterSubject: subject)
         consumer.startSequence = written + 1
@@ -542,7 +542,8 @@ public final class Shard: @unchecked Sendable {
         consumer.replicas = config.consumerReplicas
         consumer.memory = true
         try call("making the consumer") { try js.addConsumer(Names.stream, consumer) }
-        pull = try call("binding to the consumer") { try js.pullSubscribe(Names.stream, durable: durable, subject: subject, memory: true) }
+        // A new inbox: what the old consumer still sends is neither applied nor acknowledged.
+        puller = try call("subscribing to the consumer's deliveries") { Puller(try PullInbox(connection, stream: Names.stream, durable: durable)) }
     }
 
     func remakeConsumer(_ why: String) throws {
@@ -587,10 +588,10 @@ public final class Shard: @unchecked Sendable {
                     continue
                 }
             }
-            guard let pull else { try startConsumer(); continue }
+            guard let puller else { try startConsumer(); continue }
             let messages: [NatsMessage]
             do {
-                messages = try pull.fetch(batch: config.fetch, timeout: 1000)
+                messages = try puller.next(batch: config.fetch, wait: 1000)
             } catch {
                 let now = monotonicNanos()
                 if failingSince == nil {
@@ -667,8 +668,8 @@ public final class Shard: @unchecked Sendable {
             fixAuditPrefix(runLast)
         }
         try endRun()
-        if let lastMessage, let pull {
-            do { try pull.ack(lastMessage) } catch { log("ack of seq \(lastMessage.streamSequence) failed (\(error))") }
+        if let lastMessage, let puller {
+            do { try puller.inbox.ack(lastMessage) } catch { log("ack of seq \(lastMessage.streamSequence) failed (\(error))") }
         }
     }
 
