@@ -3,7 +3,7 @@ import Testing
 
 @Suite("Admission: a router's lines applied once")
 struct AdmissionTests {
-    static let headers = { (first: Int) in [Names.Header.router: "r", Names.Header.lines: String(first)] }
+    static func headers(_ first: Int) -> [String: String] { [Names.Header.router: "r", Names.Header.lines: String(first)] }
 
     @Test("lines at or below the last applied from a router are dropped, however they were batched")
     func dedup() throws {

@@ -63,7 +63,8 @@ struct ShardOutputTests {
         // Every line is in exactly one subject; the audit has them all, in order.
         let total = subjects.values.map(\.count).reduce(0, +)
         #expect(total == harness.output.events)
-        let audit = harness.output.audit.map { $0.withBytes { String(decoding: $0, as: UTF8.self) } } ?? ""
+        var audit = ""
+        if harness.output.audit != nil { audit = harness.output.audit!.withBytes { String(decoding: $0, as: UTF8.self) } }
         #expect(audit.split(separator: "\n").count == total)
     }
 

@@ -95,5 +95,11 @@ struct SnapshotStoreTests {
         #expect(throws: SnapshotStore.Broken.self) { try store.load(streamCreated: 1) }
         backend.messages[middle] = saved
         #expect(try store.load(streamCreated: 1) != nil)
+        // A head whose checksum does not match its (intact) chunks.
+        let headMessage = try #require(try backend.last(subject: Names.snapshotHeadSubject(0)))
+        var wrong = head
+        wrong.crc &+= 1
+        backend.messages[headMessage.sequence]?.data = wrong.json
+        #expect(throws: SnapshotStore.Broken.self) { try store.load(streamCreated: 1) }
     }
 }
