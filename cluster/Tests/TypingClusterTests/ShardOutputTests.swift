@@ -108,7 +108,7 @@ struct ShardOutputTests {
         }
         #expect(harness.subjects()[Names.replySubject("q")]?.count == 1, "replies of a backlog are published")
         #expect(harness.subjects().keys.allSatisfy { !$0.hasPrefix("typingd.viewers.") }, "its indicators wait")
-        let kept = Set(harness.output.backlog.keys.map(\.viewer.string))
+        let kept = Set(harness.output.backlog.keys.map(\.string))
         #expect(kept == ["bo"], "cy opened a thread after being shown ana typing in the main chat")
         harness.output.clearTouched()
         #expect(harness.output.publishBacklog() == 1)

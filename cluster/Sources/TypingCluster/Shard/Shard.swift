@@ -325,17 +325,32 @@ public final class Shard: @unchecked Sendable {
         } else if seq <= catchUpTarget && !caughtUp.load(ordering: .relaxed) {
             output.mode = .backlog
             setAuditPrefix(seq, backlog: true)
+            // Lines that change no screen are fed in runs (their kept indicators,
+            // each (conv, viewer)'s last, are the same); each other line alone,
+            // its screen changes applied around its own indicators.
             var start = 0
+            var runStart = 0
             lines.withUnsafeBytes { bytes in
+                func flushRun(to end: Int) {
+                    guard end > runStart else { return }
+                    _ = session.feed(UnsafeRawBufferPointer(rebasing: bytes[runStart..<end]))
+                    output.commitLine(nil, audienceOpen: config.audienceOpen)
+                }
                 while start < bytes.count {
                     let end = bytes[start...].firstIndex(of: 0x0A) ?? (bytes.count - 1)
-                    let line = UnsafeRawBufferPointer(rebasing: bytes[start...end])
+                    let peek = CommandPeek.of(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                    if let peek, peek.conv == nil && peek.user == nil && CommandPeek.quiet.contains(peek.cmd) {
+                        start = end + 1
+                        continue
+                    }
+                    flushRun(to: start)
                     output.sawError = false
-                    _ = session.feed(line)
-                    output.commitLine(CommandPeek.of(UnsafeRawBufferPointer(rebasing: bytes[start..<end])),
-                                      audienceOpen: config.audienceOpen)
+                    _ = session.feed(UnsafeRawBufferPointer(rebasing: bytes[start...end]))
+                    output.commitLine(peek, audienceOpen: config.audienceOpen)
                     start = end + 1
+                    runStart = start
                 }
+                flushRun(to: bytes.count)
             }
             output.mode = .publish
             try publishTouched(seq: seq, first: seq)

@@ -50,10 +50,11 @@ public final class ShardOutput {
         public var list: Bool
     }
 
-    /// An indicator kept while catching up: its screen and its line.
+    /// An indicator kept while catching up: its screen and the event (encoded
+    /// only if it is the one published at the end).
     public struct Kept {
         public var screen: Screen
-        public var line: [UInt8]
+        public var indicator: Event.Indicator
     }
 
     /// The partition, for the error and snapshot subjects.
@@ -69,10 +70,14 @@ public final class ShardOutput {
     /// Indicators for the resync table, in order, since it was last taken
     /// (``takeShown()``): the table itself is read by the request threads.
     public var pendingShown: [ShownTable.Change] = []
-    /// While catching up: each (conv, viewer)'s last indicator.
-    public var backlog: [BacklogKey: Kept] = [:]
+    /// While catching up: each (conv, viewer)'s last indicator, by viewer then conv.
+    public var backlog: [Identifier: [Identifier: Kept]] = [:]
     /// The current backlog line's indicators, until ``commitLine(_:audienceOpen:)``.
     var lineKept: [(BacklogKey, Kept)] = []
+    /// Where a backlog indicator is encoded for the audit.
+    var scratch = OutputBuffer(capacity: 1024)
+    /// Encodes the backlog's kept indicators at the end of a catch-up.
+    var backlogJSON = JSONFormat()
     /// A snapshot's member and streak lines, until its `snapshot` event names their subject.
     var snapshotParts = OutputBuffer(capacity: 4096)
     var snapshotPartLines = 0
@@ -235,27 +240,17 @@ public final class ShardOutput {
             json.encode(event, into: &target.buffer)
             target.lines += 1
             events += 1
-            let line = target.buffer.withBytes { Array(UnsafeRawBufferPointer(rebasing: $0[start..<($0.count - 1)])) }
-            pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, line: line, empty: indicator.view.typerCount == 0))
+            pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator))
+            auditCopy(from: target.buffer, start: start)
+        case .backlog:
+            lineKept.append((BacklogKey(conv: indicator.conv, viewer: indicator.viewer), Kept(screen: screen, indicator: indicator)))
             if audit != nil {
-                auditPrefix.withUnsafeBytes { audit!.append($0) }
-                line.withUnsafeBytes { audit!.append($0) }
-                audit!.append(0x0A)
+                scratch.removeAll()
+                json.encode(event, into: &scratch)
+                auditCopy(from: scratch, start: 0)
             }
-        case .backlog, .suppress:
-            var scratch = OutputBuffer(capacity: 256)
-            json.encode(event, into: &scratch)
-            let line = scratch.withBytes { Array($0.dropLast()) }
-            if mode == .backlog {
-                lineKept.append((BacklogKey(conv: indicator.conv, viewer: indicator.viewer), Kept(screen: screen, line: line)))
-                if audit != nil {
-                    auditPrefix.withUnsafeBytes { audit!.append($0) }
-                    line.withUnsafeBytes { audit!.append($0) }
-                    audit!.append(0x0A)
-                }
-            } else {
-                pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, line: line, empty: indicator.view.typerCount == 0))
-            }
+        case .suppress:
+            pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator))
         case .capture:
             break
         }
@@ -273,60 +268,64 @@ public final class ShardOutput {
             let key = BacklogKey(conv: Identifier(command.conv ?? ""), viewer: Identifier(command.user ?? ""))
             switch command.cmd {
             case "leave", "remove":
-                backlog[key] = nil
+                forget(key)
             case "open":
                 moved(key, to: Screen(conv: key.conv, thread: command.thread.map { Identifier($0) }, list: command.view == "list"))
             case "close":
-                if audienceOpen { backlog[key] = nil } else { moved(key, to: Screen(conv: key.conv, thread: nil, list: false)) }
+                if audienceOpen { forget(key) } else { moved(key, to: Screen(conv: key.conv, thread: nil, list: false)) }
             case "join":
                 moved(key, to: Screen(conv: key.conv, thread: nil, list: false))
             default:
                 break
             }
         }
-        for (key, kept) in lineKept { backlog[key] = kept }
+        for (key, kept) in lineKept { backlog[key.viewer, default: [:]][key.conv] = kept }
         lineKept.removeAll(keepingCapacity: true)
         sawError = false
         guard applied, let command, let user = command.user else { return }
         if command.cmd == "offline" || ((command.cmd == "user" || command.cmd == "join") && command.receiveTyping == false) {
             let viewer = Identifier(user)
-            for key in backlog.keys where key.viewer == viewer {
-                if command.cmd == "offline" && !audienceOpen {
-                    moved(key, to: Screen(conv: key.conv, thread: nil, list: false))
-                } else {
-                    backlog[key] = nil
-                }
+            if command.cmd == "offline" && !audienceOpen {
+                guard let convs = backlog[viewer]?.keys else { return }
+                for conv in Array(convs) { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
+            } else {
+                backlog[viewer] = nil
             }
         }
     }
 
     func moved(_ key: BacklogKey, to screen: Screen) {
-        if let kept = backlog[key], kept.screen != screen { backlog[key] = nil }
+        if let kept = backlog[key.viewer]?[key.conv], kept.screen != screen { forget(key) }
     }
+
+    func forget(_ key: BacklogKey) {
+        backlog[key.viewer]?[key.conv] = nil
+        if backlog[key.viewer]?.isEmpty == true { backlog[key.viewer] = nil }
+    }
+
+    /// The kept indicator of (conv, viewer), if any.
+    public func kept(conv: Identifier, viewer: Identifier) -> Kept? { backlog[viewer]?[conv] }
+
+    /// How many indicators are kept.
+    public var keptCount: Int { backlog.values.reduce(0) { $0 + $1.count } }
 
     /// Ends a catch-up: each kept indicator goes to its viewer's subject (and the
     /// resync table), as one more fetch's output. Returns how many.
     public func publishBacklog() -> Int {
         let kept = backlog
         backlog = [:]
-        for (key, value) in kept {
-            let target = touch(bucketSubjects[bucket(of: key.viewer)])
-            value.line.withUnsafeBytes { target.buffer.append($0) }
-            target.buffer.append(0x0A)
-            target.lines += 1
-            events += 1
-            pendingShown.append(ShownTable.Change(viewer: key.viewer, screen: value.screen, line: value.line, empty: Self.isEmpty(value.line)))
+        var count = 0
+        for (viewer, convs) in kept {
+            let target = touch(bucketSubjects[bucket(of: viewer)])
+            for value in convs.values {
+                backlogJSON.encode(.indicator(value.indicator), into: &target.buffer)
+                target.lines += 1
+                events += 1
+                count += 1
+                pendingShown.append(ShownTable.Change(viewer: viewer, screen: value.screen, indicator: value.indicator))
+            }
         }
-        return kept.count
-    }
-
-    static func isEmpty(_ line: [UInt8]) -> Bool {
-        let needle = Array("\"typing\":[]".utf8)
-        guard line.count >= needle.count else { return false }
-        for start in 0...(line.count - needle.count) where line[start] == 0x22 {
-            if line[start..<(start + needle.count)].elementsEqual(needle) { return true }
-        }
-        return false
+        return count
     }
 }
 
@@ -353,39 +352,44 @@ public struct NoSink: ByteSink {
 }
 
 /// Each viewer's last non-empty indicator per screen: what a resync answer lists.
+/// It keeps the events; an answer encodes them.
 public struct ShownTable: Sendable {
-    var table: [Identifier: [ShardOutput.Screen: [UInt8]]] = [:]
+    var table: [Identifier: [ShardOutput.Screen: Event.Indicator]] = [:]
 
     /// One indicator for the table.
     public struct Change: Sendable {
         public var viewer: Identifier
         public var screen: ShardOutput.Screen
-        public var line: [UInt8]
-        public var empty: Bool
+        public var indicator: Event.Indicator
     }
 
     public init() {}
 
     /// Applies `changes` in order.
     public mutating func apply(_ changes: [Change]) {
-        for change in changes { keep(viewer: change.viewer, screen: change.screen, line: change.line, empty: change.empty) }
+        for change in changes { keep(change) }
     }
 
-    /// Keeps `line` as `viewer`'s indicator on `screen` (an empty one clears it).
-    public mutating func keep(viewer: Identifier, screen: ShardOutput.Screen, line: [UInt8], empty: Bool) {
-        if empty {
-            guard table[viewer] != nil else { return }
-            table[viewer]?[screen] = nil
-            if table[viewer]?.isEmpty == true { table[viewer] = nil }
+    /// Keeps the indicator as its viewer's on its screen (an empty one clears it).
+    public mutating func keep(_ change: Change) {
+        if change.indicator.view.typerCount == 0 {
+            guard table[change.viewer] != nil else { return }
+            table[change.viewer]?[change.screen] = nil
+            if table[change.viewer]?.isEmpty == true { table[change.viewer] = nil }
         } else {
-            table[viewer, default: [:]][screen] = line
+            table[change.viewer, default: [:]][change.screen] = change.indicator
         }
     }
 
-    /// The viewer's indicators, one line each.
+    /// The viewer's indicators, one line each (without LF).
     public func of(_ viewer: String) -> [[UInt8]] {
         guard let screens = table[Identifier(viewer)] else { return [] }
-        return Array(screens.values)
+        var json = JSONFormat()
+        return screens.values.map { indicator in
+            var buffer = OutputBuffer(capacity: 512)
+            json.encode(.indicator(indicator), into: &buffer)
+            return buffer.withBytes { Array($0.dropLast()) }
+        }
     }
 
     public var viewers: Int { table.count }
