@@ -19,6 +19,10 @@ let package = Package(
         /// The protocol around it: framing, JSON commands parsed with jansson, events
         /// encoded as the protocol's JSON (or text), a session from bytes to bytes.
         .library(name: "TypingProtocol", targets: ["TypingProtocol"]),
+        /// typingd's session options (ArgumentParser) and the files they name
+        /// (phrase tables): one source of truth for typingd and for what embeds its
+        /// engine with typingd's options (the cluster's shard).
+        .library(name: "TypingdOptions", targets: ["TypingdOptions"]),
         /// The fuzzer's properties (`LineHandlerFuzz`), for typingd's own fuzzer
         /// (fuzz/, a package of its own, which can only link a product) and tests:
         /// kept out of the libraries, as NIOTestUtils is out of NIO. Not API.
@@ -60,11 +64,20 @@ let package = Package(
             dependencies: ["TypingProtocol", "TypingCore", "CJansson"],
             swiftSettings: internalChecks
         ),
+        /// typingd's session options and the user files they name.
+        .target(
+            name: "TypingdOptions",
+            dependencies: [
+                "TypingProtocol", "TypingCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: internalChecks
+        ),
         /// The executable: options, raw stdin/stdout, the event loop.
         .executableTarget(
             name: "typingd",
             dependencies: [
-                "TypingProtocol",
+                "TypingProtocol", "TypingdOptions",
                 "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -75,6 +88,6 @@ let package = Package(
                     swiftSettings: internalChecks),
         /// The executable as users run it: golden transcripts, documented
         /// examples, the live process through pipes.
-        .testTarget(name: "TypingdTests", dependencies: ["typingd"], swiftSettings: internalChecks),
+        .testTarget(name: "TypingdTests", dependencies: ["typingd", "TypingdOptions"], swiftSettings: internalChecks),
     ]
 )

@@ -43,6 +43,7 @@ let package = Package(
                 "NatsClient", "CZlib",
                 .product(name: "TypingProtocol", package: "typingd"),
                 .product(name: "TypingCore", package: "typingd"),
+                .product(name: "TypingdOptions", package: "typingd"),
             ]
         ),
         .executableTarget(
@@ -54,7 +55,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TypingClusterTests", dependencies: [
-            "TypingCluster", "NatsClient", .product(name: "TypingProtocol", package: "typingd"),
+            "TypingCluster", "NatsClient",
+            .product(name: "TypingProtocol", package: "typingd"),
+            .product(name: "TypingCore", package: "typingd"),
         ]),
     ]
 )

@@ -84,7 +84,7 @@ ctl() { timeout 90 "$py" "$here/ctl.py" --servers "$urls" "$@"; }
 
 start_shard() { # PARTITION AUDIT LOG [OPTIONS...]
     p=$1 audit=$2 logfile=$3; shift 3
-    TYPINGD_BINARY=$typingd "$py" "$here/shard.py" --servers "$urls" --lifetime 240 --tick-ms 0 --lease-ttl $lease_ttl \
+    TYPINGD_BINARY=$typingd "$py" "${SHARD:-$here/shard.py}" --servers "$urls" --lifetime 240 --tick-ms 0 --lease-ttl $lease_ttl \
         --partition "$p" --audit "$audit" "$@" -- --phrases "$phrases" --list-style group >> "$logfile" 2>&1 &
     last_pid=$!
     shard_pids="$shard_pids $last_pid"

@@ -116,8 +116,7 @@ public struct OutputBuffer: ~Copyable {
     /// in a room of thousands) keep reusing the same pages instead of faulting
     /// fresh ones in each time. Memory goes back only after ``shrinkWindow`` clears
     /// in a row that all used less than an eighth of it.
-    @usableFromInline
-    mutating func removeAll() {
+    public mutating func removeAll() {
         recentPeak = max(recentPeak, count)
         count = 0
         clears += 1

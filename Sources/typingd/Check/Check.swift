@@ -1,3 +1,4 @@
+import TypingdOptions
 import ArgumentParser
 import Glibc
 import TypingCore

@@ -286,7 +286,8 @@ public final class JetStream: @unchecked Sendable {
     }
 
     /// Binds a pull subscription to the existing durable `durable` of `stream`.
-    public func pullSubscribe(_ stream: String, durable: String, subject: String) throws(NatsError) -> PullSubscription {
+    /// `memory`: the consumer keeps its state in memory (nats.c checks it on binding).
+    public func pullSubscribe(_ stream: String, durable: String, subject: String, memory: Bool = false) throws(NatsError) -> PullSubscription {
         var subOpts = jsSubOptions()
         try check(jsSubOptions_Init(&subOpts), "making subscription options")
         var sub: OpaquePointer? = nil
@@ -296,6 +297,7 @@ public final class JetStream: @unchecked Sendable {
                 subOpts.Stream = streamPointer
                 subOpts.Consumer = durablePointer
                 subOpts.ManualAck = true
+                subOpts.Config.MemoryStorage = memory
                 try check(js_PullSubscribe(&sub, raw, subject, durable, nil, &subOpts, &code), code,
                           "binding to consumer \(durable)")
             }

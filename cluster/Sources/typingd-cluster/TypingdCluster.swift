@@ -19,6 +19,6 @@ struct TypingdCluster: ParsableCommand {
         Every role reads the same settings: an option given, else the environment \
         (PARTITIONS=8), else the file given with --config, else the default.
         """,
-        subcommands: [RouteCommand.self, Partition.self, GatewayCommand.self, Ctl.self]
+        subcommands: [RouteCommand.self, ShardCommand.self, GatewayCommand.self, Ctl.self, Partition.self]
     )
 }

@@ -8,10 +8,10 @@ import TypingProtocol
 ///
 /// A path is bytes: one found in a folder is opened by its bytes, UTF-8 or not.
 /// Messages show paths as ``TextFormat/path(_:)`` writes them, escaped, on one line.
-enum FileBytes {
+package enum FileBytes {
     /// Why a file could not be read or written: a message for a person.
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
 
         init(_ description: String) {
             self.description = description
@@ -19,21 +19,21 @@ enum FileBytes {
     }
 
     /// The most bytes a transcript file may have: 256 MiB.
-    static let maxBytes = 256 << 20
+    package static let maxBytes = 256 << 20
 
     /// True when something is at `path` (following symlinks).
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// Opens `path` for reading if it is a regular file; the caller closes it.
-    static func openRegular(_ path: String) throws(Failure) -> Int32 {
+    package static func openRegular(_ path: String) throws(Failure) -> Int32 {
         try openRegular(bytes: Array(path.utf8))
     }
 
     /// Opens the file whose path is the bytes `path` for reading if it is a regular
     /// file; the caller closes it.
-    static func openRegular(bytes path: [UInt8]) throws(Failure) -> Int32 {
+    package static func openRegular(bytes path: [UInt8]) throws(Failure) -> Int32 {
         let shown = TextFormat.path(path)
         guard !path.contains(0) else { throw Failure("cannot read \(shown): a path holds no NUL byte") }
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
@@ -57,13 +57,13 @@ enum FileBytes {
     }
 
     /// The bytes of the regular file at `path`, at most `limit` of them.
-    static func read(_ path: String, limit: Int = maxBytes) throws(Failure) -> [UInt8] {
+    package static func read(_ path: String, limit: Int = maxBytes) throws(Failure) -> [UInt8] {
         try read(bytes: Array(path.utf8), limit: limit)
     }
 
     /// The bytes of the regular file whose path is the bytes `path`, at most
     /// `limit` of them.
-    static func read(bytes path: [UInt8], limit: Int = maxBytes) throws(Failure) -> [UInt8] {
+    package static func read(bytes path: [UInt8], limit: Int = maxBytes) throws(Failure) -> [UInt8] {
         let fd = try openRegular(bytes: path)
         defer { close(fd) }
         var bytes: [UInt8] = []
@@ -91,7 +91,7 @@ enum FileBytes {
     /// folder or a socket is refused (renaming over `/dev/null` would put a file in
     /// its place), and a symlink is followed, so the file it points to is replaced
     /// and the link stays.
-    static func write(_ bytes: [UInt8], to path: String) throws(Failure) {
+    package static func write(_ bytes: [UInt8], to path: String) throws(Failure) {
         var path = path
         var existing = stat()
         if lstat(path, &existing) == 0 {
@@ -150,7 +150,7 @@ enum FileBytes {
     }
 
     /// "a FIFO", "a directory", …
-    static func describe(_ mode: mode_t) -> String {
+    package static func describe(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFDIR: return "a directory"
         case S_IFIFO: return "a FIFO"

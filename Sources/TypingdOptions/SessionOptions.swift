@@ -10,7 +10,7 @@ import TypingProtocol
 /// Every default and range here comes from the declarations in `TypingCore` and
 /// `TypingProtocol` (``EngineConfiguration``, ``SessionConfiguration``): the help
 /// cannot drift from the code.
-package struct SessionOptions: ParsableArguments {
+public struct SessionOptions: ParsableArguments {
     /// How events are written.
     package enum Format: String, CaseIterable, ExpressibleByArgument {
         /// The protocol's JSON, one object per line.
@@ -27,22 +27,22 @@ package struct SessionOptions: ParsableArguments {
     @Option(name: .customLong("timeout-ms"), parsing: .unconditional, help: ArgumentHelp(
         "Milliseconds after the last keystroke at which typing stops (\(OptionRange.describe(EngineConfiguration.timeoutRange))).",
         valueName: "ms"))
-    var timeoutMs: Int = EngineConfiguration.defaults.timeout
+    package var timeoutMs: Int = EngineConfiguration.defaults.timeout
 
     @Option(help: ArgumentHelp(
         "Phrases for 3+ typers: 'group' (\"A, B, and 2 others\") or 'compact' (\"A and 3 others\").",
         valueName: "group|compact"))
-    var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
+    package var style: EngineConfiguration.Style = EngineConfiguration.defaults.style
 
     @Option(name: .customLong("list-style"), help: ArgumentHelp(
         "The same, for chat-list rows (views opened with \"view\":\"list\").",
         valueName: "group|compact"))
-    var listStyle: EngineConfiguration.Style = EngineConfiguration.defaults.listStyle
+    package var listStyle: EngineConfiguration.Style = EngineConfiguration.defaults.listStyle
 
     @Option(name: .customLong("phrases"), help: ArgumentHelp(
         "A phrase table to load: a JSON file, or a folder whose *.json files are all loaded (in byte order of their names). Repeatable; a table for a locale already loaded, English included, replaces it. Users choose one with \"locale\".",
         valueName: "path"))
-    var phrases: [String] = []
+    package var phrases: [String] = []
 
     @Option(name: .customLong("phrase-table"), help: ArgumentHelp(
         "A phrase table given as JSON text (what the header of a version 1 record holds); loaded after the --phrases ones.",
@@ -52,7 +52,7 @@ package struct SessionOptions: ParsableArguments {
     @Option(name: .customLong("default-locale"), help: ArgumentHelp(
         "The locale of users who give none: the table they get. A locale with no table loaded (see --phrases) falls back to en, silently, as a user's own locale does.",
         valueName: "tag"))
-    var defaultLocale: String = PhraseBook.english.defaultLocale
+    package var defaultLocale: String = PhraseBook.english.defaultLocale
 
     @Option(help: ArgumentHelp(
         "How events are written: 'json' (the protocol) or 'text' (for people: \"12.345  team  bob sees: Alice is typing...\").",
@@ -60,7 +60,7 @@ package struct SessionOptions: ParsableArguments {
     package var format: Format = .json
 
     @Flag(help: "Also write a 'typing' event whenever a streak starts or stops, with the reason.")
-    var typingEvents = EngineConfiguration.defaults.typingEvents
+    package var typingEvents = EngineConfiguration.defaults.typingEvents
 
     @Flag(help: "At the end of input, exit at once instead of letting active streaks time out.")
     package var noDrain = false
@@ -68,42 +68,42 @@ package struct SessionOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "Who receives indicators: 'members' (every member) or 'open' (members whose view is open).",
         valueName: "members|open"))
-    var audience: EngineConfiguration.Audience = EngineConfiguration.defaults.audience
+    package var audience: EngineConfiguration.Audience = EngineConfiguration.defaults.audience
 
     @Option(help: ArgumentHelp(
         "How typers are listed: 'start' (when their streak began), 'recent' (latest keystroke first) or 'name'. Named typers come first.",
         valueName: "start|recent|name"))
-    var order: EngineConfiguration.Order = EngineConfiguration.defaults.order
+    package var order: EngineConfiguration.Order = EngineConfiguration.defaults.order
 
     @Option(help: ArgumentHelp(
         "With --clock manual, what a command whose \"at\" is earlier than the current time gets: 'refuse' (a time_backwards error) or 'clamp' (it is applied at the current time). 'clamp' is for several writers stamping one log, such as routers feeding a partition.",
         valueName: "refuse|clamp"))
-    var lateAt: EngineConfiguration.LateAt = EngineConfiguration.defaults.lateAt
+    package var lateAt: EngineConfiguration.LateAt = EngineConfiguration.defaults.lateAt
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The most user ids an indicator lists; the others are counted in \"more\" (\(OptionRange.describe(EngineConfiguration.maxListedRange))).",
         valueName: "n"))
-    var maxListed: Int = EngineConfiguration.defaults.maxListed
+    package var maxListed: Int = EngineConfiguration.defaults.maxListed
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped (\(OptionRange.describe(SessionConfiguration.maxLineBytesRange))).",
         valueName: "bytes"))
-    var maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes
+    package var maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The most members one conversation may have (\(OptionRange.describe(EngineConfiguration.limitRange))).",
         valueName: "n"))
-    var maxMembers: Int = EngineConfiguration.defaults.maxMembers
+    package var maxMembers: Int = EngineConfiguration.defaults.maxMembers
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The most memberships over all conversations (\(OptionRange.describe(EngineConfiguration.limitRange))).",
         valueName: "n"))
-    var maxMemberships: Int = EngineConfiguration.defaults.maxMemberships
+    package var maxMemberships: Int = EngineConfiguration.defaults.maxMemberships
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The most live conversations, those with members (\(OptionRange.describe(EngineConfiguration.limitRange))).",
         valueName: "n"))
-    var maxConversations: Int = EngineConfiguration.defaults.maxConversations
+    package var maxConversations: Int = EngineConfiguration.defaults.maxConversations
 
     @Option(name: .customLong("max-output-per-line"), parsing: .unconditional, help: ArgumentHelp(
         "The most bytes of events one command may cause; a command that could cause more (by the bound in Protocol.md, \"Bounded output\") gets a limit error and changes nothing (\(OptionRange.describe(EngineConfiguration.maxOutputPerLineRange))).",
@@ -111,11 +111,11 @@ package struct SessionOptions: ParsableArguments {
     var outputCap = OutputCap(bytes: EngineConfiguration.defaults.maxOutputPerLine)
 
     /// `--max-output-per-line`, nil for no cap.
-    var maxOutputPerLine: Int? { outputCap.bytes }
+    package var maxOutputPerLine: Int? { outputCap.bytes }
 
-    package init() {}
+    public init() {}
 
-    package func validate() throws {
+    public func validate() throws {
         try OptionRange.check("--timeout-ms", timeoutMs, in: EngineConfiguration.timeoutRange)
         if let maxOutputPerLine {
             try OptionRange.check("--max-output-per-line", maxOutputPerLine, in: EngineConfiguration.maxOutputPerLineRange)
@@ -136,13 +136,13 @@ package struct SessionOptions: ParsableArguments {
     /// The settings the options describe, with the phrase tables they name loaded
     /// (relative paths from `folder`, or the working directory when nil), then
     /// `recorded` (a record's table lines).
-    package func configuration(relativeTo folder: String? = nil,
+    public func configuration(relativeTo folder: String? = nil,
                        recorded: [PhraseTable] = []) throws(PhraseFiles.Failure) -> SessionConfiguration {
         try configuration(tables: try loadTables(relativeTo: folder).map(\.table) + recorded)
     }
 
     /// The settings the options describe, with `tables` loaded (after built-in English).
-    func configuration(tables: [PhraseTable]) throws(PhraseFiles.Failure) -> SessionConfiguration {
+    package func configuration(tables: [PhraseTable]) throws(PhraseFiles.Failure) -> SessionConfiguration {
         SessionConfiguration(
             engine: EngineConfiguration(timeout: timeoutMs, style: style, typingEvents: typingEvents,
                                         maxMembers: maxMembers, maxMemberships: maxMemberships,
@@ -174,7 +174,7 @@ package struct SessionOptions: ParsableArguments {
     }
 
     /// The book of `tables`, for the default locale.
-    func phraseBook(_ tables: [PhraseTable]) throws(PhraseFiles.Failure) -> PhraseBook {
+    package func phraseBook(_ tables: [PhraseTable]) throws(PhraseFiles.Failure) -> PhraseBook {
         do {
             return try PhraseBook(tables: tables, defaultLocale: defaultLocale)
         } catch {
@@ -216,34 +216,6 @@ package struct SessionOptions: ParsableArguments {
     }
 }
 
-/// The options of how input is read: how many threads parse it. They change only
-/// the speed, never the output.
-struct ThreadOptions: ParsableArguments {
-    @Option(name: .customLong("threads"), parsing: .unconditional, help: ArgumentHelp(
-        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); 1: parse and apply on one thread). Only the speed changes.",
-        valueName: "n"))
-    var threadCount = ThreadCount.cores
-
-    /// `--threads`: the number given, or the cores.
-    var threads: Int { threadCount.value }
-
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
-        valueName: "bytes", visibility: .hidden))
-    var readBuffer = InputReader.defaultCapacity
-
-    /// The values `--threads` may have.
-    static let threadRange = 1...64
-
-    /// The values `--read-buffer` may have.
-    static let readBufferRange = 1...(1 << 24)
-
-    func validate() throws {
-        try OptionRange.check("--threads", threads, in: ThreadOptions.threadRange)
-        try OptionRange.check("--read-buffer", readBuffer, in: ThreadOptions.readBufferRange)
-    }
-}
-
 /// `--max-output-per-line`'s value: a number of bytes, or no cap. Its default is
 /// `EngineConfiguration.defaults.maxOutputPerLine`, which `--help` and the manual
 /// show as `(default: no cap)`: an optional option would show no default at all.
@@ -263,44 +235,17 @@ struct OutputCap: ExpressibleByArgument {
     var defaultValueDescription: String { bytes.map(String.init) ?? "no cap" }
 }
 
-/// `--threads`' value. Its default, the processors online, is shown as
-/// `(default: the number of cores)`: the count of the machine that built the manual
-/// pages would be wrong on any other.
-struct ThreadCount: ExpressibleByArgument {
-    /// The number of threads.
-    var value: Int
-    /// True for the default, the number of cores.
-    var isCores = false
-
-    init?(argument: String) {
-        guard let value = Int(argument: argument) else { return nil }
-        self.value = value
-    }
-
-    private init(cores: Int) {
-        value = cores
-        isCores = true
-    }
-
-    /// The processors online, within ``ThreadOptions/threadRange``.
-    static var cores: ThreadCount {
-        ThreadCount(cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))).clamped(to: ThreadOptions.threadRange))
-    }
-
-    var defaultValueDescription: String { isCores ? "the number of cores" : String(value) }
-}
-
 /// Ranges of option values, in messages and help.
-enum OptionRange {
+package enum OptionRange {
     /// Fails unless `value` of `option` is in `range`.
-    static func check(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws {
+    package static func check(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws {
         guard range.contains(value) else {
             throw ValidationError("\(option) must be \(describe(range)), not \(value)")
         }
     }
 
     /// "from 1 to 86400000", or "at least 1".
-    static func describe(_ range: ClosedRange<Int>) -> String {
+    package static func describe(_ range: ClosedRange<Int>) -> String {
         range.upperBound == Int.max ? "at least \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
     }
 }
@@ -310,3 +255,11 @@ extension EngineConfiguration.Style: ExpressibleByArgument {}
 extension EngineConfiguration.Audience: ExpressibleByArgument {}
 extension EngineConfiguration.Order: ExpressibleByArgument {}
 extension EngineConfiguration.LateAt: ExpressibleByArgument {}
+
+extension SessionOptions {
+    /// Options given as one text (a setting such as the cluster's TYPINGD_OPTIONS),
+    /// split into words as a shell would (quotes, backslashes).
+    public static func words(_ text: String) throws -> [String] {
+        try ArgumentWords.split(text)
+    }
+}

@@ -9,17 +9,17 @@ import TypingProtocol
 /// A folder's file names are bytes, as the folder holds them: each file is opened
 /// by its bytes, UTF-8 or not, and a message names it as ``TextFormat/path(_:)``
 /// writes it (escaped, on one line).
-package enum PhraseFiles {
+public enum PhraseFiles {
     /// Why a table could not be loaded: the file and the key at fault, for a person.
-    package struct Failure: Error, CustomStringConvertible {
-        package let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// A table, and the text it was read from (what a record keeps of it).
     package struct Loaded {
-        let table: PhraseTable
+        package let table: PhraseTable
         /// The file's bytes: at most ``PhraseTableFile/maxBytes``.
-        let text: [UInt8]
+        package let text: [UInt8]
     }
 
     /// The tables at `path` (relative to `folder` unless absolute; nil: the working

@@ -1,0 +1,107 @@
+import TypingCore
+
+/// The commands that rebuild a session from a snapshot's `member` and `streak`
+/// events (Protocol.md, "Snapshots"): what a cluster's new owner of a partition
+/// replays before the stream behind the snapshot. All of them at the snapshot's
+/// `at`, in this order:
+///
+/// 1. members in the order of `joined` when the snapshot gives it, else as listed:
+///    a `join` with the user's name, locale and settings, then an `open` (with its
+///    thread and view) when the view is open;
+/// 2. streaks in the order of `started` when given, else as listed: a `type` with
+///    its thread, activity and the time left to its deadline (`timeout_ms`); then
+///    the same again in the order of `keystroke`, so that both orders are right;
+/// 3. members whose screen an offline changed without a render (`forgotten`): a
+///    `forget` each, which renders nothing, so that the next render compares them
+///    from the empty indicator again.
+///
+/// The same recipe as `rebuild_lines` of examples/cluster/shard.py and
+/// `rebuild(from:into:)` of the engine's snapshot tests.
+public enum SnapshotRebuild {
+    /// The command lines, each ending in LF.
+    public static func commands(members: [Event.Member], streaks: [Event.Streak]) -> [UInt8] {
+        var members = members
+        var streaks = streaks
+        if members.contains(where: { $0.joined != nil }) {
+            members = stableSorted(members) { ($0.joined ?? 0) < ($1.joined ?? 0) }
+        }
+        if streaks.contains(where: { $0.started != nil }) {
+            streaks = stableSorted(streaks) { ($0.started ?? 0) < ($1.started ?? 0) }
+        }
+        var out = OutputBuffer()
+        var forgotten: [Event.Member] = []
+        for member in members {
+            out.append("{\"cmd\":\"join\",\"conv\":")
+            out.jsonIdentifier(member.conv)
+            out.append(",\"user\":")
+            out.jsonIdentifier(member.user)
+            out.append(",\"at\":")
+            out.appendDecimal(member.at)
+            if let name = member.name {
+                out.append(",\"name\":")
+                out.jsonString(name)
+            }
+            if let locale = member.locale {
+                out.append(",\"locale\":")
+                out.jsonString(locale)
+            }
+            out.append(member.sendTyping ? ",\"send_typing\":true" : ",\"send_typing\":false")
+            out.append(member.receiveTyping ? ",\"receive_typing\":true}\n" : ",\"receive_typing\":false}\n")
+            if member.open {
+                out.append("{\"cmd\":\"open\",\"conv\":")
+                out.jsonIdentifier(member.conv)
+                out.append(",\"user\":")
+                out.jsonIdentifier(member.user)
+                out.append(",\"at\":")
+                out.appendDecimal(member.at)
+                if let thread = member.thread {
+                    out.append(",\"thread\":")
+                    out.jsonIdentifier(thread)
+                }
+                if member.view == .list { out.append(",\"view\":\"list\"") }
+                out.append("}\n")
+            }
+            if member.forgotten { forgotten.append(member) }
+        }
+        for order in [streaks, stableSorted(streaks) { $0.keystroke < $1.keystroke }] {
+            for streak in order {
+                out.append("{\"cmd\":\"type\",\"conv\":")
+                out.jsonIdentifier(streak.conv)
+                out.append(",\"user\":")
+                out.jsonIdentifier(streak.user)
+                out.append(",\"at\":")
+                out.appendDecimal(streak.at)
+                if let thread = streak.thread {
+                    out.append(",\"thread\":")
+                    out.jsonIdentifier(thread)
+                }
+                if streak.activity != .typing {
+                    out.append(",\"activity\":")
+                    out.jsonString(streak.activity.name)
+                }
+                out.append(",\"timeout_ms\":")
+                // Deadlines are later than `at`; a subtraction that overflows is
+                // no input the engine wrote, and gives a line it refuses.
+                let (left, overflow) = streak.deadline.subtractingReportingOverflow(streak.at)
+                out.appendDecimal(overflow ? -1 : left)
+                out.append("}\n")
+            }
+        }
+        for member in forgotten {
+            out.append("{\"cmd\":\"forget\",\"conv\":")
+            out.jsonIdentifier(member.conv)
+            out.append(",\"user\":")
+            out.jsonIdentifier(member.user)
+            out.append(",\"at\":")
+            out.appendDecimal(member.at)
+            out.append("}\n")
+        }
+        return out.bytes
+    }
+
+    /// `items` sorted by `less`, equal ones kept in their order.
+    static func stableSorted<T>(_ items: [T], by less: (T, T) -> Bool) -> [T] {
+        items.enumerated().sorted { less($0.element, $1.element) || (!less($1.element, $0.element) && $0.offset < $1.offset) }
+            .map(\.element)
+    }
+}

@@ -1,0 +1,122 @@
+import Testing
+import TypingCore
+import TypingProtocol
+
+/// A format that writes the protocol's JSON and keeps the snapshot events it saw as
+/// values (what a cluster's shard does with its own snapshots).
+struct KeepingFormat: EventFormat, ~Copyable {
+    final class Kept {
+        var members: [Event.Member] = []
+        var streaks: [Event.Streak] = []
+    }
+    var json = JSONFormat()
+    let kept: Kept
+
+    mutating func encode(_ event: Event, into buffer: inout OutputBuffer) {
+        switch event {
+        case .member(let member): kept.members.append(member)
+        case .streak(let streak): kept.streaks.append(streak)
+        default: break
+        }
+        json.encode(event, into: &buffer)
+    }
+}
+
+@Suite("SnapshotRebuild: a snapshot's events as commands")
+struct SnapshotRebuildTests {
+    static func lines(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// Before the snapshot: members out of join order across conversations, names,
+    /// threads, chat-list views, receive_typing off, an offline that forgets screens,
+    /// streaks started in one order and typed in another, activities.
+    static let before = """
+    {"cmd":"join","conv":"b","user":"u2","name":"Zoé","at":1}
+    {"cmd":"join","conv":"a","user":"u1","name":"Ana","at":2}
+    {"cmd":"join","conv":"a","user":"u2","at":3}
+    {"cmd":"join","conv":"b","user":"u1","at":4}
+    {"cmd":"join","conv":"a","user":"u3","name":"Cy","receive_typing":false,"at":5}
+    {"cmd":"join","conv":"b","user":"u4","send_typing":false,"at":6}
+    {"cmd":"join","conv":"a","user":"u4","at":6}
+    {"cmd":"join","conv":"b","user":"u3","at":6}
+    {"cmd":"open","conv":"a","user":"u1","thread":"t1","at":7}
+    {"cmd":"open","conv":"b","user":"u2","view":"list","at":8}
+    {"cmd":"open","conv":"a","user":"u4","at":9}
+    {"cmd":"type","conv":"b","user":"u2","at":10}
+    {"cmd":"type","conv":"a","user":"u3","activity":"recording_audio","at":11}
+    {"cmd":"type","conv":"a","user":"u2","thread":"t1","at":12}
+    {"cmd":"type","conv":"a","user":"u1","at":13}
+    {"cmd":"type","conv":"b","user":"u2","at":14}
+    {"cmd":"type","conv":"b","user":"u3","at":15}
+    {"cmd":"type","conv":"a","user":"u3","at":1500}
+    {"cmd":"offline","user":"u1","at":1500}
+
+    """
+
+    /// After it: keystrokes, sends, screens changing, timeouts firing.
+    static let after = """
+    {"cmd":"type","conv":"a","user":"u4","at":1600}
+    {"cmd":"open","conv":"a","user":"u4","at":1700}
+    {"cmd":"type","conv":"b","user":"u1","at":1800}
+    {"cmd":"send","conv":"a","user":"u1","at":1900}
+    {"cmd":"open","conv":"a","user":"u2","thread":"t1","at":2000}
+    {"cmd":"tick","at":3011}
+    {"cmd":"tick","at":3014}
+    {"cmd":"type","conv":"a","user":"u2","thread":"t1","at":3100}
+    {"cmd":"close","conv":"b","user":"u2","at":3200}
+    {"cmd":"query","conv":"a","id":"q1","at":3300}
+    {"cmd":"query","conv":"a","thread":"t1","id":"q2","at":3300}
+    {"cmd":"tick","at":4600}
+    {"cmd":"tick","at":9000}
+
+    """
+
+    static func configuration() -> SessionConfiguration {
+        var configuration = SessionConfiguration(drain: false)
+        configuration.engine.lateAt = .clamp
+        return configuration
+    }
+
+    @Test("a session rebuilt from a snapshot writes what the original writes for the commands that follow")
+    func rebuiltSessionAgrees() throws {
+        let kept = KeepingFormat.Kept()
+        var original = Session(configuration: Self.configuration(), format: KeepingFormat(kept: kept), sink: [UInt8]())
+        _ = Self.lines(Self.before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
+        original.flush()
+        #expect(kept.members.count == 8)
+        #expect(kept.streaks.count == 4)
+        #expect(kept.members.contains { $0.forgotten }, "the offline forgot a screen: the recipe's forget is exercised")
+        #expect(kept.members.contains { $0.joined != nil }, "memberships out of join order: joined is exercised")
+        #expect(kept.streaks.contains { $0.started != nil }, "streaks out of start order: started is exercised")
+
+        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
+        var rebuilt = Session(configuration: Self.configuration(), sink: [UInt8]())
+        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
+        rebuilt.flush()
+        #expect(!String(decoding: rebuilt.sink, as: UTF8.self).contains("\"error\""), "the recipe's lines are all applied")
+        let start = (original.sink.count, rebuilt.sink.count)
+        _ = Self.lines(Self.after + #"{"cmd":"snapshot","id":"s2"}"# + "\n").withUnsafeBytes { original.feed($0) }
+        _ = Self.lines(Self.after + #"{"cmd":"snapshot","id":"s2"}"# + "\n").withUnsafeBytes { rebuilt.feed($0) }
+        original.flush()
+        rebuilt.flush()
+        let expected = String(decoding: original.sink[start.0...], as: UTF8.self)
+        let actual = String(decoding: rebuilt.sink[start.1...], as: UTF8.self)
+        #expect(expected.contains("\"indicator\""))
+        #expect(actual == expected)
+    }
+
+    @Test("the commands: joins with names and settings, opens, both orders of streaks, forgets")
+    func recipeLines() {
+        let member = Event.Member(at: 5, conv: Identifier("c"), user: Identifier("u"), name: "A \"q\"", sendTyping: false,
+                                  open: true, thread: Identifier("t"), view: .list, receiveTyping: false, forgotten: true)
+        let streak = Event.Streak(at: 5, conv: Identifier("c"), user: Identifier("u"), activity: .sendingPhoto, deadline: 3005, keystroke: 1)
+        let text = String(decoding: SnapshotRebuild.commands(members: [member], streaks: [streak]), as: UTF8.self)
+        #expect(text == """
+        {"cmd":"join","conv":"c","user":"u","at":5,"name":"A \\"q\\"","send_typing":false,"receive_typing":false}
+        {"cmd":"open","conv":"c","user":"u","at":5,"thread":"t","view":"list"}
+        {"cmd":"type","conv":"c","user":"u","at":5,"activity":"sending_photo","timeout_ms":3000}
+        {"cmd":"type","conv":"c","user":"u","at":5,"activity":"sending_photo","timeout_ms":3000}
+        {"cmd":"forget","conv":"c","user":"u","at":5}
+
+        """)
+    }
+}
