@@ -61,4 +61,4 @@ sed 's/,"at":[0-9]*//' "$input" | "$bin" route --name "demo-$$" --stamp --rate 2
 tail -n 1 "$work/router.log" >&2
 wait "$gateway" || true
 echo "demo: what viewer u6 saw, as it arrived (typing ends 3 s after the last keystroke: the shards tick):"
-sed -n 's/.*"conv":"\([^"]*\)".*"text":"\([^"]*\)".*/  [\1] \2/p; s/.*"conv":"\([^"]*\)".*"typing":\[\].*/  [\1] (nobody typing)/p' "$work/u6.jsonl"
+sed -n '/"typing":\[\]/{s/.*"conv":"\([^"]*\)".*/  [\1] (nobody typing)/p;d;}; s/.*"conv":"\([^"]*\)".*"text":"\([^"]*\)".*/  [\1] \2/p' "$work/u6.jsonl"
