@@ -2,15 +2,15 @@ import TypingProtocol
 
 /// Where one input line goes, and how it is stored: the router's rules, apart
 /// from its I/O.
-struct LineRouting {
-    let partitions: Int
+package struct LineRouting {
+    package let partitions: Int
     /// Lines longer than this are refused (they would not fit a message).
-    let maxLine: Int
+    package let maxLine: Int
     /// Whether commands without `at` get the router's clock.
-    let stamp: Bool
+    package let stamp: Bool
 
     /// What became of a line.
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// Blank (spaces and tabs only): skipped.
         case blank
         /// Refused, with the reason for stderr.
@@ -21,7 +21,7 @@ struct LineRouting {
 
     /// Routes `line` (no LF, no trailing CR); `store(p, bytes)` stores it in
     /// partition p (the bytes are the line, stamped if it is to be).
-    func route(_ line: UnsafeRawBufferPointer, time: Int, store: (Int, UnsafeRawBufferPointer) -> Void) -> Outcome {
+    package func route(_ line: UnsafeRawBufferPointer, time: Int, store: (Int, UnsafeRawBufferPointer) -> Void) -> Outcome {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .blank }
         if line.count > maxLine {
             return .refused("a line of \(line.count) bytes (the cluster takes lines up to \(maxLine)): \(Self.preview(line))...")
@@ -55,6 +55,12 @@ struct LineRouting {
 
     /// `line`, a JSON object, with `"at":time` added before its closing brace;
     /// nil when it does not end with one.
+    package init(partitions: Int, maxLine: Int, stamp: Bool) {
+        self.partitions = partitions
+        self.maxLine = maxLine
+        self.stamp = stamp
+    }
+
     static func stamped(_ line: UnsafeRawBufferPointer, time: Int) -> [UInt8]? {
         guard let close = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[close] == 0x7D else { return nil }
         var out = [UInt8](UnsafeRawBufferPointer(rebasing: line[..<close]))
