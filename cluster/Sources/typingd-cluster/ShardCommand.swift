@@ -18,7 +18,8 @@ struct ShardCommand: ParsableCommand {
 
         Lease: key pP of bucket typingd-leases (epoch = the revision of its create), renewed \
         every TTL/3; past TTL without a renewal the shard stops publishing at once and exits \
-        75. A second shard for a held partition is a standby that takes over once the lease \
+        75 (with --exit-on-lease-loss; by default it starts over in place, as a standby: \
+        the same process runs itself again). A second shard for a held partition is a standby that takes over once the lease \
         lapses or is released. A takeover loads the partition's last snapshot (stream \
         TYPINGD_SNAPSHOTS, in chunks), replays it, replays the stream after it (its replies \
         and errors published, each viewer's last indicator once caught up), and makes its \
@@ -26,7 +27,7 @@ struct ShardCommand: ParsableCommand {
 
         typingd's options follow `--` (default: TYPINGD_OPTIONS, paths from the working \
         directory). SIGTERM or SIGINT: finish, release the lease, exit 0. Exit 75: the lease \
-        was lost. With --lifetime S the shard ends after S seconds whatever happens (124).
+        was lost (--exit-on-lease-loss). With --lifetime S the shard ends after S seconds whatever happens (124).
         """
     )
 
@@ -80,6 +81,9 @@ struct ShardCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Ignored (shard.py's pipe window).", valueName: "n"))
     var window: Int?
 
+    @Flag(name: .customLong("exit-on-lease-loss"), help: "On losing the lease, exit 75 (for a service manager that restarts it) instead of starting over as a standby in place.")
+    var exitOnLeaseLoss = false
+
     @Option(help: ArgumentHelp("Exit (status 124) after this many seconds, whatever happens (0: never).", valueName: "s"))
     var lifetime: Double = 0
 
@@ -132,6 +136,7 @@ struct ShardCommand: ParsableCommand {
         config.consumerReplicas = consumerReplicas
         config.fetch = fetch
         config.pingMs = Int64(settings.pingMs)
+        config.exitOnLeaseLoss = exitOnLeaseLoss
 
         // Signals go to one thread, which asks the shard to stop.
         var signals = sigset_t()

@@ -24,6 +24,9 @@ public struct ShardConfig: Sendable {
     public var consumerReplicas = 1
     public var fetch = 256
     public var pingMs: Int64 = 1000
+    /// On losing its lease, exit 75 (for a service manager that restarts it)
+    /// instead of starting over, in the same process, as a standby.
+    public var exitOnLeaseLoss = false
 
     public init(servers: [String], partition: Int, buckets: Int, session: SessionConfiguration) {
         self.servers = servers
@@ -148,10 +151,16 @@ public final class Shard: @unchecked Sendable {
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    /// Stops publishing at once: the process ends here (status 75).
+    /// Stops publishing at once: the process starts over as a standby (the same
+    /// program and arguments, run again in place: nothing of the deposed owner's
+    /// state survives), or ends with status 75 under --exit-on-lease-loss.
     func fence(_ why: String) -> Never {
-        log("lease \(Names.leaseKey(p)) lost (\(why)): stopped publishing; exiting 75")
-        _exit(75)
+        if config.exitOnLeaseLoss {
+            log("lease \(Names.leaseKey(p)) lost (\(why)): stopped publishing; exiting 75")
+            _exit(75)
+        }
+        log("lease \(Names.leaseKey(p)) lost (\(why)): stopped publishing; starting over as a standby")
+        StartOver.now()
     }
 
     func sleep(seconds: Double) {

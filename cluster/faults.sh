@@ -1,7 +1,7 @@
 #!/bin/sh
 # The fault suite: each row of issue 20's table, on a real 3-node cluster.
 #
-#   examples/cluster/faults.sh [--quick | --all | SCENARIO ...]
+#   cluster/faults.sh [--quick | --all | SCENARIO ...]
 #
 # Scenarios (--quick, the default: all but paced, quorum-45 and quorum-75):
 #   steady          4 shards, the router unpaced: the baseline
@@ -17,7 +17,7 @@
 #                   (leases of 30 s here, to outlive the lease bucket's election)
 #   consumer-stall  partition 1's consumer replaced by one that delivers nothing and
 #                   says 0 pending (as one on a node that came back did in CI); half
-#                   the input routed: once ctl.py idle says so, every owner must have
+#                   the input routed: once ctl idle says so, every owner must have
 #                   applied its partition (partition 1's from the stream); the rest
 #                   routed over 10 s: after 3 stalls the owner makes its consumer anew
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
@@ -35,11 +35,13 @@
 # TYPINGD_OPTIONS, LEASE_TTL, STORAGE, REPLICAS); environment: PORT_BASE (the
 # environment's, else 17222: never cluster.conf's, so that a cluster started from
 # the README is left alone), FAULTS_LINES (30000, before the workload's
-# additions), TYPINGD_BINARY, SHARD, ROUTER, WATCH (other copies of the scripts,
-# to see a check fail), KEEP=1 to keep the work folder.
+# additions), TYPINGD_BINARY (the reference typingd), TYPINGD_CLUSTER (another
+# typingd-cluster, to see a check fail), KEEP=1 to keep the work folder. The
+# harness (harness/*.py) reads the stream with nats-py, in cluster/.venv (made
+# when missing).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/.." && pwd)
 scenarios=""
 quick="steady backlog two-shards router-sigterm router-kill router-same-name consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
 all="steady paced backlog two-shards router-sigterm router-kill router-same-name consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
@@ -68,14 +70,13 @@ partitions=$PARTITIONS
 lines=${FAULTS_LINES:-30000}
 cd "$root"   # TYPINGD_OPTIONS' paths are the repository's
 
-py=$here/.venv/bin/python
-"$py" -c 'import nats' 2>/dev/null || { echo "faults.sh: needs $here/.venv with nats-py (see README)" >&2; exit 1; }
-command -v nats-server >/dev/null || { echo "faults.sh: needs nats-server (apt-get install nats-server)" >&2; exit 1; }
+"$here/scripts/install-deps.sh"
+py=$("$here/scripts/harness-venv.sh")
 typingd=${TYPINGD_BINARY:-$root/.build/release/typingd}
-[ -x "$typingd" ] || { echo "faults.sh: no typingd at $typingd (swift build -c release)" >&2; exit 1; }
-shard_py=${SHARD:-$here/shard.py}
-router_py=${ROUTER:-$here/router.py}
-watch_py=${WATCH:-$here/watch.py}
+[ -x "$typingd" ] || { echo "faults.sh: no typingd at $typingd (swift build -c release at the root)" >&2; exit 1; }
+bin=${TYPINGD_CLUSTER:-$here/.build/release/typingd-cluster}
+[ -x "$bin" ] || { echo "faults.sh: no typingd-cluster at $bin (swift build -c release in $here)" >&2; exit 1; }
+export TYPINGD_CLUSTER=$bin
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/typingd-faults.XXXXXX")
 export CLUSTER_LIFETIME=${CLUSTER_LIFETIME:-1800}
@@ -96,8 +97,8 @@ trap 'exit 143' TERM
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-ctl() { timeout 150 "$py" "$here/ctl.py" --servers "$urls" "$@"; }
-fpy() { timeout 300 "$py" "$here/faults.py" "$@"; }
+ctl() { what=$1; shift; timeout 150 "$bin" ctl "$what" --servers "$urls" "$@"; }
+fpy() { timeout 300 "$py" "$here/harness/faults.py" "$@"; }
 wait_for() { # FILE PATTERN SECONDS
     tries=0
     until grep -q "$2" "$1" 2>/dev/null; do
@@ -109,7 +110,7 @@ wait_for() { # FILE PATTERN SECONDS
 shard() {
     p=$1 label=$2; shift 2
     # shellcheck disable=SC2086
-    TYPINGD_BINARY=$typingd timeout -s KILL 600 "$py" "$shard_py" --servers "$urls" --partition "$p" \
+    timeout -s KILL 600 "$bin" shard --servers "$urls" --partition "$p" \
         --lease-ttl "$LEASE_TTL" --replicas "$REPLICAS" --audit "$dir/audit-$p-$label" "$@" -- $TYPINGD_OPTIONS \
         >> "$dir/shard-$p-$label.log" 2>&1 &
     last_pid=$!
@@ -130,7 +131,7 @@ stop_pids() { # PIDS...: SIGTERM, wait
     for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
 }
 gateway() { # [WATCH OPTIONS...]
-    timeout -s KILL 900 "$py" "$watch_py" --servers "$urls" --partitions "$partitions" --finals "$dir/finals.jsonl" \
+    timeout -s KILL 900 "$bin" gateway --servers "$urls" --partitions "$partitions" --finals "$dir/finals.jsonl" \
         "$@" > "$dir/watched.jsonl" 2> "$dir/watch.log" &
     gateway_pid=$!
     pids="$pids $gateway_pid"
@@ -138,7 +139,7 @@ gateway() { # [WATCH OPTIONS...]
 }
 router() { # NAME INPUT [ROUTER OPTIONS...]  (in the background: $router_pid)
     name=$1 input=$2; shift 2
-    timeout -s KILL 600 "$py" "$router_py" --servers "$urls" --partitions "$partitions" --name "$name" "$@" \
+    timeout -s KILL 600 "$bin" route --servers "$urls" --partitions "$partitions" --name "$name" "$@" \
         < "$input" 2>> "$dir/router-$name.log" &
     router_pid=$!
     pids="$pids $router_pid"
@@ -160,8 +161,8 @@ check() {
 # The three checks of a scenario on the workload (the reference: one typingd on it).
 checks() { # VIEWERS_OPTION AUDITS...
     viewers=$1; shift
-    check compare timeout 300 "$py" "$here/compare.py" "$work/reference.jsonl" "$@" --label compare
-    check finals "$py" "$here/faults.py" finals "$work/reference.jsonl" "$dir/finals.jsonl" $viewers
+    check compare timeout 300 "$py" "$here/harness/compare.py" "$work/reference.jsonl" "$@" --label compare
+    check finals "$py" "$here/harness/faults.py" finals "$work/reference.jsonl" "$dir/finals.jsonl" $viewers
 }
 end_gateway() {
     stop_pids "$gateway_pid"
@@ -194,13 +195,13 @@ router_figure() { # NAME
 echo "faults.sh: workload of $lines lines, one typingd for reference; cluster on 127.0.0.1:$PORT_BASE"
 # Without the workload's last tick (far past every deadline): the run ends with
 # typing still shown, so that the gateways' final indicators say something.
-"$py" "$here/workload.py" --lines "$lines" | grep -v '"cmd":"tick"' > "$work/workload.jsonl"
+"$py" "$here/harness/workload.py" --lines "$lines" | grep -v '"cmd":"tick"' > "$work/workload.jsonl"
 # shellcheck disable=SC2086
 timeout 300 "$typingd" --clock manual --no-drain $TYPINGD_OPTIONS < "$work/workload.jsonl" > "$work/reference.jsonl"
 total=$(wc -l < "$work/workload.jsonl")
-"$py" "$here/faults.py" viewers "$work/reference.jsonl" 50 > "$work/viewers"
-"$py" "$here/faults.py" viewers "$work/reference.jsonl" 0 > "$work/all-viewers"
-"$py" "$here/faults.py" unstamp < "$work/workload.jsonl" > "$work/live.jsonl"
+"$py" "$here/harness/faults.py" viewers "$work/reference.jsonl" 50 > "$work/viewers"
+"$py" "$here/harness/faults.py" viewers "$work/reference.jsonl" 0 > "$work/all-viewers"
+"$py" "$here/harness/faults.py" unstamp < "$work/workload.jsonl" > "$work/live.jsonl"
 # Its ports must be free: clients PORT_BASE+0..2, routes +2000, monitoring +4000
 # (another cluster's routes or monitoring may sit where these clients would).
 "$py" -c 'import socket, sys
@@ -244,7 +245,7 @@ run_router_same_name() {
     router same "$work/workload.jsonl" --rate $((total / 4))
     first=$router_pid
     wait_for "$dir/router-same.log" "reading at byte" 30 || status=1
-    timeout -s KILL 120 "$py" "$router_py" --servers "$urls" --partitions "$partitions" --name same \
+    timeout -s KILL 120 "$bin" route --servers "$urls" --partitions "$partitions" --name same \
         < "$work/workload.jsonl" 2> "$dir/router-same-second.log" && second=0 || second=$?
     if [ "$second" -ne 75 ] || ! grep -q "is taken" "$dir/router-same-second.log" || grep -q "reading at byte" "$dir/router-same-second.log"; then
         echo "  the second router was not refused before reading (exit $second):" >&2
@@ -395,21 +396,11 @@ run_consumer_stall() {
     finish
 }
 
-# supervised [SHARD OPTIONS...]: supervise.py runs one shard per partition and
-# starts again any that exits (a shard that cannot renew its lease exits 75);
-# each run its own audit file, audit-P-START-I.
+# supervised [SHARD OPTIONS...]: one shard per partition, no supervisor: a shard
+# that loses its lease starts over in place as a standby (the same process runs
+# itself again, appending to the same audit and log).
 supervised() {
-    # shellcheck disable=SC2086
-    TYPINGD_BINARY=$typingd timeout -s KILL 900 "$py" "$here/supervise.py" --partitions "$partitions" \
-        --log-dir "$dir" --python "$py" --shard "$shard_py" -- --servers "$urls" --lease-ttl "$LEASE_TTL" \
-        --replicas "$REPLICAS" --audit "$dir/audit-{p}-{t}-{i}" "$@" -- $TYPINGD_OPTIONS 2> "$dir/supervise.log" &
-    supervisor_pid=$!
-    pids="$pids $supervisor_pid"
-    shard_pids="$shard_pids $supervisor_pid"
-    p=0; while [ $p -lt "$partitions" ]; do
-        wait_for "$dir/shard-$p-0.log" "caught up" 120 || { echo "  shard $p did not catch up" >&2; status=1; }
-        p=$((p + 1))
-    done
+    shards 0 "$@"
 }
 
 quorum() { # SECONDS
@@ -431,7 +422,7 @@ quorum() { # SECONDS
     back=$(now)
     wait "$router_pid" || status=1
     idle 180; end_gateway; router_figure "quorum-$1"
-    figures="$figures; nodes n2 n3 down $1 s; idle $(since "$back") s after their restart; shards started again: $(grep -c "exited" "$dir/supervise.log" || true)"
+    figures="$figures; nodes n2 n3 down $1 s; idle $(since "$back") s after their restart; shards started over: $(cat "$dir"/shard-*.log | grep -c "starting over" || true)"
     checks "--viewers $work/viewers" "$dir"/audit-*
     check applied fpy applied --servers "$urls" --input "quorum-$1=$work/workload.jsonl"
     finish
@@ -460,7 +451,7 @@ run_slow_gateway() {
 
 run_router_stopped_while_typing() {
     begin router-stopped-while-typing
-    "$py" "$here/faults.py" typing --convs 40 --seconds 4 > "$dir/input.jsonl"
+    "$py" "$here/harness/faults.py" typing --convs 40 --seconds 4 > "$dir/input.jsonl"
     shards a --tick-ms 100 --snapshot-every 0
     gateway --all-viewers --received "$dir/received.tsv"
     router typing "$dir/input.jsonl" --stamp --rate $(($(wc -l < "$dir/input.jsonl") / 4))
@@ -472,14 +463,14 @@ run_router_stopped_while_typing() {
     audits=$(for p in $(seq 0 $((partitions - 1))); do printf ' --audit %s=%s' $p "$dir/audit-$p-a"; done)
     # shellcheck disable=SC2086
     check replay fpy replay --servers "$urls" --typingd "$typingd" --out "$dir/replayed.jsonl" $audits -- $TYPINGD_OPTIONS
-    check finals "$py" "$here/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl"
+    check finals "$py" "$here/harness/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl"
     check clears fpy clears --servers "$urls" --received "$dir/received.tsv"
     finish
 }
 
 run_two_routers() {
     begin two-routers
-    "$py" "$here/faults.py" split "$work/live.jsonl" "$dir/r1.jsonl" "$dir/r2.jsonl"
+    "$py" "$here/harness/faults.py" split "$work/live.jsonl" "$dir/r1.jsonl" "$dir/r2.jsonl"
     shards a --tick-ms 100 --snapshot-every 0
     gateway --viewers-file "$work/viewers"
     router r1 "$dir/r1.jsonl" --stamp --rate 5000
@@ -500,7 +491,7 @@ run_two_routers() {
     not_member=$(cat "$dir"/audit-* | grep '"not_member"' | grep -vc 'of any conversation' || true)
     [ "$not_member" -eq 0 ] || status=1
     figures="$figures; $not_member not_member for a conversation command"
-    check finals "$py" "$here/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl" --viewers "$work/viewers"
+    check finals "$py" "$here/harness/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl" --viewers "$work/viewers"
     finish
 }
 

@@ -4,7 +4,7 @@
     compare.py REFERENCE AUDIT... [--label TEXT]
 
 REFERENCE is one typingd's output for the whole workload. Each AUDIT file is a
-shard's (shard.py --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH
+shard's (typingd-cluster shard --audit: SEQ<TAB>P|B<TAB>EVENT, then SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH
 once the events of the partition's messages FIRST..SEQ, one fetch or one replayed
 message, are all written; an older shard wrote SEQ<TAB>E<TAB> for one message, and
 then the files must be given in the order the shards started). A partition's

@@ -3,13 +3,13 @@
 
     faults.py viewers REFERENCE N               the N viewers with the most indicators (0: all)
     faults.py finals REFERENCE FINALS [--viewers FILE] [--ignore-at]
-        every (viewer, conv, thread, view) of the gateway's finals (watch.py --finals) and of
+        every (viewer, conv, thread, view) of the gateway's finals (typingd-cluster gateway --finals) and of
         the reference's last indicators (of those viewers, or all with no --viewers): the
         same typing, activities and text (and `at` unless --ignore-at); an empty indicator
         and none are the same (nothing shown)
     faults.py applied --input NAME=FILE [...] [--whole] [--servers URLS] [--partitions N]
         what the shards applied, per router name and partition, against the input's lines
-        for that partition (common.routes): from each owner's stats (`routers`: the last
+        for that partition (the router's rule, typingd-cluster partition --lines): from each owner's stats (`routers`: the last
         line number applied) and, with --whole (a stream never purged), from the stream
         itself with the shards' rule (a line numbered at or below one applied is dropped):
         the same lines in the same order (stamped `at` aside)
@@ -31,7 +31,7 @@
                                                   still going on when the input ends
     faults.py clears --received FILE [--tick-ms T] [--servers URLS]
         after the last command a router sent, each indicator that drops a typer (its `at`
-        is the deadline) must reach the gateway (watch.py --received: the wall clock of
+        is the deadline) must reach the gateway (typingd-cluster gateway --received: the wall clock of
         each) within T + 400 ms of that deadline
 """
 import argparse
@@ -44,8 +44,8 @@ import subprocess
 import sys
 import zlib
 
-from common import (COMMAND_SUBJECT, STREAM, conf_option, decode_body, connect, default_servers, owners, resolve,
-                    routes)
+from lib import (COMMAND_SUBJECT, STREAM, conf_option, decode_body, connect, default_servers, owners, resolve,
+                 routes_of)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -203,8 +203,9 @@ def cmd_applied(args):
     expected = {}
     for name, path in inputs.items():
         per = [[] for _ in range(args.partitions)]
-        for line in input_lines(path):
-            for p in routes(line, args.partitions):
+        lines = list(input_lines(path))
+        for line, partitions in zip(lines, routes_of(lines, args.partitions)):
+            for p in partitions:
                 per[p].append(line)
         expected[name] = per
     failed = False
@@ -454,7 +455,7 @@ def main():
             p.add_argument("--out", help="write the replays' events here (a reference for `finals`)")
             p.add_argument("options", nargs="*")
         if name == "clears":
-            p.add_argument("--received", required=True, help="watch.py --received")
+            p.add_argument("--received", required=True, help="typingd-cluster gateway --received")
             conf_option(p, "--tick-ms", "TICK_MS", "the shards' tick")
     p = sub.add_parser("stall-consumer")
     p.add_argument("--servers")

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Check that router.py neither loses nor doubles a line across restarts, on a real cluster.
+"""Check that typingd-cluster route neither loses nor doubles a line across restarts, on a real cluster.
 
     router_check.py --input commands.jsonl [--servers URLS] [--partitions 4] [--rate 20000]
 
 Needs a running cluster (cluster.sh) with a fresh stream (ctl.py setup). Sends
-the input through router.py four times, under four names, each run stopped and
+the input through typingd-cluster route four times, under four names, each run stopped and
 restarted on the way:
 
   file     stdin a regular file; SIGTERM twice mid-run, restarted each time (seek);
@@ -19,7 +19,7 @@ restarted on the way:
 Then it reads every message of the stream and applies, per router name and
 partition, the shards' rule (Typingd-Router, Typingd-Lines: a line numbered at
 or below the last one applied is dropped) and requires each partition's lines
-to be exactly the input's lines for that partition (common.routes), in order:
+to be exactly the input's lines for that partition (typingd-cluster partition --lines), in order:
 nothing lost, nothing doubled. Exits 0 when all four hold.
 """
 import argparse
@@ -30,16 +30,16 @@ import signal
 import subprocess
 import sys
 
-from common import STREAM, connect, decode_body, default_servers, routes
+from lib import STREAM, binary, connect, decode_body, default_servers, routes_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STORED = re.compile(rb"stored through byte (\d+) \((\d+) lines\)")
 
 
 def router(args, name, extra=(), stdin=None, shell_input=None):
-    command = [sys.executable, os.environ.get("ROUTER") or os.path.join(HERE, "router.py"), "--servers", args.servers,
+    command = [binary(), "route", "--servers", args.servers,
                "--partitions", str(args.partitions), "--name", name + args.suffix, "--rate", str(args.rate)] + list(extra)
-    if shell_input is not None:   # a pipe: `shell_input | router.py ...`
+    if shell_input is not None:   # a pipe: `shell_input | typingd-cluster route ...`
         feeder = subprocess.Popen(shell_input, shell=True, stdout=subprocess.PIPE)
         proc = subprocess.Popen(command, stdin=feeder.stdout, stderr=subprocess.PIPE)
         feeder.stdout.close()
@@ -100,7 +100,7 @@ def main():
     parser.add_argument("--input", required=True, help="command lines (a workload.py output)")
     parser.add_argument("--servers")
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--rate", type=float, default=20000, help="router.py --rate: runs last long enough to stop")
+    parser.add_argument("--rate", type=float, default=20000, help="route --rate: runs last long enough to stop")
     args = parser.parse_args()
     args.servers = args.servers or default_servers()
     args.suffix = "-{}".format(os.getpid())   # names of this run only: earlier checkpoints do not apply
@@ -110,10 +110,9 @@ def main():
         sys.exit("router_check.py: the input must end with a line end")
     lines.pop()
     expected = [[] for _ in range(args.partitions)]
-    for line in lines:
-        if line.strip():
-            for p in routes(line, args.partitions):
-                expected[p].append(line)
+    for line, partitions in zip(lines, routes_of(lines, args.partitions)):
+        for p in partitions:
+            expected[p].append(line)
     spell = len(lines) / args.rate   # seconds a whole run takes
     status = {}
     path = os.path.abspath(args.input)
