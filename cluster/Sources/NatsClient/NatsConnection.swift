@@ -83,7 +83,16 @@ public final class NatsConnection: @unchecked Sendable {
         try check(natsOptions_SetReconnectWait(opts, options.reconnectWait), "setting the reconnect wait")
         // What is published while disconnected waits in nats.c (8 MiB), then fails.
         try check(natsOptions_SetReconnectBufSize(opts, 8 << 20), "setting the reconnect buffer")
-        let closure = Unmanaged.passUnretained(events).toOpaque()
+        // The handlers live until nats.c's last callback for the connection, the
+        // closed one (which nats.c may call after this object is gone): retained
+        // here, released there.
+        let closure = Unmanaged.passRetained(events).toOpaque()
+        var handedOver = false
+        defer { if !handedOver { Unmanaged<Events>.fromOpaque(closure).release() } }
+        try check(natsOptions_SetClosedCB(opts, { _, closure in
+            guard let closure else { return }
+            Unmanaged<Events>.fromOpaque(closure).release()
+        }, closure), "setting the closed handler")
         try check(natsOptions_SetDisconnectedCB(opts, { _, closure in
             guard let closure else { return }
             Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue().disconnected?()
@@ -111,8 +120,7 @@ public final class NatsConnection: @unchecked Sendable {
         }
         guard let nc else { throw NatsError(invalid: "nats.c made no connection") }
         raw = nc
-        // `events` stays alive as long as the connection: it is a stored property.
-        _ = Unmanaged.passUnretained(events)
+        handedOver = true
     }
 
     deinit {
