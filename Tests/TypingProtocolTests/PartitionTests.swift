@@ -11,7 +11,7 @@ struct PartitionTests {
         Partition.of(conv, among: count)
     }
 
-    @Test("FNV-1a test vectors, the same as the router's (examples/cluster/README.md)")
+    @Test("FNV-1a test vectors, the same as the router's (cluster/README.md)")
     func vectors() {
         for (conv, hash, partitionOfFour) in Partition.testVectors {
             #expect(Partition.hash(conv.utf8) == hash, "\(conv.debugDescription)")

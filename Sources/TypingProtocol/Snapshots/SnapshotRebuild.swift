@@ -15,8 +15,8 @@ import TypingCore
 ///    `forget` each, which renders nothing, so that the next render compares them
 ///    from the empty indicator again.
 ///
-/// The same recipe as `rebuild_lines` of examples/cluster/shard.py and
-/// `rebuild(from:into:)` of the engine's snapshot tests.
+/// The cluster's shards rebuild a partition with it (cluster/); the engine's
+/// snapshot tests rebuild with the same recipe (`rebuild(from:into:)`).
 public enum SnapshotRebuild {
     /// The command lines, each ending in LF.
     public static func commands(members: [Event.Member], streaks: [Event.Streak]) -> [UInt8] {

@@ -5,7 +5,7 @@ import TypingCluster
 import Glibc
 #endif
 
-/// `typingd-cluster ctl`: small operations on the cluster (examples/cluster/ctl.py).
+/// `typingd-cluster ctl`: small operations on the cluster.
 struct Ctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set the cluster up, wait for it, and tell where it stands.",

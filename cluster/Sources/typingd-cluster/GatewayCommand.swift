@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// `typingd-cluster gateway`: the indicators of a set of viewers, printed as they
-/// arrive, kept right through gaps (examples/cluster/watch.py's options and outputs).
+/// arrive, kept right through gaps.
 struct GatewayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway",

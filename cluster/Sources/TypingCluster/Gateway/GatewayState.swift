@@ -261,7 +261,7 @@ public struct GatewayState: Sendable {
         /// when it shows nobody.
         public var indicator: [UInt8]?
 
-        /// `{"viewer","conv","thread","view","indicator"}` (watch.py's `--finals` line).
+        /// `{"viewer","conv","thread","view","indicator"}` (a `--finals` line).
         public var jsonLine: [UInt8] {
             var out: [UInt8] = Array("{\"viewer\": ".utf8)
             JSONValue.writeString(viewer, to: &out)

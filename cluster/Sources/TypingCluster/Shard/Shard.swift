@@ -63,9 +63,9 @@ struct Stopped: Error {}
 
 /// The owner of one partition: holds its lease, consumes its commands, applies
 /// them with typingd's engine in-process (``Session`` on the manual clock, no
-/// drain, late `at` clamped), publishes the events, acknowledges. The same
-/// guarantees as examples/cluster/shard.py (see its README: "Takeover and
-/// retention", "Lease", "Outages", "Clock", "Gateways").
+/// drain, late `at` clamped), publishes the events, acknowledges. What it
+/// guarantees is in cluster/README.md ("Takeover and retention", "Lease",
+/// "Outages", "Clock", "Gateways").
 public final class Shard: @unchecked Sendable {
     let config: ShardConfig
     let p: Int
