@@ -28,6 +28,9 @@ public final class NatsConnection: @unchecked Sendable {
         /// Whether a first connect that fails keeps trying in the background
         /// (the init then returns at once).
         public var retryFirstConnect: Bool
+        /// Whether the servers are tried in the order given (else shuffled, as
+        /// nats.c does by default, to spread clients over the nodes).
+        public var inOrder = false
 
         /// The defaults: a ping every second, dead after 2 unanswered (about 2 s
         /// to notice, within two ping intervals).
@@ -75,6 +78,7 @@ public final class NatsConnection: @unchecked Sendable {
             try check(natsOptions_SetServers(opts, list, Int32(options.servers.count)), "setting the servers")
         }
         try check(natsOptions_SetName(opts, options.name), "naming the connection")
+        try check(natsOptions_SetNoRandomize(opts, options.inOrder), "ordering the servers")
         try check(natsOptions_SetPingInterval(opts, options.pingInterval), "setting the ping interval")
         try check(natsOptions_SetMaxPingsOut(opts, options.maxPingsOut), "setting the pings out")
         try check(natsOptions_SetTimeout(opts, options.connectTimeout), "setting the connect timeout")

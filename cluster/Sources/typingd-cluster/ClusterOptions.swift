@@ -15,6 +15,9 @@ struct ClusterOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The number of partitions (PARTITIONS; default 4).", valueName: "n"))
     var partitions: Int?
 
+    @Flag(name: .customLong("servers-in-order"), help: "Try the servers in the order given (default: shuffled, to spread clients over the nodes).")
+    var serversInOrder = false
+
     /// The settings: the options given over the environment over the file.
     func settings() throws -> ClusterSettings {
         var text: String? = nil

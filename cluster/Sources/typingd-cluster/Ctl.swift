@@ -127,15 +127,17 @@ struct Ctl: ParsableCommand {
     }
 
     struct Leader: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the node leading the stream, or partition P's consumer.")
+        static let configuration = CommandConfiguration(abstract: "Print the node leading the stream, or partition P's consumer, or another stream (--stream KV_typingd-leases: the lease bucket).")
         @OptionGroup var common: Common
         @Option(name: .long, help: ArgumentHelp("Partition P's consumer (shard-P) instead of the stream.", valueName: "P"))
         var consumer: Int?
+        @Option(name: .long, help: ArgumentHelp("Another stream than TYPINGD (a bucket's is KV_<bucket>).", valueName: "name"))
+        var stream: String?
 
         func run() throws {
             let control = try common.connect(try common.settings())
             do {
-                print(try control.leader(consumer: consumer, timeout: common.timeout))
+                print(try control.leader(consumer: consumer, stream: stream, timeout: common.timeout))
             } catch {
                 throw Ctl.fail(error.description)
             }

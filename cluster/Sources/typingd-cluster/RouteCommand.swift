@@ -146,7 +146,8 @@ struct RouteCommand: ParsableCommand {
         options.inputOffset = inputOffset
         options.fromStart = fromStart
         options.replicas = settings.replicas
-        let connection = Self.connect(servers: servers, name: "router \(name)", pingMs: settings.pingMs)
+        let connection = Self.connect(servers: servers, name: "router \(name)", pingMs: settings.pingMs,
+                                      inOrder: cluster.serversInOrder)
         let router = try Router(options: options, connection: connection)
         holder.router = router
         let status = router.run(input: 0)
@@ -156,12 +157,17 @@ struct RouteCommand: ParsableCommand {
     }
 
     /// Connects, waiting as long as it takes (a line every 5 s).
-    static func connect(servers: [String], name: String, pingMs: Int) -> NatsConnection {
+    static func connect(servers: [String], name: String, pingMs: Int, inOrder: Bool) -> NatsConnection {
         let since = monotonicSeconds()
         var logged = since
         while true {
             do {
-                return try NatsConnection(.init(servers: servers, name: name, pingInterval: Int64(pingMs)))
+                var options = NatsConnection.Options(servers: servers, name: name, pingInterval: Int64(pingMs))
+                options.inOrder = inOrder
+                let events = NatsConnection.Events()
+                events.disconnected = { clusterLog("router", "disconnected from the server (no answer to 2 pings, or closed): moving to another") }
+                events.reconnected = { clusterLog("router", "reconnected") }
+                return try NatsConnection(options, events: events)
             } catch {
                 let now = monotonicSeconds()
                 if now - logged >= 5 {

@@ -137,6 +137,7 @@ struct ShardCommand: ParsableCommand {
         config.fetch = fetch
         config.pingMs = Int64(settings.pingMs)
         config.exitOnLeaseLoss = exitOnLeaseLoss
+        config.serversInOrder = cluster.serversInOrder
 
         // Signals go to one thread, which asks the shard to stop.
         var signals = sigset_t()

@@ -148,18 +148,18 @@ public struct ClusterControl: Sendable {
 
     /// The node leading the command stream, or partition `consumer`'s consumer,
     /// once there is one.
-    public func leader(consumer: Int?, timeout: Double) throws(Failure) -> String {
+    public func leader(consumer: Int?, stream: String? = nil, timeout: Double) throws(Failure) -> String {
         let deadline = Self.now() + timeout
         while true {
             var leader: String? = nil
             if let consumer {
                 leader = try? jetStream.consumerInfo(Names.stream, Names.consumer(consumer)).leader
             } else {
-                leader = try? jetStream.streamInfo(Names.stream).leader
+                leader = try? jetStream.streamInfo(stream ?? Names.stream).leader
             }
             if let leader, !leader.isEmpty { return leader }
             if Self.now() > deadline {
-                throw Failure("no leader for " + (consumer.map { "partition \($0)'s consumer" } ?? "the stream"))
+                throw Failure("no leader for " + (consumer.map { "partition \($0)'s consumer" } ?? "stream \(stream ?? Names.stream)"))
             }
             Self.pause(0.2)
         }

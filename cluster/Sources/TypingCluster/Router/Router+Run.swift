@@ -146,6 +146,7 @@ extension Router {
             }
         }
         lock.lock(); state = "reading"; lock.unlock()
+        log("\(options.name): connected to \(connection.connectedURL ?? "no server yet")")
         log("\(options.name): reading at byte \(offset) (input line \(lines + 1))\(offset > options.inputOffset || lines > 0 ? ", from its checkpoint (--from-start ignores it)" : "")")
         var status: Int32 = 0
         do {

@@ -27,6 +27,8 @@ public struct ShardConfig: Sendable {
     /// On losing its lease, exit 75 (for a service manager that restarts it)
     /// instead of starting over, in the same process, as a standby.
     public var exitOnLeaseLoss = false
+    /// Whether the servers are tried in the order given (`--servers-in-order`).
+    public var serversInOrder = false
 
     public init(servers: [String], partition: Int, buckets: Int, session: SessionConfiguration) {
         self.servers = servers
@@ -115,9 +117,11 @@ public final class Shard: @unchecked Sendable {
         session.drain = false
         session.engine.lateAt = .clamp
         self.session = Session(configuration: session, format: ShardFormat(output: output), sink: NoSink())
-        connection = try NatsConnection(NatsConnection.Options(
+        var connectionOptions = NatsConnection.Options(
             servers: config.servers, name: "typingd shard \(config.partition)", pingInterval: config.pingMs,
-            maxPingsOut: 2, retryFirstConnect: true))
+            maxPingsOut: 2, retryFirstConnect: true)
+        connectionOptions.inOrder = config.serversInOrder
+        connection = try NatsConnection(connectionOptions)
         js = try JetStream(connection, wait: config.callTimeoutMs)
         if let path = config.auditPath {
             auditFD = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
@@ -538,6 +542,7 @@ public final class Shard: @unchecked Sendable {
         try publishTouched(seq: written, first: written, audit: false)
         caughtUp.store(true, ordering: .releasing)
         let ms = (monotonicNanos() - catchUpStarted) / 1_000_000
+        log("connected to \(connection.connectedURL ?? "no server")")
         log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(replayed) messages replayed (\(quiet) published before: no output), \(kept) backlog indicators published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
         try? connection.publish(NatsMessage(subject: "typingd.owner.\(p)", data: Array(
             "{\"partition\":\(p),\"epoch\":\(lease?.epoch ?? 0),\"viewer_buckets\":\(config.buckets)}".utf8)))
@@ -637,6 +642,20 @@ public final class Shard: @unchecked Sendable {
                 continue
             }
             if let since = failingSince {
+                // An empty pull after a failure proves nothing (the consumer's node may
+                // be gone, its requests answered by nobody): the consumer must answer.
+                if messages.isEmpty {
+                    if monotonicNanos() - since < 4_000_000_000 { continue }
+                    if (try? js.consumerInfo(Names.stream, durable)) == nil {
+                        try remakeConsumer("the consumer does not answer")
+                        delivered = nil
+                        failingSince = nil
+                        delay = 0.05
+                        progressAt = monotonicNanos()
+                        ahead = false
+                        continue
+                    }
+                }
                 log("pulling again after \(String(format: "%.2f", Double(monotonicNanos() - since) / 1e9)) s")
                 failingSince = nil
                 delay = 0.05
