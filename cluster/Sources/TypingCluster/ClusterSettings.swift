@@ -18,8 +18,12 @@ public struct ClusterSettings: Sendable, Equatable {
     public var typingdOptions = "--phrases phrases --list-style group"
     /// A shard stores a snapshot every N messages (0: never).
     public var snapshotEvery = 1000
-    /// The owner lease's time to live, seconds.
-    public var leaseTTL = 10.0
+    /// The owner lease's time to live, seconds. An owner survives renewals failing
+    /// for 2/3 of it (its last good renewal was sent up to TTL/3 before), and a
+    /// nats-server 2.9 election after the KV leader's node stopped took 5.5-8.8 s
+    /// on a local 3-node cluster (6 runs): 15 s tolerates 10 s. A takeover after
+    /// an owner's death waits up to this long.
+    public var leaseTTL = 15.0
     /// The owner's tick, ms (0: none).
     public var tickMs = 100
     /// The command stream's storage.
