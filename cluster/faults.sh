@@ -8,6 +8,10 @@
 #   paced           the router paced at 5,000 lines/s
 #   backlog         everything routed (8 lines a message) before the shards start
 #   two-shards      two runners per partition; partition 1's owner killed (kill -9)
+#   shard-kill      partition 1's owner killed (kill -9) after a snapshot, no standby;
+#                   a new shard rebuilds from the snapshot and the stream
+#   big-snapshot    a state whose snapshot is 200 MB (many times the servers' max
+#                   payload): stored in chunks, and a new owner restores it exactly
 #   router-sigterm  SIGTERM mid-run, restarted with the same --name
 #   router-kill     kill -9 mid-run, restarted with the same --name
 #   router-same-name  a second router with the running one's --name: refused (exit
@@ -20,6 +24,12 @@
 #                   the input routed: once ctl idle says so, every owner must have
 #                   applied its partition (partition 1's from the stream); the rest
 #                   routed over 10 s: after 3 stalls the owner makes its consumer anew
+#   node-freeze     the node the router and partition 1's owner are connected to
+#                   frozen (SIGSTOP) 30 s mid-run: both move to another node within
+#                   two ping intervals; input stalls no longer than that plus an
+#                   election (20 s allowed); no owner starts over
+#   node-return     the node leading the lease bucket frozen 12 s, then let go: the
+#                   leases outlive the election and its return, no owner starts over
 #   quorum-15       two of the three nodes frozen (SIGSTOP) 15 s mid-run (snapshots every 10)
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
@@ -43,8 +53,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 scenarios=""
-quick="steady backlog two-shards router-sigterm router-kill router-same-name consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
-all="steady paced backlog two-shards router-sigterm router-kill router-same-name consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
+quick="steady backlog two-shards shard-kill router-sigterm router-kill router-same-name node-return consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
+all="steady paced backlog two-shards shard-kill big-snapshot router-sigterm router-kill router-same-name node-freeze node-return consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
 for arg in "$@"; do
     case $arg in
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -139,7 +149,7 @@ gateway() { # [WATCH OPTIONS...]
 }
 router() { # NAME INPUT [ROUTER OPTIONS...]  (in the background: $router_pid)
     name=$1 input=$2; shift 2
-    timeout -s KILL 600 "$bin" route --servers "$urls" --partitions "$partitions" --name "$name" "$@" \
+    timeout -s KILL 600 "$bin" route --servers "${router_servers:-$urls}" --partitions "$partitions" --name "$name" "$@" \
         < "$input" 2>> "$dir/router-$name.log" &
     router_pid=$!
     pids="$pids $router_pid"
@@ -184,6 +194,7 @@ finish() {
     fi
     line="$scenario: $([ $status -eq 0 ] && echo PASS || echo FAIL) in $(since "$began") s$figures"
     echo "$line"
+    echo "$([ $status -eq 0 ] && echo PASS || echo FAIL) $scenario"
     summary="$summary
 $line"
     if [ $status -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
@@ -257,6 +268,121 @@ run_router_same_name() {
     idle; end_gateway; router_figure same
     checks "--viewers $work/viewers" "$dir"/audit-*
     check applied fpy applied --servers "$urls" --input "same=$work/workload.jsonl" --whole
+    finish
+}
+
+run_shard_kill() {
+    # No standby: the owner of partition 1 killed (kill -9) once it has stored a
+    # snapshot; a new shard waits out its lease (LEASE_TTL), rebuilds from the
+    # snapshot and the stream, and takes over.
+    begin shard-kill
+    shards a --tick-ms 0 --snapshot-every 10
+    gateway --viewers-file "$work/viewers"
+    router shard-kill "$work/workload.jsonl" --rate $((total / 8))
+    wait_for "$dir/shard-1-a.log" "older messages purged" 60 || { echo "  partition 1 stored no snapshot" >&2; status=1; }
+    kill_tree "$pid_1_a"
+    killed=$(now)
+    shard 1 b --tick-ms 0 --snapshot-every 10
+    if wait_for "$dir/shard-1-b.log" "caught up" 60; then
+        figures="$figures; partition 1's owner killed; the new one caught up $(since "$killed") s later: $(sed -n 's/.*caught up in \([0-9]*\) ms: snapshot after seq \([0-9]*\) (\([0-9]*\) events), \([0-9]*\) messages replayed.*/\1 ms, snapshot after seq \2 (\3 events) + \4 messages/p' "$dir/shard-1-b.log" | head -n 1)"
+        grep -q "caught up.*snapshot after seq [1-9]" "$dir/shard-1-b.log" || { echo "  the new owner did not rebuild from a snapshot" >&2; status=1; }
+    else
+        echo "  the new shard did not take over" >&2; status=1
+    fi
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure shard-kill
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "shard-kill=$work/workload.jsonl"
+    finish
+}
+
+node_of_port() { echo "n$(($1 - PORT_BASE + 1))"; }
+run_node_freeze() {
+    begin node-freeze
+    shards a --tick-ms 0 --snapshot-every 10
+    port=$(sed -n 's|.*connected to nats://127.0.0.1:\([0-9]*\).*|\1|p' "$dir/shard-1-a.log" | tail -n 1)
+    [ -n "$port" ] || { echo "  partition 1's shard did not say where it is connected" >&2; port=$PORT_BASE; status=1; }
+    node=$(node_of_port "$port")
+    gateway --viewers-file "$work/viewers"
+    # The router on the same node (tried first): one frozen node holds both.
+    router_servers="nats://127.0.0.1:$port"
+    for other in 0 1 2; do [ $((PORT_BASE + other)) -eq "$port" ] || router_servers="$router_servers,nats://127.0.0.1:$((PORT_BASE + other))"; done
+    router node-freeze "$work/workload.jsonl" --rate $((total / 45)) --servers-in-order
+    router_servers=""
+    wait_for "$dir/router-node-freeze.log" "connected to nats://127.0.0.1:$port" 30 || { echo "  the router is not on $node" >&2; status=1; }
+    sleep 5
+    "$here/cluster.sh" pause "$node" "$work/nats"
+    sleep 30
+    "$here/cluster.sh" resume "$node" "$work/nats"
+    wait "$router_pid" || status=1
+    idle 180; end_gateway; router_figure node-freeze
+    # The longest a message waited to be stored, retries included.
+    stall=$(sed -n 's/.*stored after \([0-9.]*\) s of waiting.*/\1/p' "$dir/router-node-freeze.log" | sort -n | tail -n 1)
+    stall=${stall:-0}
+    awk -v s="$stall" 'BEGIN { exit !(s <= 20) }' || { echo "  input stalled $stall s (allowed: 20)" >&2; status=1; }
+    grep -q "reconnected" "$dir/router-node-freeze.log" || { echo "  the router never moved to another node" >&2; status=1; }
+    over=$(cat "$dir"/shard-*.log | grep -c "starting over" || true)
+    [ "$over" -eq 0 ] || { echo "  $over owners lost their lease and started over" >&2; status=1; }
+    figures="$figures; node $node (the router's and partition 1's) frozen 30 s: the longest a message waited $stall s; owners that started over: $over"
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "node-freeze=$work/workload.jsonl"
+    finish
+}
+
+run_node_return() {
+    begin node-return
+    shards a --tick-ms 0 --snapshot-every 10
+    gateway --viewers-file "$work/viewers"
+    router node-return "$work/workload.jsonl" --rate $((total / 30))
+    sleep 3
+    node=$(ctl leader --stream KV_typingd-leases --timeout 10) || { node=""; status=1; }
+    if [ -n "$node" ]; then
+        "$here/cluster.sh" pause "$node" "$work/nats"
+        sleep 12
+        "$here/cluster.sh" resume "$node" "$work/nats"
+        back=$(now)
+        sleep 8   # its return: leadership may move again
+        figures="$figures; node $node (leading the lease bucket) frozen 12 s, then back; the bucket's leader now $(ctl leader --stream KV_typingd-leases --timeout 10 || echo none)"
+    fi
+    wait "$router_pid" || status=1
+    idle 180; end_gateway; router_figure node-return
+    over=$(cat "$dir"/shard-*.log | grep -c "starting over" || true)
+    [ "$over" -eq 0 ] || { echo "  $over owners lost their lease and started over" >&2; status=1; }
+    slowest=$(sed -n 's/.*lease renewed again after \([0-9.]*\) s.*/\1/p' "$dir"/shard-*.log | sort -n | tail -n 1)
+    figures="$figures; owners that started over: $over; the longest renewal outage ${slowest:-0} s (tolerated: LEASE_TTL $LEASE_TTL s less one renewal interval)"
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "node-return=$work/workload.jsonl"
+    finish
+}
+
+run_big_snapshot() {
+    # 200 MB of state: members with long names of random bytes (they do not
+    # deflate away), in 50 conversations; then typing. The owner of partition 1
+    # stores a snapshot of it (many chunks of at most the servers' max payload),
+    # is killed, and a new owner restores it and goes on: its final snapshot and
+    # events equal one typingd's.
+    begin big-snapshot
+    "$py" "$here/harness/faults.py" big-state --megabytes 200 > "$dir/input.jsonl"
+    # shellcheck disable=SC2086
+    timeout 600 "$typingd" --clock manual --no-drain $TYPINGD_OPTIONS < "$dir/input.jsonl" > "$dir/reference.jsonl"
+    # About 417 messages of 4,000 lines reach partition 1: its first snapshot
+    # comes after 400 of them, near the end of the joins.
+    shards a --tick-ms 0 --snapshot-every 400 --snapshot-timeout 120
+    router big-snapshot "$dir/input.jsonl" --rate 0
+    wait "$router_pid" || status=1
+    idle 600
+    wait_for "$dir/shard-1-a.log" "snapshot after seq.*stored" 300 || { echo "  partition 1 stored no snapshot" >&2; status=1; }
+    stored=$(grep -o "snapshot after seq [0-9]* ([^)]*) stored" "$dir/shard-1-a.log" | tail -n 1)
+    raw_kib=$(echo "$stored" | sed -n 's/.* events, \([0-9]*\) KiB, .*/\1/p')
+    [ "${raw_kib:-0}" -ge 180000 ] || { echo "  the snapshot is not of about 200 MB: $stored" >&2; status=1; }
+    kill_tree "$pid_1_a"
+    killed=$(now)
+    shard 1 b --tick-ms 0 --snapshot-every 0 --snapshot-timeout 120
+    wait_for "$dir/shard-1-b.log" "caught up" 600 || { echo "  the new owner did not catch up" >&2; status=1; }
+    figures="$figures; partition 1: $stored; a new owner caught up $(since "$killed") s after the kill: $(sed -n 's/.*\(caught up in [0-9]* ms: snapshot after seq [0-9]* ([0-9]* events)\).*/\1/p' "$dir/shard-1-b.log" | head -n 1)"
+    grep -q "caught up.*snapshot after seq [1-9]" "$dir/shard-1-b.log" || { echo "  the new owner did not restore a snapshot" >&2; status=1; }
+    stop_pids $shard_pids; shard_pids=""
+    check compare timeout 900 "$py" "$here/harness/compare.py" "$dir/reference.jsonl" "$dir"/audit-* --label compare
     finish
 }
 
@@ -500,5 +626,5 @@ for name in $scenarios; do
     $fn || { status=1; finish; }
 done
 echo "faults.sh: $(since "$suite_began") s for$scenarios"
-echo "$passed passed, $failed failed"
+echo "faults: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -36,6 +36,7 @@
 """
 import argparse
 import asyncio
+import base64
 import collections
 import json
 import os
@@ -397,6 +398,41 @@ def cmd_typing(args):
         print(json.dumps(item, separators=(",", ":")))
 
 
+def cmd_big_state(args):
+    """About --megabytes MB of state in partition --partition of --partitions:
+    users with names of random base64 (they do not deflate away) joining
+    1,000 conversations of that partition (about 200 members each), each user in one; then typing in a small
+    conversation of the partition, so that the state after the snapshot changes. Prints the partition's
+    join count on stderr (a snapshot every N messages is chosen from it)."""
+    rnd = random.Random(args.seed)
+    candidates = ["big{}".format(i) for i in range(8000)]
+    lines = [json.dumps({"cmd": "query", "conv": c}).encode() for c in candidates]
+    convs = [c for c, ps in zip(candidates, routes_of(lines, args.partitions)) if ps == [args.partition]][:1000]
+    # Short names (a long one costs the engine about 2 ms a join), many members:
+    # a member event of the snapshot is about 120 bytes.
+    name_bytes = 12
+    joins = args.megabytes * 1_000_000 // 120
+    out = sys.stdout
+    for u in range(joins):
+        name = base64.b64encode(rnd.randbytes(name_bytes * 3 // 4)).decode()
+        out.write('{"cmd":"join","conv":"%s","user":"b%d","name":"%s","at":%d}\n' % (convs[u % len(convs)], u, name, 1 + u // 1000))
+    at = 1 + joins // 1000
+    # Then, after the snapshot the first owner stores, life goes on in a small
+    # conversation of the same partition (a big one would write each keystroke to
+    # every one of its members).
+    small = convs[-1] + "-small"
+    while routes_of([json.dumps({"cmd": "query", "conv": small}).encode()], args.partitions)[0] != [args.partition]:
+        small += "x"
+    for u in range(3):
+        out.write('{"cmd":"join","conv":"%s","user":"s%d","at":%d}\n' % (small, u, at))
+    for step in range(3000):
+        out.write('{"cmd":"type","conv":"%s","user":"s%d","at":%d}\n' % (small, rnd.randrange(3), at + step * 700))
+    at += 3000 * 700
+    out.write('{"cmd":"snapshot","id":"big-final","at":%d}\n' % at)
+    print("big-state: {} joins in {} conversations of partition {}".format(joins, len(convs), args.partition),
+          file=sys.stderr)
+
+
 def cmd_clears(args):
     """typingd writes a timeout's indicator with `at` = the deadline, whenever time
     reaches it: the gateway's clock when it received the indicator tells how late."""
@@ -466,6 +502,11 @@ def main():
     p.add_argument("input")
     p.add_argument("a")
     p.add_argument("b")
+    p = sub.add_parser("big-state")
+    p.add_argument("--megabytes", type=int, default=200)
+    p.add_argument("--partition", type=int, default=1)
+    p.add_argument("--partitions", type=int, default=4)
+    p.add_argument("--seed", type=int, default=20)
     p = sub.add_parser("typing")
     p.add_argument("--convs", type=int, default=40)
     p.add_argument("--seconds", type=float, default=4)

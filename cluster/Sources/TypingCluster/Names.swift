@@ -33,8 +33,10 @@ public enum Names {
     /// The routers' name fences, by router name: held while a router runs.
     public static let routerNameBucket = "typingd-router-names"
     /// How long a router's name fence outlives its last renewal, ms (the TTL of
-    /// ``routerNameBucket``; a router renews it every third of that).
-    public static let routerNameTTL: Int64 = 10_000
+    /// ``routerNameBucket``; a router renews it every second): longer than a
+    /// leader election of the bucket plus noticing a dead server (see the
+    /// README, "Lease").
+    public static let routerNameTTL: Int64 = 15_000
 
     /// Indicators for viewer bucket `b` (``viewerBucket(_:among:)``).
     public static func viewerSubject(_ bucket: Int) -> String { "typingd.viewers.\(bucket)" }

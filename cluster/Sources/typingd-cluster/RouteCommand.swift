@@ -29,9 +29,9 @@ struct RouteCommand: ParsableCommand {
         shard drops a line it already applied from NAME.
 
         The name. One name is one input. While it runs, the router holds key NAME of bucket \
-        typingd-router-names (renewed every few seconds): a second router with the same name is \
+        typingd-router-names (renewed every second): a second router with the same name is \
         refused before it reads a line (exit 75). A router killed without stopping frees its \
-        name 10 s after its last renewal; at once for a restart on the same host.
+        name 15 s after its last renewal; at once for a restart on the same host.
 
         Restarts. The router checkpoints the input position that is STORED (key NAME of bucket \
         typingd-routers) every --checkpoint-ms and at the end, and resumes there: a regular \

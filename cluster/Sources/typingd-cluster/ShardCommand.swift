@@ -17,7 +17,7 @@ struct ShardCommand: ParsableCommand {
         Typingd-Partition, Typingd-Seq), and acknowledges its durable consumer shard-P.
 
         Lease: key pP of bucket typingd-leases (epoch = the revision of its create), renewed \
-        every TTL/3; past TTL without a renewal the shard stops publishing at once and exits \
+        every second (TTL/3 if shorter); past TTL without a renewal the shard stops publishing at once and exits \
         75 (with --exit-on-lease-loss; by default it starts over in place, as a standby: \
         the same process runs itself again). A second shard for a held partition is a standby that takes over once the lease \
         lapses or is released. A takeover loads the partition's last snapshot (stream \
@@ -39,9 +39,6 @@ struct ShardCommand: ParsableCommand {
     @Option(name: .customLong("viewer-buckets"), help: ArgumentHelp("Indicator subjects typingd.viewers.B (VIEWER_BUCKETS).", valueName: "n"))
     var viewerBuckets: Int?
 
-    @Option(help: ArgumentHelp("Ignored: the engine runs in this process (accepted for shard.py's command lines).", valueName: "path"))
-    var typingd: String?
-
     @Option(help: ArgumentHelp("Append every event as SEQ<TAB>P|B<TAB>EVENT, and SEQ<TAB>E<TAB>FIRST:PARTITION:EPOCH at the end of each entry's events.", valueName: "file"))
     var audit: String?
 
@@ -56,9 +53,6 @@ struct ShardCommand: ParsableCommand {
 
     @Option(name: .customLong("tick-ms"), help: ArgumentHelp("The owner's tick into its partition every this many ms (TICK_MS; 0: none).", valueName: "ms"))
     var tickMs: Int?
-
-    @Option(name: .customLong("late-at"), help: ArgumentHelp("Ignored: late \"at\" is always clamped.", valueName: "clamp"))
-    var lateAt: String?
 
     @Option(name: .customLong("call-timeout"), help: ArgumentHelp("Deadline of one cluster call, seconds.", valueName: "s"))
     var callTimeout: Double = 2
@@ -77,9 +71,6 @@ struct ShardCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Messages per fetch.", valueName: "n"))
     var fetch: Int = 256
-
-    @Option(help: ArgumentHelp("Ignored (shard.py's pipe window).", valueName: "n"))
-    var window: Int?
 
     @Flag(name: .customLong("exit-on-lease-loss"), help: "On losing the lease, exit 75 (for a service manager that restarts it) instead of starting over as a standby in place.")
     var exitOnLeaseLoss = false

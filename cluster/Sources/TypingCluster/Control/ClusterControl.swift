@@ -15,7 +15,7 @@ public struct ClusterControl: Sendable {
 
     /// The router name bucket's TTL, seconds: a router renews its name within it,
     /// and a name not renewed that long is free again (the router's fence).
-    public static let routerNameTTL = 10.0
+    public static let routerNameTTL = Double(Names.routerNameTTL) / 1000
 
     public let jetStream: JetStream
     var connection: NatsConnection { jetStream.connection }

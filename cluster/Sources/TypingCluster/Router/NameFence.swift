@@ -124,12 +124,12 @@ final class NameFence: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Renews every third of the TTL until released.
+    /// Renews every second (a third of the TTL if shorter) until released.
     func keep() {
         var logged = monotonicSeconds()
         var failingSince: Double? = nil
         while true {
-            pause(ttl / 3)
+            pause(min(ttl / 3, 1))
             lock.lock()
             if released { lock.unlock(); return }
             let last = revision

@@ -20,7 +20,7 @@ func wallMillis() -> Int {
 
 /// Partition P's lease: key `pP` of the KV bucket ``Names/leaseBucket``. Taken with
 /// create (its revision is the owner's epoch: it grows with every new owner),
-/// renewed with update(last: revision) every TTL/3. The lease is held until TTL
+/// renewed with update(last: revision) every second (TTL/3 if shorter). The lease is held until TTL
 /// after the last good renewal was *sent*: before the key can lapse on the
 /// server. The watchdog ends the process (status 75) the moment that time passes,
 /// whatever the other threads are doing; every publish checks ``held``.
@@ -89,10 +89,12 @@ public final class Lease: @unchecked Sendable {
         log("lease \(key) taken, epoch \(taken)")
     }
 
-    /// Renews every TTL/3 until released; the lease is lost (``fence``) once TTL
+    /// Renews every second (TTL/3 if shorter) until released; the lease is lost (``fence``) once TTL
     /// passed since the last good renewal was sent. Runs on its own thread.
     public func keep(fence: @escaping (String) -> Never) {
-        let interval = ttl / 3
+        // Every second (a third of the TTL if shorter): the lease then survives
+        // renewals failing for TTL less one second.
+        let interval = min(ttl / 3, 1.0)
         var next = validUntil.load(ordering: .acquiring) - Int64(ttl * 1e9) + Int64(interval * 1e9)
         var failingSince: Int64? = nil
         while !released.load(ordering: .acquiring) {

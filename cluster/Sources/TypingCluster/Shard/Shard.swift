@@ -823,7 +823,7 @@ public final class Shard: @unchecked Sendable {
                 counts.withLock { $0.purgesFailed += 1 }
                 purged = "older messages not purged (\(error))"
             }
-            log("snapshot after seq \(seq) (\(members.count + streaks.count) events, \(head.size / 1024) KiB compressed, \(head.chunks.count) chunks) stored, \(purged), in \((monotonicNanos() - started) / 1_000_000) ms")
+            log("snapshot after seq \(seq) (\(members.count + streaks.count) events, \(head.raw / 1024) KiB, \(head.size / 1024) KiB compressed, \(head.chunks.count) chunks) stored, \(purged), in \((monotonicNanos() - started) / 1_000_000) ms")
         }
     }
 
