@@ -429,7 +429,7 @@ def cmd_big_state(args):
         out.write('{"cmd":"type","conv":"%s","user":"s%d","at":%d}\n' % (small, rnd.randrange(3), at + step * 700))
     at += 3000 * 700
     out.write('{"cmd":"snapshot","id":"big-final","at":%d}\n' % at)
-    out.write('{"cmd":"stats","id":"big-stats","at":%d}\n' % at)
+    out.write('{"cmd":"stats","id":"final-stats","at":%d}\n' % at)
     print("big-state: {} joins in {} conversations of partition {}".format(joins, len(convs), args.partition),
           file=sys.stderr)
 

@@ -114,7 +114,7 @@ public struct OutputBuffer: ~Copyable {
 
     /// Forgets the bytes, keeping the memory: steps that write megabytes (a change
     /// in a room of thousands) keep reusing the same pages instead of faulting
-    /// fresh ones in each time. Memory goes back only after ``shrinkWindow`` clears
+    /// fresh ones in each time. Memory goes back only after 256 clears
     /// in a row that all used less than an eighth of it.
     public mutating func removeAll() {
         recentPeak = max(recentPeak, count)
