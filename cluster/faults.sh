@@ -465,13 +465,9 @@ run_router_sigterm() { router_restart router-sigterm TERM; }
 run_router_kill() { router_restart router-kill KILL; }
 
 run_consumer_node() {
-    # Leases that outlive a leader election, as in check.sh's phase 2: the node
-    # killed may lead the lease bucket too, and an owner whose renewals fail for
-    # 2/3 of the TTL (it renews every TTL/3 and stops TTL after the last renewal it
-    # sent) exits 75, with no supervisor here to start it again. nats-server's
-    # followers wait 4-9 s before they campaign; renewals failed for 3.9-5.8 s in
-    # runs here, and for more than 6.7 s in one: with 10 s every owner exited 75.
-    # 30 s tolerates 20 s, a second election round included.
+    # Leases with room to spare: the node killed may lead the lease bucket too,
+    # and this row is about the consumer, not about an owner starting over (that
+    # is node-return's). 30 s tolerates 29 s of failed renewals.
     ttl=$LEASE_TTL LEASE_TTL=30
     begin consumer-node
     shards a --tick-ms 0 --snapshot-every 10
