@@ -117,7 +117,10 @@ class Cost:
         self.args = args
         self.work = args.work or tempfile.mkdtemp(prefix="typingd-cost.")
         os.makedirs(self.work, exist_ok=True)
-        self.env = dict(os.environ, PORT_BASE=str(args.port_base))
+        # The nodes end by themselves after CLUSTER_LIFETIME s (cluster.sh's default, 600,
+        # is shorter than a default run: 3 runs at 1000 lines/s are 3 minutes of input alone).
+        self.env = dict(os.environ, PORT_BASE=str(args.port_base),
+                        CLUSTER_LIFETIME=os.environ.get("CLUSTER_LIFETIME", "7200"))
         self.urls = subprocess.check_output([os.path.join(CLUSTER, "cluster.sh"), "urls"], env=self.env).decode().strip()
         self.input = os.path.join(self.work, "input.jsonl")
         self.shards = []
