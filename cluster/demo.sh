@@ -4,7 +4,7 @@
 # viewer u6, and a router fed a conversation of the repository's transcripts,
 # two lines a second; then what u6 saw, and everything stopped by pid.
 #
-#   cluster/demo.sh            (from anywhere; about 1-3 minutes the first time: builds)
+#   cluster/demo.sh            (from anywhere; about 30 s, 3-5 minutes the first time: it builds)
 #
 # It installs what is missing (nats-server, libnats-dev, zlib1g-dev: apt-get, as
 # root or through sudo), builds typingd-cluster (release), and keeps nothing:
