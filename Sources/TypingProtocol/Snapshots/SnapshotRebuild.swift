@@ -31,12 +31,7 @@ public enum SnapshotRebuild {
         var out = OutputBuffer()
         var forgotten: [Event.Member] = []
         for member in members {
-            out.append("{\"cmd\":\"join\",\"conv\":")
-            out.jsonIdentifier(member.conv)
-            out.append(",\"user\":")
-            out.jsonIdentifier(member.user)
-            out.append(",\"at\":")
-            out.appendDecimal(member.at)
+            head("{\"cmd\":\"join\",\"conv\":", conv: member.conv, user: member.user, at: member.at, into: &out)
             if let name = member.name {
                 out.append(",\"name\":")
                 out.jsonString(name)
@@ -48,12 +43,7 @@ public enum SnapshotRebuild {
             out.append(member.sendTyping ? ",\"send_typing\":true" : ",\"send_typing\":false")
             out.append(member.receiveTyping ? ",\"receive_typing\":true}\n" : ",\"receive_typing\":false}\n")
             if member.open {
-                out.append("{\"cmd\":\"open\",\"conv\":")
-                out.jsonIdentifier(member.conv)
-                out.append(",\"user\":")
-                out.jsonIdentifier(member.user)
-                out.append(",\"at\":")
-                out.appendDecimal(member.at)
+                head("{\"cmd\":\"open\",\"conv\":", conv: member.conv, user: member.user, at: member.at, into: &out)
                 if let thread = member.thread {
                     out.append(",\"thread\":")
                     out.jsonIdentifier(thread)
@@ -65,12 +55,7 @@ public enum SnapshotRebuild {
         }
         for order in [streaks, stableSorted(streaks) { $0.keystroke < $1.keystroke }] {
             for streak in order {
-                out.append("{\"cmd\":\"type\",\"conv\":")
-                out.jsonIdentifier(streak.conv)
-                out.append(",\"user\":")
-                out.jsonIdentifier(streak.user)
-                out.append(",\"at\":")
-                out.appendDecimal(streak.at)
+                head("{\"cmd\":\"type\",\"conv\":", conv: streak.conv, user: streak.user, at: streak.at, into: &out)
                 if let thread = streak.thread {
                     out.append(",\"thread\":")
                     out.jsonIdentifier(thread)
@@ -88,15 +73,21 @@ public enum SnapshotRebuild {
             }
         }
         for member in forgotten {
-            out.append("{\"cmd\":\"forget\",\"conv\":")
-            out.jsonIdentifier(member.conv)
-            out.append(",\"user\":")
-            out.jsonIdentifier(member.user)
-            out.append(",\"at\":")
-            out.appendDecimal(member.at)
+            head("{\"cmd\":\"forget\",\"conv\":", conv: member.conv, user: member.user, at: member.at, into: &out)
             out.append("}\n")
         }
         return out.bytes
+    }
+
+    /// Appends a command's opening, `start` (`{"cmd":"NAME","conv":`) then the
+    /// conversation, user and time, leaving the object open for its other fields.
+    static func head(_ start: StaticString, conv: Identifier, user: Identifier, at: Int, into out: inout OutputBuffer) {
+        out.append(start)
+        out.jsonIdentifier(conv)
+        out.append(",\"user\":")
+        out.jsonIdentifier(user)
+        out.append(",\"at\":")
+        out.appendDecimal(at)
     }
 
     /// `items` sorted by `less`, equal ones kept in their order.
