@@ -34,7 +34,8 @@ package struct CommandDecoder: Sendable {
     /// `CJanssonArena`), process-wide: about 12 % fewer instructions per line. Call
     /// it once, before any thread decodes; outside ``decode(_:number:)`` jansson
     /// keeps using `malloc` and `free`. typingd calls it at start; a program that
-    /// embeds TypingProtocol and sets jansson's allocation functions itself does not.
+    /// embeds TypingProtocol and sets jansson's allocation functions itself does not
+    /// (typingd-cluster's shard does, through ``DecoderArena``).
     package static func installArena() {
         cj_arena_install()
     }
@@ -261,5 +262,15 @@ extension Command.Name {
             return nil
         }
         self = entry.name
+    }
+}
+
+/// ``CommandDecoder/installArena()`` for this repository's programs outside the
+/// package (typingd-cluster's shard decodes as typingd does).
+@_spi(Daemon)
+public enum DecoderArena {
+    /// Installs the per-thread arena, process-wide; call it once, before any thread decodes.
+    public static func install() {
+        CommandDecoder.installArena()
     }
 }

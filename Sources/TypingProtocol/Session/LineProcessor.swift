@@ -50,12 +50,20 @@ package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: F
         case .blank:
             break
         case .request(let request):
-            engine.apply(consume request, to: &output)
+            if Format.observesLines {
+                let command = request.command
+                engine.apply(consume request, to: &output)
+                output.format.lineEnded(command)
+            } else {
+                engine.apply(consume request, to: &output)
+            }
         case .refused(let error):
             engine.reject(error, to: &output)
+            if Format.observesLines { output.format.lineEnded(nil) }
         case let .tooLong(number, limit):
             tooLong = true
             engine.reject(ParsedLine.tooLongError(number: number, limit: limit), to: &output)
+            if Format.observesLines { output.format.lineEnded(nil) }
         }
         if recording != nil { record(line, tooLong: tooLong, at: time) }
         if checksInvariants { checkEngine() }

@@ -109,3 +109,13 @@ public struct InputPipeline<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~C
         try session.apply(&batch) == batch.count
     }
 }
+
+extension InputPipeline where Format: ~Copyable {
+    /// A pipeline into `session` with `threads` threads parsing, this one included,
+    /// for this repository's programs outside the package (typingd-cluster's shard
+    /// applies a backlog as typingd applies a flood of input).
+    @_spi(Daemon)
+    public static func make(session: consuming Session<Format, Sink>, threads: Int) throws -> InputPipeline {
+        try InputPipeline(session: session, threads: threads)
+    }
+}

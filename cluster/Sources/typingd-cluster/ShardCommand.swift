@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TypingCluster
 import TypingdOptions
-import TypingProtocol
+@_spi(Daemon) import TypingProtocol
 
 /// `typingd-cluster shard --partition P`: the owner (or a standby) of one
 /// partition, with typingd's engine in-process.
@@ -87,6 +87,7 @@ struct ShardCommand: ParsableCommand {
     }
 
     func run() throws {
+        DecoderArena.install()   // as typingd decodes: jansson's values from a per-thread arena
         var settings = try cluster.settings()
         if let viewerBuckets { try settings.set("VIEWER_BUCKETS", String(viewerBuckets), from: "--viewer-buckets") }
         if let snapshotEvery { try settings.set("SNAPSHOT_EVERY", String(snapshotEvery), from: "--snapshot-every") }

@@ -101,11 +101,9 @@ struct ShardOutputTests {
             #"{"cmd":"open","conv":"team","user":"cy","thread":"t","at":3}"#,
             #"{"cmd":"query","conv":"team","id":"q","at":3}"#,
         ]
-        for line in lines {
-            harness.feed(line + "\n")
-            let peek = Array(line.utf8).withUnsafeBytes { CommandPeek.of($0) }
-            harness.output.commitLine(peek, audienceOpen: false)
-        }
+        // The format applies each line's screen changes itself, from the command
+        // the engine applied: the lines are fed as a shard feeds a message.
+        harness.feed(lines.map { $0 + "\n" }.joined())
         #expect(harness.subjects()[Names.replySubject("q")]?.count == 1, "replies of a backlog are published")
         #expect(harness.subjects().keys.allSatisfy { !$0.hasPrefix("typingd.viewers.") }, "its indicators wait")
         let kept = Set(harness.output.backlog.keys.map(\.string))
@@ -114,16 +112,5 @@ struct ShardOutputTests {
         #expect(harness.output.publishBacklog() == 1)
         let bo = Names.viewerSubject(Names.viewerBucket("bo", among: 16))
         #expect(harness.subjects()[bo]?.count == 1)
-    }
-
-    @Test("CommandPeek: quiet commands are not parsed; others give their fields")
-    func peek() {
-        func of(_ text: String) -> CommandPeek? { Array(text.utf8).withUnsafeBytes { CommandPeek.of($0) } }
-        #expect(of(#"{"cmd":"type","conv":"a","user":"u"}"#) == CommandPeek(cmd: "type"))
-        #expect(of(#"{"cmd":"open","conv":"a","user":"u","thread":"t","view":"list"}"#)
-                == CommandPeek(cmd: "open", conv: "a", user: "u", thread: "t", view: "list"))
-        #expect(of(#"{"cmd":"user","user":"u","receive_typing":false}"#)?.receiveTyping == false)
-        #expect(of(#"{"cmd":"type","x":{"cmd":"leave"},"conv":"a","user":"u"}"#)?.cmd == "type")
-        #expect(of("nonsense") == nil)
     }
 }

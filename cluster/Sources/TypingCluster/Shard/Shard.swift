@@ -2,7 +2,7 @@ import Foundation
 import NatsClient
 import Synchronization
 import TypingCore
-import TypingProtocol
+@_spi(Daemon) import TypingProtocol
 
 /// A shard's settings.
 public struct ShardConfig: Sendable {
@@ -23,6 +23,9 @@ public struct ShardConfig: Sendable {
     public var maxAckPending: Int64 = 4096
     public var consumerReplicas = 1
     public var fetch = 256
+    /// Threads that parse a message's lines, the applying one included (typingd's
+    /// --threads: the cores by default).
+    public var threads = max(1, min(64, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
     public var pingMs: Int64 = 1000
     /// On losing its lease, exit 75 (for a service manager that restarts it)
     /// instead of starting over, in the same process, as a standby.
@@ -76,7 +79,9 @@ public final class Shard: @unchecked Sendable {
     let connection: NatsConnection
     let js: JetStream
     let output: ShardOutput
-    var session: Session<ShardFormat, NoSink>
+    /// The engine's session, fed through typingd's parsing threads (a message of
+    /// many lines is parsed on every core while the engine applies on this one).
+    var pipeline: InputPipeline<ShardFormat, NoSink>
     var admission = Admission()
     var lease: Lease?
     var auditFD: Int32 = -1
@@ -112,11 +117,13 @@ public final class Shard: @unchecked Sendable {
         subject = Names.commandSubject(config.partition)
         durable = Names.consumer(config.partition)
         output = ShardOutput(partition: config.partition, buckets: config.buckets, audit: config.auditPath != nil)
+        output.audienceOpen = config.audienceOpen
         var session = config.session
         session.clock = .manual
         session.drain = false
         session.engine.lateAt = .clamp
-        self.session = Session(configuration: session, format: ShardFormat(output: output), sink: NoSink())
+        pipeline = try InputPipeline.make(session: Session(configuration: session, format: ShardFormat(output: output), sink: NoSink()),
+                                          threads: config.threads)
         var connectionOptions = NatsConnection.Options(
             servers: config.servers, name: "typingd shard \(config.partition)", pingInterval: config.pingMs,
             maxPingsOut: 2, retryFirstConnect: true)
@@ -306,11 +313,19 @@ public final class Shard: @unchecked Sendable {
 
     // MARK: Applying
 
-    /// Feeds complete lines (each ending in LF) to the engine.
+    /// Feeds complete lines (each ending in LF) to the engine: every line is
+    /// applied when it returns (the output's mode may change then). Many lines go
+    /// through the parsing threads, as a flood of input does in typingd.
     @inline(__always)
     func feed(_ lines: [UInt8]) {
-        lines.withUnsafeBytes { bytes in _ = session.feed(bytes) }
+        lines.withUnsafeBytes { bytes in
+            _ = pipeline.feed(bytes, stamp: nil, flooded: bytes.count >= Self.floodBytes)
+            _ = pipeline.settle()
+        }
     }
+
+    /// A message at least this long is parsed on the parsing threads.
+    static let floodBytes = 1 << 15
 
     /// The lines of a stored message to apply, or nil when it does not decode.
     func admit(_ headers: [String: String], _ body: [UInt8], seq: UInt64) -> [UInt8]? {
@@ -338,33 +353,9 @@ public final class Shard: @unchecked Sendable {
         } else if seq <= catchUpTarget && !caughtUp.load(ordering: .relaxed) {
             output.mode = .backlog
             setAuditPrefix(seq, backlog: true)
-            // Lines that change no screen are fed in runs (their kept indicators,
-            // each (conv, viewer)'s last, are the same); each other line alone,
-            // its screen changes applied around its own indicators.
-            var start = 0
-            var runStart = 0
-            lines.withUnsafeBytes { bytes in
-                func flushRun(to end: Int) {
-                    guard end > runStart else { return }
-                    _ = session.feed(UnsafeRawBufferPointer(rebasing: bytes[runStart..<end]))
-                    output.commitLine(nil, audienceOpen: config.audienceOpen)
-                }
-                while start < bytes.count {
-                    let end = bytes[start...].firstIndex(of: 0x0A) ?? (bytes.count - 1)
-                    let peek = CommandPeek.of(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-                    if let peek, peek.conv == nil && peek.user == nil && CommandPeek.quiet.contains(peek.cmd) {
-                        start = end + 1
-                        continue
-                    }
-                    flushRun(to: start)
-                    output.sawError = false
-                    _ = session.feed(UnsafeRawBufferPointer(rebasing: bytes[start...end]))
-                    output.commitLine(peek, audienceOpen: config.audienceOpen)
-                    start = end + 1
-                    runStart = start
-                }
-                flushRun(to: bytes.count)
-            }
+            // Each line's screen changes are applied around its own indicators
+            // by the format, from the command the engine applied (ShardFormat.lineEnded).
+            feed(lines)
             output.mode = .publish
             try publishTouched(seq: seq, first: seq)
         } else {
@@ -374,7 +365,7 @@ public final class Shard: @unchecked Sendable {
         }
         if !caughtUp.load(ordering: .relaxed) { replayed += 1 }
         written = seq
-        clock.store(session.engine.now, ordering: .relaxed)
+        clock.store(pipeline.session.engine.now, ordering: .relaxed)
         sinceSnapshot += 1
     }
 
@@ -497,7 +488,7 @@ public final class Shard: @unchecked Sendable {
         }) ?? nil
         catchUpTarget = last ?? 0
         counts.withLock { $0.applied = written }
-        clock.store(session.engine.now, ordering: .relaxed)
+        clock.store(pipeline.session.engine.now, ordering: .relaxed)
         try startConsumer()
     }
 
@@ -677,7 +668,7 @@ public final class Shard: @unchecked Sendable {
             if runFirst > 0 {
                 try publishTouched(seq: runLast, first: runFirst)
                 written = runLast
-                clock.store(session.engine.now, ordering: .relaxed)
+                clock.store(pipeline.session.engine.now, ordering: .relaxed)
                 runFirst = 0
             }
         }

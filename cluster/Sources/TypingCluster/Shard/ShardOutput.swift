@@ -72,7 +72,7 @@ public final class ShardOutput {
     public var pendingShown: [ShownTable.Change] = []
     /// While catching up: each (conv, viewer)'s last indicator, by viewer then conv.
     public var backlog: [Identifier: [Identifier: Kept]] = [:]
-    /// The current backlog line's indicators, until ``commitLine(_:audienceOpen:)``.
+    /// The current backlog line's indicators, until ``commitLine(_:)``.
     var lineKept: [(BacklogKey, Kept)] = []
     /// Where a backlog indicator is encoded for the audit.
     var scratch = OutputBuffer(capacity: 1024)
@@ -94,6 +94,9 @@ public final class ShardOutput {
     public var auditPrefix: [UInt8] = []
     /// Events published (counted at encoding).
     public var events = 0
+    /// typingd's `--audience open` (a closed view receives nothing): the backlog's
+    /// rule for `close` and `offline` depends on it.
+    public var audienceOpen = false
 
     /// The key of a kept backlog indicator.
     public struct BacklogKey: Hashable, Sendable {
@@ -261,36 +264,41 @@ public final class ShardOutput {
     /// the line's own indicators for the commands that change a screen and then
     /// render (join, open, close, leave, remove), after them for those that render
     /// first (offline, a `user` or `join` turning receive_typing off). A line that
-    /// was not applied (an error) changes no screen. `command`: the line's fields.
-    public func commitLine(_ command: CommandPeek?, audienceOpen: Bool) {
-        let applied = command != nil && !sawError
+    /// was not applied (an error) changes no screen. `command`: the line's command
+    /// as the engine's decoder read it (nil: the line was refused). Called by
+    /// ``ShardFormat`` after each line the session applies in ``Mode/backlog``.
+    public func commitLine(_ command: Command?) {
+        let applied = !sawError
+        sawError = false
+        var after: (viewer: Identifier, offline: Bool)? = nil
         if applied, let command {
-            let key = BacklogKey(conv: Identifier(command.conv ?? ""), viewer: Identifier(command.user ?? ""))
-            switch command.cmd {
-            case "leave", "remove":
-                forget(key)
-            case "open":
-                moved(key, to: Screen(conv: key.conv, thread: command.thread.map { Identifier($0) }, list: command.view == "list"))
-            case "close":
-                if audienceOpen { forget(key) } else { moved(key, to: Screen(conv: key.conv, thread: nil, list: false)) }
-            case "join":
-                moved(key, to: Screen(conv: key.conv, thread: nil, list: false))
+            switch command {
+            case .leave(let conv, let user), .remove(let conv, let user, _):
+                forget(BacklogKey(conv: conv, viewer: user))
+            case .open(let conv, let user, let thread, let view):
+                moved(BacklogKey(conv: conv, viewer: user), to: Screen(conv: conv, thread: thread, list: view == .list))
+            case .close(let conv, let user):
+                let key = BacklogKey(conv: conv, viewer: user)
+                if audienceOpen { forget(key) } else { moved(key, to: Screen(conv: conv, thread: nil, list: false)) }
+            case .join(let conv, let user, _, _, _, let receiveTyping):
+                moved(BacklogKey(conv: conv, viewer: user), to: Screen(conv: conv, thread: nil, list: false))
+                if receiveTyping == false { after = (user, false) }
+            case .user(let user, _, _, _, let receiveTyping):
+                if receiveTyping == false { after = (user, false) }
+            case .offline(let user):
+                after = (user, true)
             default:
                 break
             }
         }
         for (key, kept) in lineKept { backlog[key.viewer, default: [:]][key.conv] = kept }
         lineKept.removeAll(keepingCapacity: true)
-        sawError = false
-        guard applied, let command, let user = command.user else { return }
-        if command.cmd == "offline" || ((command.cmd == "user" || command.cmd == "join") && command.receiveTyping == false) {
-            let viewer = Identifier(user)
-            if command.cmd == "offline" && !audienceOpen {
-                guard let convs = backlog[viewer]?.keys else { return }
-                for conv in Array(convs) { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
-            } else {
-                backlog[viewer] = nil
-            }
+        guard let (viewer, offline) = after else { return }
+        if offline && !audienceOpen {
+            guard let convs = backlog[viewer]?.keys else { return }
+            for conv in Array(convs) { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
+        } else {
+            backlog[viewer] = nil
         }
     }
 
@@ -342,6 +350,14 @@ public struct ShardFormat: EventFormat, ~Copyable {
 
     public mutating func encode(_ event: Event, into buffer: inout OutputBuffer) {
         output.write(event, with: &json)
+    }
+
+    public static var observesLines: Bool { true }
+
+    /// A catch-up decides which kept indicators survive a line from the command
+    /// the engine applied (never by reading the line again).
+    public mutating func lineEnded(_ command: Command?) {
+        if output.mode == .backlog { output.commitLine(command) } else { output.sawError = false }
     }
 }
 
