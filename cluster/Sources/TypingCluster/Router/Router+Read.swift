@@ -35,8 +35,10 @@ extension Router {
         while true {
             lock.lock()
             while !stopping && parts.contains(where: { $0.pendingCount >= options.queueLines }) {
+                readerWaiting = true
                 _ = lock.wait(until: Date(timeIntervalSinceNow: 0.1))
             }
+            readerWaiting = false
             let stop = stopping
             lock.unlock()
             if stop { return }

@@ -75,6 +75,12 @@ public final class Router: @unchecked Sendable {
     var checkpointsWritten = 0, checkpointFailures = 0
     var streamCreated: Int64 = 0
     var lastAt = 0
+    /// The reader waits for room (a partition has --queue-lines waiting): a sender
+    /// that takes a batch wakes it.
+    var readerWaiting = false
+    /// How often a sender woke (for the tests: a wake-up is the router's cost per
+    /// message when lines trickle in).
+    var senderWakeups = 0
     let started = monotonicSeconds()
     let maxLine: Int
     let batchBytes: Int
@@ -161,6 +167,7 @@ public final class Router: @unchecked Sendable {
         let rules = LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp)
         let time = options.stamp ? now() : 0
         lock.lock()
+        let before = parts.map(\.pendingCount)
         for index in 0..<block.count where block[index] == 0x0A {
             var end = index
             if end > start && block[end - 1] == 0x0D { end -= 1 }
@@ -180,8 +187,27 @@ public final class Router: @unchecked Sendable {
         readOffset += block.count
         readLines += lineCount
         segments.append((readOffset, readLines, parts.map(\.routed)))
-        lock.broadcast()
+        if sendersMustWake(before: before) { lock.broadcast() }
         lock.unlock()
+    }
+
+    /// Whether lines just routed (the partitions had `before` lines waiting) call
+    /// for a sender now: a partition's first lines once its linger has passed
+    /// (else its sender, which waits out the linger after each message, finds
+    /// them then), or a full batch. Holding the lock.
+    func sendersMustWake(before: [Int]) -> Bool {
+        let linger = options.lingerMs / 1000
+        var now: Double? = nil
+        for index in parts.indices {
+            let pending = parts[index].pendingCount
+            if before[index] < options.batchLines && pending >= options.batchLines { return true }
+            if before[index] == 0 && pending > 0 {
+                let at = now ?? monotonicSeconds()
+                now = at
+                if parts[index].sentAt + linger <= at { return true }
+            }
+        }
+        return false
     }
 
     // MARK: Sending
@@ -195,9 +221,14 @@ public final class Router: @unchecked Sendable {
             var wakeAt = Double.infinity
             var anyLeft = false
             let now = monotonicSeconds()
-            for p in mine where parts[p].pendingCount > 0 {
-                anyLeft = true
+            for p in mine {
                 let due = parts[p].sentAt + linger
+                if parts[p].pendingCount == 0 {
+                    // Lines routed before `due` wake nobody: look then.
+                    if due > now && !readingDone && !stopping { wakeAt = min(wakeAt, due) }
+                    continue
+                }
+                anyLeft = true
                 if linger == 0 || readingDone || stopping || parts[p].pendingCount >= options.batchLines || due <= now {
                     chosen = p
                     break
@@ -211,6 +242,7 @@ public final class Router: @unchecked Sendable {
                 } else {
                     lock.wait()
                 }
+                senderWakeups += 1
                 continue
             }
             // Take a batch.
@@ -233,7 +265,7 @@ public final class Router: @unchecked Sendable {
             }
             parts[p].sentAt = monotonicSeconds()
             let first = parts[p].stored + 1
-            lock.broadcast()
+            if readerWaiting { lock.broadcast() }
             lock.unlock()
             var headers = [Names.Header.router: options.name, Names.Header.lines: String(first)]
             var payload = body
@@ -247,7 +279,6 @@ public final class Router: @unchecked Sendable {
             parts[p].stored += count
             parts[p].messages += 1
             advance()
-            lock.broadcast()
         }
         lock.unlock()
     }
