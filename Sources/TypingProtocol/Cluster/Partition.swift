@@ -1,3 +1,5 @@
+import CJansson
+import CJanssonArena
 import TypingCore
 
 /// The one routing rule for running several typingd processes
@@ -75,18 +77,83 @@ extension Partition {
         public var hasTime: Bool
         /// The command's id, when it is a string.
         public var stringID: String?
+
+        package init(route: Route?, hasTime: Bool, stringID: String?) {
+            self.route = route
+            self.hasTime = hasTime
+            self.stringID = stringID
+        }
     }
 
-    /// Routes one input line (without LF or trailing CR) among `count` partitions,
-    /// decoding it as a shard's engine does (jansson, the protocol's checks, a
-    /// manual clock): the router and the shards cannot disagree on what a line is.
-    public static func route(line: UnsafeRawBufferPointer, among count: Int) -> LineRoute {
-        let decoder = CommandDecoder(clock: .manual)
-        guard let request = try? decoder.decode(line, number: 1) else {
-            return LineRoute(route: nil, hasTime: false, stringID: nil)
+    /// Whether a command named `name` goes to the partition of its `conv` (else to
+    /// every partition): the same split as ``route(of:among:)``, by name.
+    public static func goesToItsConversation(_ name: Command.Name) -> Bool {
+        switch name {
+        case .join, .type, .send, .leave, .remove, .open, .close, .query, .forget: return true
+        case .offline, .user, .tick, .stats, .snapshot: return false
         }
+    }
+
+    /// The names of ``goesToItsConversation(_:)``, as bytes.
+    static let conversationCommandNames: [[UInt8]] = Command.Name.allCases.filter(goesToItsConversation).map { Array($0.rawValue.utf8) }
+
+    /// Routes one input line (without LF or trailing CR) among `count` partitions:
+    ///
+    /// - a JSON object whose `cmd` names a command of one conversation and whose
+    ///   `conv` is a string goes to that conversation's partition, whatever else it
+    ///   holds: if the rest is wrong, the engine there answers with its error, as
+    ///   one typingd would;
+    /// - any other line is decoded as a shard's engine decodes it (jansson, the
+    ///   protocol's checks, a manual clock): a command for every partition goes to
+    ///   every partition, and a line that is no command to none (`route` nil).
+    ///
+    /// Most lines are read without jansson (``PlainLine``); the result is the same.
+    public static func route(line: UnsafeRawBufferPointer, among count: Int) -> LineRoute {
+        if let plain = PlainLine(line), let cmd = plain.cmd, let conv = plain.conv {
+            let name = UnsafeRawBufferPointer(rebasing: line[cmd])
+            if conversationCommandNames.contains(where: { $0.elementsEqual(name) }) {
+                let id = plain.id.map { String(decoding: UnsafeRawBufferPointer(rebasing: line[$0]), as: UTF8.self) }
+                return LineRoute(route: .one(of(hash: hash(UnsafeRawBufferPointer(rebasing: line[conv])), among: count)),
+                                 hasTime: plain.hasAt, stringID: id)
+            }
+        }
+        return decodedRoute(line: line, among: count)
+    }
+
+    /// ``route(line:among:)`` read by jansson alone (the quick reading is checked
+    /// against it).
+    package static func decodedRoute(line: UnsafeRawBufferPointer, among count: Int) -> LineRoute {
+        let none = LineRoute(route: nil, hasTime: false, stringID: nil)
+        guard let base = line.baseAddress, Bytes.firstIndex(of: 0, in: line) == nil else { return none }
+        var error = json_error_t()
+        cj_arena_begin()
+        defer { cj_arena_end() }
+        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), line.count, cj_decode_flags(), &error) else {
+            return none
+        }
+        defer { json_decref(root) }
+        guard cj_is_object(root) != 0 else { return none }
+        if let cmd = json_object_get(root, "cmd"), cj_is_string(cmd) != 0,
+           let conv = json_object_get(root, "conv"), cj_is_string(conv) != 0 {
+            let name = JSONValue.bytes(ofString: cmd)
+            if conversationCommandNames.contains(where: { $0.elementsEqual(name) }) {
+                var stringID: String? = nil
+                if let id = json_object_get(root, "id"), cj_is_string(id) != 0 {
+                    stringID = String(decoding: JSONValue.bytes(ofString: id), as: UTF8.self)
+                }
+                return LineRoute(route: .one(of(hash: hash(JSONValue.bytes(ofString: conv)), among: count)),
+                                 hasTime: json_object_get(root, "at") != nil, stringID: stringID)
+            }
+        }
+        let decoder = CommandDecoder(clock: .manual)
+        guard let request = try? decoder.decode(line, number: 1) else { return none }
         var stringID: String? = nil
         if case .string(let id)? = request.id { stringID = id }
         return LineRoute(route: route(of: request.command, among: count), hasTime: request.at != nil, stringID: stringID)
+    }
+
+    /// The partition of a conversation whose id hashes to `hash`.
+    static func of(hash: UInt32, among count: Int) -> Int {
+        Int(hash % UInt32(clamping: max(count, 1)))
     }
 }

@@ -34,11 +34,18 @@ import TypingProtocol
     }
 
     @Test func aLineThatIsNoCommandGoesToPartitionZeroUnstamped() {
-        for line in [#"{"cmd":"join","conv":"x"}"#, "not json", #"{"cmd":"fly"}"#, #"{"conv":"general","cmd":"join","user":"a","user":"b"}"#] {
+        for line in ["not json", #"{"cmd":"fly"}"#, #"{"cmd":"tick"}"#, #"{"conv":"general","cmd":"join","user":"a","user":"b"}"#] {
             let (outcome, stored) = route(line)
             #expect(outcome == .one(0), "\(line)")
             #expect(stored == [0: line])
         }
+    }
+
+    @Test func aWrongCommandOfOneConversationGoesToThatConversationStamped() {
+        // No user: general's engine answers with the error, as one typingd would.
+        let (outcome, stored) = route(#"{"cmd":"join","conv":"general"}"#)
+        #expect(outcome == .one(3))
+        #expect(stored == [3: #"{"cmd":"join","conv":"general","at":1234}"#])
     }
 
     @Test func blankLinesAreSkippedAndReservedIdsAndLongLinesRefused() {
