@@ -45,7 +45,13 @@ struct IndexTableTests {
         if length > 0 {
             var changed = Array(text.utf8)
             changed[length - 1] ^= 1
-            #expect(Identifier(String(decoding: changed, as: UTF8.self)) != a, "the last byte counts")
+            let other = Identifier(String(decoding: changed, as: UTF8.self))
+            #expect(other != a, "the last byte counts")
+            // Hashed by every byte too: a spilled id's bytes past the inline 16 count.
+            #expect(other.hashValue != a.hashValue && other.hash(seed: 7) != a.hash(seed: 7), "the last byte counts in the hashes")
+            var set: Set<Identifier> = [a, other]
+            set.insert(b)
+            #expect(set.count == 2)
         }
         #expect(Identifier("e\u{301}") != Identifier("\u{E9}"))
         #expect(Identifier("a\"b").needsEscaping && Identifier("a\nb").needsEscaping && !a.needsEscaping)

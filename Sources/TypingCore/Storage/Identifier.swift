@@ -131,10 +131,17 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         withUnsafeBytes { mine in other.withUnsafeBytes { theirs in mine.lexicographicallyPrecedes(theirs) } }
     }
 
-    /// Feeds the bytes to `hasher`.
+    /// Feeds the id to `hasher`: its inline words (the first 16 bytes, the count and
+    /// the escape flag), then the bytes past them, if any. Three words cost a
+    /// dictionary lookup far less than feeding the bytes one buffer at a time.
+    @inlinable
     public func hash(into hasher: inout Hasher) {
-        withUnsafeBytes { hasher.combine(bytes: $0) }
-        hasher.combine(byteCount)
+        hasher.combine(word0)
+        hasher.combine(word1)
+        hasher.combine(info)
+        if let spill {
+            spill.bytes.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0[Identifier.inlineCapacity...])) }
+        }
     }
 
     /// The inline part of the id: all of it for ids of up to 16 bytes.
