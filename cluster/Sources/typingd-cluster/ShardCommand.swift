@@ -72,6 +72,9 @@ struct ShardCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Messages per fetch.", valueName: "n"))
     var fetch: Int = 256
 
+    @Option(help: ArgumentHelp("Threads that decode a long message's lines while the engine applies them, the applying one included (1: none; default: the cores).", valueName: "n"))
+    var threads: Int?
+
     @Flag(name: .customLong("exit-on-lease-loss"), help: "On losing the lease, exit 75 (for a service manager that restarts it) instead of starting over as a standby in place.")
     var exitOnLeaseLoss = false
 
@@ -83,6 +86,7 @@ struct ShardCommand: ParsableCommand {
 
     func validate() throws {
         guard (1...100_000).contains(fetch) else { throw ValidationError("--fetch must be from 1 to 100000") }
+        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be from 1 to 64") }
         guard callTimeout > 0, snapshotTimeout > 0, ackWait > 0, lifetime >= 0 else { throw ValidationError("times must be positive") }
     }
 
@@ -127,6 +131,7 @@ struct ShardCommand: ParsableCommand {
         config.maxAckPending = Int64(maxAckPending)
         config.consumerReplicas = consumerReplicas
         config.fetch = fetch
+        if let threads { config.threads = threads }
         config.pingMs = Int64(settings.pingMs)
         config.exitOnLeaseLoss = exitOnLeaseLoss
         config.serversInOrder = cluster.serversInOrder

@@ -106,7 +106,7 @@ struct ShardOutputTests {
         harness.feed(lines.map { $0 + "\n" }.joined())
         #expect(harness.subjects()[Names.replySubject("q")]?.count == 1, "replies of a backlog are published")
         #expect(harness.subjects().keys.allSatisfy { !$0.hasPrefix("typingd.viewers.") }, "its indicators wait")
-        let kept = Set(harness.output.backlog.keys.map(\.string))
+        let kept = Set(harness.output.keptViewers.map(\.string))
         #expect(kept == ["bo"], "cy opened a thread after being shown ana typing in the main chat")
         harness.output.clearTouched()
         #expect(harness.output.publishBacklog() == 1)

@@ -33,6 +33,8 @@ public final class Router: @unchecked Sendable {
         public var inputOffset = 0
         public var fromStart = false
         public var replicas = 3
+        /// Whether messages are deflated (`Typingd-Encoding: deflate`).
+        public var deflate = true
         public init() {}
     }
 
@@ -269,7 +271,7 @@ public final class Router: @unchecked Sendable {
             lock.unlock()
             var headers = [Names.Header.router: options.name, Names.Header.lines: String(first)]
             var payload = body
-            if let packed = Deflate.compress(body) {
+            if options.deflate, let packed = Deflate.compress(body) {
                 payload = packed
                 headers[Names.Header.encoding] = "deflate"
             }

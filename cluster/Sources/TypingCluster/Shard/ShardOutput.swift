@@ -70,8 +70,12 @@ public final class ShardOutput {
     /// Indicators for the resync table, in order, since it was last taken
     /// (``takeShown()``): the table itself is read by the request threads.
     public var pendingShown: [ShownTable.Change] = []
-    /// While catching up: each (conv, viewer)'s last indicator, by viewer then conv.
-    public var backlog: [Identifier: [Identifier: Kept]] = [:]
+    /// While catching up: each (conv, viewer)'s last indicator. One table, one
+    /// lookup per indicator; ``backlogConvs`` finds a viewer's entries.
+    public var backlog: [BacklogKey: Kept] = [:]
+    /// The conversations of each viewer's entries in ``backlog`` (maybe some
+    /// whose entry is gone since: look them up).
+    var backlogConvs: [Identifier: [Identifier]] = [:]
     /// The current backlog line's indicators, until ``commitLine(_:)``.
     var lineKept: [(BacklogKey, Kept)] = []
     /// Where a backlog indicator is encoded for the audit.
@@ -291,49 +295,54 @@ public final class ShardOutput {
                 break
             }
         }
-        for (key, kept) in lineKept { backlog[key.viewer, default: [:]][key.conv] = kept }
-        lineKept.removeAll(keepingCapacity: true)
-        guard let (viewer, offline) = after else { return }
-        if offline && !audienceOpen {
-            guard let convs = backlog[viewer]?.keys else { return }
-            for conv in Array(convs) { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
-        } else {
-            backlog[viewer] = nil
+        for (key, kept) in lineKept where backlog.updateValue(kept, forKey: key) == nil {
+            backlogConvs[key.viewer, default: []].append(key.conv)
         }
+        lineKept.removeAll(keepingCapacity: true)
+        guard let (viewer, offline) = after, let convs = backlogConvs[viewer] else { return }
+        if offline && !audienceOpen {
+            for conv in convs { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
+        } else {
+            for conv in convs { backlog[BacklogKey(conv: conv, viewer: viewer)] = nil }
+        }
+        // The entries left (a viewer offline keeps those of the main chat).
+        var seen = Set<Identifier>()
+        let left = convs.filter { backlog[BacklogKey(conv: $0, viewer: viewer)] != nil && seen.insert($0).inserted }
+        backlogConvs[viewer] = left.isEmpty ? nil : left
     }
 
     func moved(_ key: BacklogKey, to screen: Screen) {
-        if let kept = backlog[key.viewer]?[key.conv], kept.screen != screen { forget(key) }
+        if let kept = backlog[key], kept.screen != screen { forget(key) }
     }
 
+    /// Forgets (conv, viewer)'s entry; ``backlogConvs`` may still name it.
     func forget(_ key: BacklogKey) {
-        backlog[key.viewer]?[key.conv] = nil
-        if backlog[key.viewer]?.isEmpty == true { backlog[key.viewer] = nil }
+        backlog[key] = nil
     }
 
     /// The kept indicator of (conv, viewer), if any.
-    public func kept(conv: Identifier, viewer: Identifier) -> Kept? { backlog[viewer]?[conv] }
+    public func kept(conv: Identifier, viewer: Identifier) -> Kept? { backlog[BacklogKey(conv: conv, viewer: viewer)] }
+
+    /// The viewers that have kept indicators.
+    public var keptViewers: Set<Identifier> { Set(backlog.keys.map(\.viewer)) }
 
     /// How many indicators are kept.
-    public var keptCount: Int { backlog.values.reduce(0) { $0 + $1.count } }
+    public var keptCount: Int { backlog.count }
 
     /// Ends a catch-up: each kept indicator goes to its viewer's subject (and the
     /// resync table), as one more fetch's output. Returns how many.
     public func publishBacklog() -> Int {
         let kept = backlog
         backlog = [:]
-        var count = 0
-        for (viewer, convs) in kept {
-            let target = touch(bucketSubjects[bucket(of: viewer)])
-            for value in convs.values {
-                backlogJSON.encode(.indicator(value.indicator), into: &target.buffer)
-                target.lines += 1
-                events += 1
-                count += 1
-                pendingShown.append(ShownTable.Change(viewer: viewer, screen: value.screen, indicator: value.indicator))
-            }
+        backlogConvs = [:]
+        for (key, value) in kept {
+            let target = touch(bucketSubjects[bucket(of: key.viewer)])
+            backlogJSON.encode(.indicator(value.indicator), into: &target.buffer)
+            target.lines += 1
+            events += 1
+            pendingShown.append(ShownTable.Change(viewer: key.viewer, screen: value.screen, indicator: value.indicator))
         }
-        return count
+        return kept.count
     }
 }
 
