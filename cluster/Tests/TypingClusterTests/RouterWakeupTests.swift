@@ -49,3 +49,31 @@ import Glibc
         #expect(wakeups <= 60, "the senders woke \(wakeups) times for 200 blocks")
     }
 }
+
+/// `route --no-deflate`: the lines are stored as they are, without
+/// `Typingd-Encoding`; by default a message of 512 bytes or more is deflated.
+@Suite(.serialized) struct RouterDeflateTests {
+    @Test(arguments: [true, false]) func messagesAreDeflatedUnlessTurnedOff(deflate: Bool) throws {
+        guard let server = try LiveTests.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
+        let js = try JetStream(connection)
+        try ClusterControl(js).setup(LiveTests.settings(), timeout: 30)
+        var options = Router.Options()
+        options.partitions = 1
+        options.replicas = 1
+        options.deflate = deflate
+        let router = try Router(options: options, connection: connection)
+        router.parts = [Router.Part(index: 0, subject: Names.commandSubject(0), routed: 0, stored: 0)]
+        let text = String(repeating: "{\"cmd\":\"type\",\"conv\":\"a\",\"user\":\"u\",\"at\":5}\n", count: 40)
+        Array(text.utf8).withUnsafeBytes { router.route($0, lineCount: 40) }
+        router.lock.lock()
+        router.readingDone = true
+        router.lock.unlock()
+        router.send([0])
+        let stored = try #require(try js.lastMessage(Names.stream, subject: Names.commandSubject(0)))
+        #expect(stored.headers[Names.Header.encoding] == (deflate ? "deflate" : nil))
+        let body = deflate ? try Deflate.decompress(stored.data, limit: 1 << 20) : stored.data
+        #expect(body == Array(text.utf8))
+    }
+}
