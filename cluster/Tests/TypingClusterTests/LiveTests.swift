@@ -203,6 +203,63 @@ import Glibc
         #expect(gateway.counts.messages == 30)
     }
 
+    /// A fetch whose deliveries jump (a delivery lost) publishes what it applied
+    /// so far, fills the gap from the stream, then goes on: every event in the
+    /// audit belongs to a record with its E line, each record's events before it.
+    @Test func aFetchCutByALostDeliveryAuditsEveryRecordWhole() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
+        let js = try JetStream(connection)
+        _ = try ClusterControl(js).setup(Self.settings(), timeout: 30)
+        let subject = Names.commandSubject(0)
+        var stored: [NatsMessage] = []
+        for seq in 1...5 {
+            let ack = try js.publish(NatsMessage(subject: subject, data: Array("{\"cmd\":\"stats\",\"id\":\"s\(seq)\"}\n".utf8)))
+            var message = NatsMessage(subject: subject, data: Array("{\"cmd\":\"stats\",\"id\":\"s\(seq)\"}\n".utf8))
+            message.streamSequence = ack.sequence
+            message.consumerSequence = ack.sequence
+            stored.append(message)
+        }
+        var template = Array("/tmp/typingd-audit-XXXXXX".utf8CString)
+        let fd = mkstemp(&template)
+        #expect(fd >= 0)
+        close(fd)
+        let auditPath = String(cString: template)
+        defer { unlink(auditPath) }
+        var config = ShardConfig(servers: [server.url], partition: 0, buckets: 4, session: SessionConfiguration(drain: false))
+        config.auditPath = auditPath
+        config.replicas = 1
+        config.tickMs = 0
+        let shard = try Shard(config: config)
+        guard let lease = try shard.bindLease() else { Issue.record("no lease bucket"); return }
+        shard.lease = lease
+        try shard.acquire(lease)
+        defer { lease.release() }
+        shard.caughtUp.store(true, ordering: .releasing)
+        // Delivered: 1, 2, then 4 (3's delivery lost), 5.
+        var delivered: UInt64? = nil
+        try shard.applyFetch([stored[0], stored[1], stored[3], stored[4]], delivered: &delivered)
+        #expect(shard.written == 5)
+        // Each event line is followed, before any other record's line, by its E line.
+        let lines = (NatsServer.read(auditPath) ?? "").split(separator: "\n").map { $0.split(separator: "\t", maxSplits: 2).map(String.init) }
+        var open: [String] = []
+        var records: [(String, [String])] = []
+        for fields in lines where fields.count == 3 {
+            if fields[1] == "E" {
+                records.append((fields[0] + " " + fields[2].split(separator: ":")[0], open.filter { $0 != fields[0] }))
+                open = []
+            } else {
+                open.append(fields[0])
+            }
+        }
+        #expect(open.isEmpty, "events without their record's E line: \(open)")
+        #expect(records.map(\.0) == ["2 1", "3 3", "5 4"])
+        #expect(records.allSatisfy { $0.1.isEmpty }, "events under another record's sequence: \(records)")
+        let events = lines.filter { $0.count == 3 && $0[1] == "P" }.count
+        #expect(events == 5)
+    }
+
     @Test func theGatewayStopsOnAViewerBucketsMismatch() throws {
         guard let server = try Self.server() else { return }
         defer { server.stop() }

@@ -666,6 +666,10 @@ public final class Shard: @unchecked Sendable {
         var lastMessage: NatsMessage? = nil
         func endRun() throws {
             if runFirst > 0 {
+                // The audit names each event by the run's last sequence, known only
+                // now: a run ends early too (a jump filled from the stream), and its
+                // lines must not keep the placeholder past their record's E line.
+                if output.audit != nil { fixAuditPrefix(runLast) }
                 try publishTouched(seq: runLast, first: runFirst)
                 written = runLast
                 clock.store(pipeline.session.engine.now, ordering: .relaxed)
@@ -696,10 +700,6 @@ public final class Shard: @unchecked Sendable {
             written = seq
             sinceSnapshot += 1
             if let lines = admit(message.headers, message.data, seq: seq) { feed(lines) }
-        }
-        if runFirst > 0 && output.audit != nil {
-            // The audit names each event by the entry's last sequence.
-            fixAuditPrefix(runLast)
         }
         try endRun()
         if let lastMessage, let puller {
