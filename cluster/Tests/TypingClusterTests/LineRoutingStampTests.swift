@@ -29,6 +29,8 @@ struct LineRoutingStampTests {
             ("locale", ["\"en\"", "\"\"", "5"]),
             ("by", ["\"bo\"", "3"]),
             ("x", ["{\"at\":1}", "[{\"at\":2}]", "\"}\""]),
+            ("at", ["5", "null", "\"x\"", "-1"]),
+            ("\\u0061t", ["5", "null"]),
         ]
         let convs = ["\"general\"", "\"dm:a:b\"", "\"\"", "\"g\\u0065neral\"", "\"\(String(repeating: "c", count: 300))\""]
         let tails = ["", " ", "\t", "\r", " \r", "\r\t", "\r\r"]
