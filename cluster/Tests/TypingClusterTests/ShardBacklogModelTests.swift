@@ -153,10 +153,10 @@ struct ShardBacklogModelTests {
                 differing.append("after line \(number) \(line): kept \(table.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted()), the old table \(flat.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted())")
             }
             // Every kept entry is found through its viewer's list.
-            for key in table.keys where !(backlog.output.backlogConvs[key.viewer]?.contains(key.conv) ?? false) {
+            for key in table.keys where !(backlog.output.backlogConvs[key.viewer]?.convs.contains(key.conv) ?? false) {
                 if differing.count < 3 { differing.append("after line \(number): \(key) is not in its viewer's list") }
             }
-            longest = max(longest, backlog.output.backlogConvs.values.map(\.count).max() ?? 0)
+            longest = max(longest, backlog.output.backlogConvs.values.map(\.convs.count).max() ?? 0)
         }
         #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
         #expect(applied > 3_000 && kept > 3, "\(applied) lines applied, at most \(kept) kept")
@@ -180,7 +180,7 @@ struct ShardBacklogModelTests {
             backlog.feed(#"{"cmd":"open","conv":"c0","user":"u0","thread":"t","at":\#(at + 1)}"#)
             backlog.feed(#"{"cmd":"type","conv":"c0","user":"u1","thread":"t","at":\#(at + 2)}"#)
             backlog.feed(#"{"cmd":"close","conv":"c0","user":"u0","at":\#(at + 3)}"#)
-            longest = max(longest, backlog.output.backlogConvs[Identifier("u0")]?.count ?? 0)
+            longest = max(longest, backlog.output.backlogConvs[Identifier("u0")]?.convs.count ?? 0)
         }
         #expect(longest <= 20, "u0's list grew to \(longest) conversations, for 2")
         // Offline: the main-chat entries stay, found through the list.
