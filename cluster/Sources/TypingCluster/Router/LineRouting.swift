@@ -53,16 +53,18 @@ package struct LineRouting {
         }
     }
 
-    /// `line`, a JSON object, with `"at":time` added before its closing brace;
-    /// nil when it does not end with one.
     package init(partitions: Int, maxLine: Int, stamp: Bool) {
         self.partitions = partitions
         self.maxLine = maxLine
         self.stamp = stamp
     }
 
+    /// `line`, a JSON object, with `"at":time` added before its closing brace (the
+    /// spaces after it, jansson's: space, tab, CR, LF, are dropped); nil when it
+    /// does not end with one.
     static func stamped(_ line: UnsafeRawBufferPointer, time: Int) -> [UInt8]? {
-        guard let close = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }), line[close] == 0x7D else { return nil }
+        guard let close = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }),
+              line[close] == 0x7D else { return nil }
         var out = [UInt8](UnsafeRawBufferPointer(rebasing: line[..<close]))
         out.append(contentsOf: ",\"at\":\(time)}".utf8)
         return out

@@ -74,8 +74,8 @@ public final class ShardOutput {
     /// lookup per indicator; ``backlogConvs`` finds a viewer's entries.
     public var backlog: [BacklogKey: Kept] = [:]
     /// The conversations of each viewer's entries in ``backlog`` (maybe some
-    /// whose entry is gone since: look them up).
-    var backlogConvs: [Identifier: [Identifier]] = [:]
+    /// whose entry is gone since, or named twice: look them up).
+    var backlogConvs: [Identifier: ViewerConvs] = [:]
     /// The current backlog line's indicators, until ``commitLine(_:)``.
     var lineKept: [(BacklogKey, Kept)] = []
     /// Where a backlog indicator is encoded for the audit.
@@ -101,6 +101,27 @@ public final class ShardOutput {
     /// typingd's `--audience open` (a closed view receives nothing): the backlog's
     /// rule for `close` and `offline` depends on it.
     public var audienceOpen = false
+
+    /// A viewer's list in ``backlogConvs``. An entry forgotten (a viewer moving
+    /// to another screen) stays named; kept again, it is named once more: past
+    /// `limit` the list is compacted to the live entries, and the limit set to
+    /// twice their number (at least 16), so that a viewer forgotten and kept again
+    /// all through a catch-up keeps a short list, for O(1) work per entry kept.
+    struct ViewerConvs {
+        var convs: [Identifier]
+        var limit: Int
+
+        init(_ convs: [Identifier] = []) {
+            self.convs = convs
+            limit = max(16, 2 * convs.count)
+        }
+
+        /// Names `conv`; true when the list is past its limit.
+        mutating func append(_ conv: Identifier) -> Bool {
+            convs.append(conv)
+            return convs.count > limit
+        }
+    }
 
     /// The key of a kept backlog indicator.
     public struct BacklogKey: Hashable, Sendable {
@@ -296,19 +317,25 @@ public final class ShardOutput {
             }
         }
         for (key, kept) in lineKept where backlog.updateValue(kept, forKey: key) == nil {
-            backlogConvs[key.viewer, default: []].append(key.conv)
+            if backlogConvs[key.viewer, default: ViewerConvs()].append(key.conv) { compact(key.viewer) }
         }
         lineKept.removeAll(keepingCapacity: true)
-        guard let (viewer, offline) = after, let convs = backlogConvs[viewer] else { return }
+        guard let (viewer, offline) = after, let convs = backlogConvs[viewer]?.convs else { return }
         if offline && !audienceOpen {
             for conv in convs { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
         } else {
             for conv in convs { backlog[BacklogKey(conv: conv, viewer: viewer)] = nil }
         }
         // The entries left (a viewer offline keeps those of the main chat).
+        compact(viewer)
+    }
+
+    /// Leaves in `viewer`'s list only the conversations of its live entries, once each.
+    func compact(_ viewer: Identifier) {
+        guard let convs = backlogConvs[viewer]?.convs else { return }
         var seen = Set<Identifier>()
         let left = convs.filter { backlog[BacklogKey(conv: $0, viewer: viewer)] != nil && seen.insert($0).inserted }
-        backlogConvs[viewer] = left.isEmpty ? nil : left
+        backlogConvs[viewer] = left.isEmpty ? nil : ViewerConvs(left)
     }
 
     func moved(_ key: BacklogKey, to screen: Screen) {

@@ -1,0 +1,204 @@
+import Testing
+import TypingCore
+import TypingProtocol
+@testable import TypingCluster
+
+/// A catch-up's kept indicators (one table keyed by (conv, viewer) and a list of
+/// each viewer's conversations) against a reference model: the table per viewer
+/// the shard kept before, with its rules, fed each line's indicators as the
+/// engine wrote them.
+@Suite("ShardOutput: a catch-up keeps what the table per viewer kept")
+struct ShardBacklogModelTests {
+    /// A session through a shard's format, with the audience rule given.
+    struct Runner: ~Copyable {
+        let output: ShardOutput
+        var session: Session<ShardFormat, NoSink>
+
+        init(audienceOpen: Bool, mode: ShardOutput.Mode) {
+            output = ShardOutput(partition: 1, buckets: 16)
+            output.audienceOpen = audienceOpen
+            output.mode = mode
+            var configuration = SessionConfiguration(drain: false)
+            configuration.engine.lateAt = .clamp
+            configuration.engine.audience = audienceOpen ? .open : .members
+            session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink())
+        }
+
+        mutating func feed(_ line: String) {
+            _ = Array((line + "\n").utf8).withUnsafeBytes { session.feed($0) }
+        }
+    }
+
+    /// The old catch-up table: each viewer's kept indicator per conversation.
+    struct Model {
+        var table: [Identifier: [Identifier: ShardOutput.Kept]] = [:]
+        let audienceOpen: Bool
+
+        mutating func forget(_ conv: Identifier, _ viewer: Identifier) {
+            table[viewer]?[conv] = nil
+            if table[viewer]?.isEmpty == true { table[viewer] = nil }
+        }
+
+        mutating func moved(_ conv: Identifier, _ viewer: Identifier, to screen: ShardOutput.Screen) {
+            if let kept = table[viewer]?[conv], kept.screen != screen { forget(conv, viewer) }
+        }
+
+        /// One line: its command (nil when refused or not applied) and its indicators.
+        mutating func commit(_ command: Command?, _ shown: [ShownTable.Change]) {
+            var after: (viewer: Identifier, offline: Bool)? = nil
+            let main = { (conv: Identifier) in ShardOutput.Screen(conv: conv, thread: nil, list: false) }
+            switch command {
+            case .leave(let conv, let user)?, .remove(let conv, let user, _)?:
+                forget(conv, user)
+            case .open(let conv, let user, let thread, let view)?:
+                moved(conv, user, to: ShardOutput.Screen(conv: conv, thread: thread, list: view == .list))
+            case .close(let conv, let user)?:
+                if audienceOpen { forget(conv, user) } else { moved(conv, user, to: main(conv)) }
+            case .join(let conv, let user, _, _, _, let receiveTyping)?:
+                moved(conv, user, to: main(conv))
+                if receiveTyping == false { after = (user, false) }
+            case .user(let user, _, _, _, let receiveTyping)?:
+                if receiveTyping == false { after = (user, false) }
+            case .offline(let user)?:
+                after = (user, true)
+            default:
+                break
+            }
+            for change in shown {
+                table[change.viewer, default: [:]][change.indicator.conv] = ShardOutput.Kept(screen: change.screen, indicator: change.indicator)
+            }
+            guard let (viewer, offline) = after else { return }
+            if offline && !audienceOpen {
+                for conv in Array(table[viewer]?.keys ?? [:].keys) { moved(conv, viewer, to: main(conv)) }
+            } else {
+                table[viewer] = nil
+            }
+        }
+    }
+
+    /// A random line of a small world (4 users, 3 conversations, 2 threads) and its
+    /// command; `busy` is a user who opens and closes threads and views often.
+    static func line(_ random: inout StampRandomForBacklog, at time: Int) -> (String, Command?) {
+        let users = ["u0", "u1", "u2", "u3"], convs = ["c0", "c1", "c2"], threads = ["t0", "t1"]
+        let busy = random.next(2) == 0
+        let user = busy ? "u0" : users[random.next(users.count)]
+        let conv = convs[random.next(busy ? 2 : convs.count)]
+        let (u, c) = (Identifier(user), Identifier(conv))
+        let head = "\"conv\":\"\(conv)\",\"user\":\"\(user)\",\"at\":\(time)"
+        switch random.next(busy ? 6 : 20) {
+        case 0, 1:
+            let thread = threads[random.next(threads.count)]
+            return ("{\"cmd\":\"open\",\(head),\"thread\":\"\(thread)\"}", .open(conv: c, user: u, thread: Identifier(thread), view: .chat))
+        case 2: return ("{\"cmd\":\"open\",\(head),\"view\":\"list\"}", .open(conv: c, user: u, thread: nil, view: .list))
+        case 3: return ("{\"cmd\":\"open\",\(head)}", .open(conv: c, user: u, thread: nil, view: .chat))
+        case 4: return ("{\"cmd\":\"close\",\(head)}", .close(conv: c, user: u))
+        case 5: return ("{\"cmd\":\"join\",\(head)}", .join(conv: c, user: u))
+        case 6, 7, 8, 9:
+            if random.next(3) == 0 {
+                let thread = threads[random.next(threads.count)]
+                return ("{\"cmd\":\"type\",\(head),\"thread\":\"\(thread)\"}",
+                        .type(conv: c, user: u, thread: Identifier(thread)))
+            }
+            return ("{\"cmd\":\"type\",\(head)}", .type(conv: c, user: u))
+        case 10: return ("{\"cmd\":\"send\",\(head)}", .send(conv: c, user: u))
+        case 11: return ("{\"cmd\":\"leave\",\(head)}", .leave(conv: c, user: u))
+        case 12: return ("{\"cmd\":\"remove\",\(head),\"by\":\"u1\"}", .remove(conv: c, user: u, by: Identifier("u1")))
+        case 13: return ("{\"cmd\":\"offline\",\"user\":\"\(user)\",\"at\":\(time)}", .offline(user: u))
+        case 14:
+            let receive = random.next(2) == 0
+            return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"receive_typing\":\(receive),\"at\":\(time)}",
+                    .user(user: u, receiveTyping: receive))
+        case 15:
+            let receive = random.next(2) == 0
+            return ("{\"cmd\":\"join\",\(head),\"receive_typing\":\(receive)}", .join(conv: c, user: u, receiveTyping: receive))
+        case 16: return ("{\"cmd\":\"tick\",\"at\":\(time)}", .tick)
+        case 17:
+            // Refused: a list view takes no thread (nothing may change).
+            return ("{\"cmd\":\"open\",\(head),\"view\":\"list\",\"thread\":\"t0\"}", nil)
+        default: return ("{\"cmd\":\"join\",\(head)}", .join(conv: c, user: u))
+        }
+    }
+
+    @Test("after every line of random catch-ups, the kept indicators are the old table's",
+          arguments: [(1, false), (2, true), (3, false), (4, true)] as [(UInt64, Bool)])
+    func keptAsBefore(seed: UInt64, audienceOpen: Bool) {
+        var random = StampRandomForBacklog(state: seed)
+        var reference = Runner(audienceOpen: audienceOpen, mode: .publish)
+        var backlog = Runner(audienceOpen: audienceOpen, mode: .backlog)
+        var model = Model(audienceOpen: audienceOpen)
+        var time = 1, differing: [String] = [], applied = 0, kept = 0, longest = 0
+        for number in 1...6_000 {
+            time += random.next(4) == 0 ? random.next(8_000) : random.next(300)
+            let (line, command) = Self.line(&random, at: time)
+            reference.feed(line)
+            let refused = reference.output.touched.contains { $0.subject == Names.errorSubject(1) }
+            let shown = reference.output.pendingShown
+            reference.output.pendingShown = []
+            reference.output.clearTouched()
+            if !refused { applied += 1 }
+            model.commit(refused ? nil : command, shown)
+            backlog.feed(line)
+            backlog.output.clearTouched()
+
+            let table = backlog.output.backlog
+            kept = max(kept, table.count)
+            var flat: [ShardOutput.BacklogKey: ShardOutput.Kept] = [:]
+            for (viewer, convs) in model.table {
+                for (conv, value) in convs { flat[ShardOutput.BacklogKey(conv: conv, viewer: viewer)] = value }
+            }
+            let same = flat.count == table.count && flat.allSatisfy { key, value in
+                table[key].map { $0.screen == value.screen && $0.indicator == value.indicator } ?? false
+            }
+            if !same && differing.count < 3 {
+                differing.append("after line \(number) \(line): kept \(table.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted()), the old table \(flat.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted())")
+            }
+            // Every kept entry is found through its viewer's list.
+            for key in table.keys where !(backlog.output.backlogConvs[key.viewer]?.convs.contains(key.conv) ?? false) {
+                if differing.count < 3 { differing.append("after line \(number): \(key) is not in its viewer's list") }
+            }
+            longest = max(longest, backlog.output.backlogConvs.values.map(\.convs.count).max() ?? 0)
+        }
+        #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
+        #expect(applied > 3_000 && kept > 3, "\(applied) lines applied, at most \(kept) kept")
+        // The lists hold a viewer's conversations (3 here), each maybe more than once
+        // while stale: they stay short (compacted past 16).
+        #expect(longest <= 20, "a viewer's list grew to \(longest) conversations, for 3")
+    }
+
+    @Test("a viewer forgotten and kept again a thousand times: its list stays short")
+    func forgottenAndKeptAgain() {
+        var backlog = Runner(audienceOpen: false, mode: .backlog)
+        backlog.feed(#"{"cmd":"join","conv":"c0","user":"u0","at":1}"#)
+        backlog.feed(#"{"cmd":"join","conv":"c0","user":"u1","at":1}"#)
+        backlog.feed(#"{"cmd":"join","conv":"c1","user":"u0","at":1}"#)
+        backlog.feed(#"{"cmd":"join","conv":"c1","user":"u1","at":1}"#)
+        var longest = 0
+        for round in 0..<1_000 {
+            let at = 2 + round * 10
+            backlog.feed(#"{"cmd":"type","conv":"c0","user":"u1","at":\#(at)}"#)
+            backlog.feed(#"{"cmd":"type","conv":"c1","user":"u1","at":\#(at)}"#)
+            backlog.feed(#"{"cmd":"open","conv":"c0","user":"u0","thread":"t","at":\#(at + 1)}"#)
+            backlog.feed(#"{"cmd":"type","conv":"c0","user":"u1","thread":"t","at":\#(at + 2)}"#)
+            backlog.feed(#"{"cmd":"close","conv":"c0","user":"u0","at":\#(at + 3)}"#)
+            longest = max(longest, backlog.output.backlogConvs[Identifier("u0")]?.convs.count ?? 0)
+        }
+        #expect(longest <= 20, "u0's list grew to \(longest) conversations, for 2")
+        // Offline: the main-chat entries stay, found through the list.
+        #expect(backlog.output.kept(conv: Identifier("c1"), viewer: Identifier("u0")) != nil)
+        backlog.feed(#"{"cmd":"offline","user":"u0","at":20000}"#)
+        #expect(backlog.output.kept(conv: Identifier("c1"), viewer: Identifier("u0")) != nil)
+    }
+}
+
+/// SplitMix64.
+struct StampRandomForBacklog {
+    var state: UInt64
+
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}
