@@ -36,6 +36,8 @@ struct LineRouteTests {
                      #"{"cmd":"join","conv":"x"} x"#, #"{"cmd":"join","conv":"x",}"#, "{\"cmd\":\"join\",\"conv\":\"x\u{1}\"}"] {
             #expect(Self.route(line).route == nil, "\(line)")
         }
+        // The id of a line that is no command is still read: the router refuses the shards' own.
+        #expect(Self.route(#"{"id":"typingd:x","cmd":"fly"}"#) == Partition.LineRoute(route: nil, hasTime: false, stringID: "typingd:x"))
     }
 
     /// Lines near the plain shape: keys and values that the quick reading takes

@@ -75,7 +75,8 @@ extension Partition {
         public var route: Route?
         /// Whether the line gives its own `at`.
         public var hasTime: Bool
-        /// The command's id, when it is a string.
+        /// The line's `id`, when the line is a JSON object whose id is a string
+        /// (a command or not).
         public var stringID: String?
 
         package init(route: Route?, hasTime: Bool, stringID: String?) {
@@ -133,22 +134,24 @@ extension Partition {
         }
         defer { json_decref(root) }
         guard cj_is_object(root) != 0 else { return none }
+        // The id, when it is a string, whether or not the rest is a command (the
+        // router refuses the shards' own ids on any line).
+        var stringID: String? = nil
+        if let id = json_object_get(root, "id"), cj_is_string(id) != 0 {
+            stringID = String(decoding: JSONValue.bytes(ofString: id), as: UTF8.self)
+        }
         if let cmd = json_object_get(root, "cmd"), cj_is_string(cmd) != 0,
            let conv = json_object_get(root, "conv"), cj_is_string(conv) != 0 {
             let name = JSONValue.bytes(ofString: cmd)
             if conversationCommandNames.contains(where: { $0.elementsEqual(name) }) {
-                var stringID: String? = nil
-                if let id = json_object_get(root, "id"), cj_is_string(id) != 0 {
-                    stringID = String(decoding: JSONValue.bytes(ofString: id), as: UTF8.self)
-                }
                 return LineRoute(route: .one(of(hash: hash(JSONValue.bytes(ofString: conv)), among: count)),
                                  hasTime: json_object_get(root, "at") != nil, stringID: stringID)
             }
         }
         let decoder = CommandDecoder(clock: .manual)
-        guard let request = try? decoder.decode(line, number: 1) else { return none }
-        var stringID: String? = nil
-        if case .string(let id)? = request.id { stringID = id }
+        guard let request = try? decoder.decode(line, number: 1) else {
+            return LineRoute(route: nil, hasTime: false, stringID: stringID)
+        }
         return LineRoute(route: route(of: request.command, among: count), hasTime: request.at != nil, stringID: stringID)
     }
 

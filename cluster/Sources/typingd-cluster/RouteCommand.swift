@@ -17,9 +17,9 @@ struct RouteCommand: ParsableCommand {
         0 when it is no command (that partition's engine answers it with its error); a command of \
         one conversation goes to that conversation's partition even when another of its fields \
         is wrong (its engine answers with the error). A command for every partition is decoded \
-        exactly as the shards' engine decodes it. Blank lines are skipped; a command \
-        whose id starts with "typingd:" (the shards' own) or longer than the servers' largest \
-        message is refused, on stderr.
+        exactly as the shards' engine decodes it. Blank lines are skipped; a line \
+        whose id starts with "typingd:" (the shards' own; a command or not) or longer than the \
+        servers' largest message is refused, on stderr.
 
         Messages. A partition gets at most one message every --linger-ms, one in flight at a \
         time: lines that arrive meanwhile share the next one (up to --batch-lines and \

@@ -56,6 +56,11 @@ import TypingProtocol
             return
         }
         #expect(why.contains("reserved"))
+        // On a line that is no command too: its error reply would carry the id.
+        guard case .refused = route(#"{"id":"typingd:seq:9","cmd":"fly"}"#).0 else {
+            Issue.record("a reserved id on a line that is no command was not refused")
+            return
+        }
         guard case .refused = route(String(repeating: " ", count: 20) + #"{"cmd":"stats"}"#, maxLine: 20).0 else {
             Issue.record("a long line was not refused")
             return

@@ -28,7 +28,7 @@ package struct LineRouting {
         }
         let decision = Partition.route(line: line, among: partitions)
         if let id = decision.stringID, id.utf8.starts(with: "typingd:".utf8) {
-            return .refused("a command whose id starts with \"typingd:\" (reserved for shards): \(Self.preview(line))")
+            return .refused("a line whose id starts with \"typingd:\" (reserved for shards): \(Self.preview(line))")
         }
         guard let route = decision.route else {
             store(0, line)   // no command: partition 0's engine answers it with its error
