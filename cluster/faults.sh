@@ -181,8 +181,8 @@ end_gateway() {
 passed=0 failed=0 summary=""
 finish() {
     stop_pids $shard_pids
-    if [ $status -ne 0 ]; then   # what the shards said last: for a failure seen only in CI
-        for log in "$dir"/shard-*.log; do
+    if [ $status -ne 0 ]; then   # what the routers and shards said last: for a failure seen only in CI
+        for log in "$dir"/router-*.log "$dir"/shard-*.log; do
             [ -f "$log" ] || continue
             echo "  last lines of $(basename "$log"):" >&2
             tail -n 6 "$log" | sed 's/^/    /' >&2

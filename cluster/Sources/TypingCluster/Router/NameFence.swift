@@ -137,26 +137,14 @@ final class NameFence: @unchecked Sendable {
             let sent = monotonicSeconds()
             do {
                 let next: UInt64
-                let updated = Result { () throws(NatsError) -> UInt64 in try kv.update(name, value, last: last) }
-                switch updated {
-                case .success(let revision):
+                switch try renew(last: last) {
+                case .renewed(let revision):
                     next = revision
-                case .failure(let error):
-                    if !error.isWrongRevision { throw error }
-                    // Our key lapsed (an outage longer than the TTL). If nobody took
-                    // it, nobody routed with this name meanwhile: take it again.
-                    let again = Result { () throws(NatsError) -> UInt64 in try kv.create(name, value) }
-                    switch again {
-                    case .success(let revision):
-                        next = revision
-                    case .failure(let error):
-                        if !error.isWrongRevision { throw error }
-                        let holder = (try? kv.get(name)).flatMap { $0 }.map { NameFence.describe($0.value).text } ?? "unknown"
-                        clusterLog("router", "--name \(name) was taken by another router (\(holder)) while this one "
-                                   + "could not renew it: stopping at once, without publishing more (exit 75); what "
-                                   + "this one stored is in the stream, and its checkpoint is the other's now")
-                        exit(75)
-                    }
+                case .taken(let holder):
+                    clusterLog("router", "--name \(name) was taken by another router (\(holder)) while this one "
+                               + "could not renew it: stopping at once, without publishing more (exit 75); what "
+                               + "this one stored is in the stream, and its checkpoint is the other's now")
+                    exit(75)
                 }
                 lock.lock()
                 revision = next
@@ -177,6 +165,41 @@ final class NameFence: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// What a renewal found.
+    enum Renewal: Equatable {
+        /// Held, at this revision.
+        case renewed(UInt64)
+        /// Another router holds the name (who).
+        case taken(String)
+    }
+
+    /// Renews the key held at revision `last`. A key at another revision that
+    /// holds this router's own value is still its own (a renewal or a create that
+    /// timed out on the client after the server stored it, in an outage); a key
+    /// that lapsed (an outage longer than the TTL) is taken again, since nobody
+    /// routed with this name meanwhile; a key holding another value is taken.
+    func renew(last: UInt64) throws(NatsError) -> Renewal {
+        let updated = Result { () throws(NatsError) -> UInt64 in try kv.update(name, value, last: last) }
+        switch updated {
+        case .success(let revision): return .renewed(revision)
+        case .failure(let error): if !error.isWrongRevision { throw error }
+        }
+        for _ in 0..<2 {
+            if let entry = try kv.get(name) {
+                guard entry.value == value else { return .taken(NameFence.describe(entry.value).text) }
+                return .renewed(try kv.update(name, value, last: entry.revision))
+            }
+            let created = Result { () throws(NatsError) -> UInt64 in try kv.create(name, value) }
+            switch created {
+            case .success(let revision): return .renewed(revision)
+            case .failure(let error): if !error.isWrongRevision { throw error }
+            }
+            // Created meanwhile (by another router, or by our own create that timed out): look again.
+        }
+        let holder = (try? kv.get(name)).flatMap { $0 }.map { NameFence.describe($0.value).text } ?? "unknown"
+        return .taken(holder)
     }
 
     /// Deletes the key: the name is free at once.
