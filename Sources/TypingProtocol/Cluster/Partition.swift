@@ -108,7 +108,7 @@ extension Partition {
     ///   protocol's checks, a manual clock): a command for every partition goes to
     ///   every partition, and a line that is no command to none (`route` nil).
     ///
-    /// Most lines are read without jansson (``PlainLine``); the result is the same.
+    /// Most lines are read without jansson (`PlainLine`); the result is the same.
     public static func route(line: UnsafeRawBufferPointer, among count: Int) -> LineRoute {
         if let plain = PlainLine(line), let cmd = plain.cmd, let conv = plain.conv {
             let name = UnsafeRawBufferPointer(rebasing: line[cmd])

@@ -6,7 +6,7 @@
 /// UTF-8 in strings, no control bytes, no key twice). Anything outside that shape
 /// (an escape, a nested value, a real number, a line jansson would refuse) is
 /// "unsure", and the line goes through jansson instead: the two readings agree
-/// on every line the quick one is sure of (`PartitionTests` compares them).
+/// on every line the quick one is sure of (`LineRouteTests` and `LineRouteAttackTests` compare them).
 package struct PlainLine {
     /// The contents of the `cmd`, `conv` and `id` values when they are strings.
     package var cmd: Range<Int>?
