@@ -2,7 +2,7 @@ import CJansson
 import CJanssonArena
 import Testing
 import TypingCore
-@testable import TypingProtocol
+import TypingProtocol
 
 /// Attacks on the quick reading of a line (`PlainLine`): every byte of a few
 /// plain lines changed to each of the 256 values, each byte value inserted at
@@ -70,7 +70,8 @@ struct LineRouteAttackTests {
         guard cj_is_object(root) != 0 else { return nil }
         func text(_ key: String) -> [UInt8]? {
             guard let value = json_object_get(root, key), cj_is_string(value) != 0 else { return nil }
-            return Array(JSONValue.bytes(ofString: value))
+            guard let start = json_string_value(value) else { return [] }
+            return Array(UnsafeRawBufferPointer(start: start, count: json_string_length(value)))
         }
         return Fields(cmd: text("cmd"), conv: text("conv"), id: text("id"), hasAt: json_object_get(root, "at") != nil)
     }
