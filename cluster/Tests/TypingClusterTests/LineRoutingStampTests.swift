@@ -13,7 +13,7 @@ struct LineRoutingStampTests {
     /// Lines near commands: every command, good and bad values of its fields,
     /// unknown keys, nested values, escapes, and spaces around the closing brace.
     static func lines(seed: UInt64, count: Int) -> [String] {
-        var random = StampRandom(state: seed)
+        var random = TestRandom(state: seed)
         let names = Command.Name.allCases.map(\.rawValue)
         let fields: [(String, [String])] = [
             ("user", ["\"ana\"", "\"bo\"", "5", "\"\"", "null", "[]", "\"a\\u0062\""]),
@@ -98,8 +98,9 @@ struct LineRoutingStampTests {
     }
 }
 
-/// SplitMix64, so that the lines are the same on every run.
-private struct StampRandom {
+/// SplitMix64, so that generated lines are the same on every run (the cluster
+/// tests' one generator).
+struct TestRandom {
     var state: UInt64
 
     mutating func next(_ bound: Int) -> Int {

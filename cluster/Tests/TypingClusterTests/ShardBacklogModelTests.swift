@@ -78,7 +78,7 @@ struct ShardBacklogModelTests {
 
     /// A random line of a small world (4 users, 3 conversations, 2 threads) and its
     /// command; `busy` is a user who opens and closes threads and views often.
-    static func line(_ random: inout StampRandomForBacklog, at time: Int) -> (String, Command?) {
+    static func line(_ random: inout TestRandom, at time: Int) -> (String, Command?) {
         let users = ["u0", "u1", "u2", "u3"], convs = ["c0", "c1", "c2"], threads = ["t0", "t1"]
         let busy = random.next(2) == 0
         let user = busy ? "u0" : users[random.next(users.count)]
@@ -122,7 +122,7 @@ struct ShardBacklogModelTests {
     @Test("after every line of random catch-ups, the kept indicators are the old table's",
           arguments: [(1, false), (2, true), (3, false), (4, true)] as [(UInt64, Bool)])
     func keptAsBefore(seed: UInt64, audienceOpen: Bool) {
-        var random = StampRandomForBacklog(state: seed)
+        var random = TestRandom(state: seed)
         var reference = Runner(audienceOpen: audienceOpen, mode: .publish)
         var backlog = Runner(audienceOpen: audienceOpen, mode: .backlog)
         var model = Model(audienceOpen: audienceOpen)
@@ -190,15 +190,3 @@ struct ShardBacklogModelTests {
     }
 }
 
-/// SplitMix64.
-struct StampRandomForBacklog {
-    var state: UInt64
-
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
-    }
-}
