@@ -10,9 +10,9 @@ package enum DisplayName {
     /// The name of a user who has none, or whose name is only spaces and controls.
     static let unknown = "Someone"
     /// The most grapheme clusters a display name keeps.
-    static let maxClusters = 15
+    package static let maxClusters = 15
     /// What a shortened name ends with.
-    static let ellipsis = "..."
+    package static let ellipsis = "..."
 
     /// The display name for `raw`, or nil when the user is unnamed: they gave no
     /// name, or nothing is left of it after cleaning.
@@ -23,24 +23,58 @@ package enum DisplayName {
 
     /// The display name for `raw` (nil: unnamed), and whether it is `raw` itself
     /// (nothing removed, trimmed or cut), told without comparing the two.
-    static func clean(_ raw: String) -> (display: String?, asGiven: Bool) {
+    package static func clean(_ raw: String) -> (display: String?, asGiven: Bool) {
         if isPlainShortASCII(raw) { return (raw, true) }
-        let all = raw.unicodeScalars
-        var scalars = Substring.UnicodeScalarView(all.filter { !isControl($0) })
-        var changed = scalars.count != all.count
-        let before = scalars.count
+        // Work on the UTF-8 bytes and look at no more of the name than the rules
+        // need: a name of any length costs one scan of its bytes (a long name once
+        // made a join cost milliseconds, scalar by scalar through generic code).
+        let (cleaned, removed) = withoutControls(raw)
+        var scalars = Substring(cleaned).unicodeScalars
+        let before = scalars.startIndex, after = scalars.endIndex
         trimWhiteSpace(&scalars)
-        changed = changed || scalars.count != before
+        let changed = removed || scalars.startIndex != before || scalars.endIndex != after
         if scalars.isEmpty { return (nil, false) }
-        let cleaned = String(scalars)
-        guard cleaned.count > maxClusters else { return (cleaned, !changed) }
-        var kept = Substring(cleaned.prefix(maxClusters)).unicodeScalars
+        // A String of its own, so that its clusters are counted from its start.
+        let trimmed = changed ? String(scalars) : cleaned
+        // The end of the first maxClusters clusters: only those are looked at.
+        var end = trimmed.startIndex
+        for _ in 0..<maxClusters where end < trimmed.endIndex { trimmed.formIndex(after: &end) }
+        guard end < trimmed.endIndex else { return (trimmed, !changed) }
+        var kept = trimmed[..<end].unicodeScalars
         trimWhiteSpace(&kept)
         return (String(kept) + ellipsis, false)
     }
 
+    /// `raw` without its control characters (``isControl(_:)``), and whether any
+    /// were there. Each is one whole scalar (C0 and DEL one byte, C1 the two bytes
+    /// C2 80...C2 9F), so what is left is still valid UTF-8.
+    static func withoutControls(_ raw: String) -> (String, Bool) {
+        var utf8 = raw
+        return utf8.withUTF8 { bytes in
+            var first = -1
+            var i = 0
+            while i < bytes.count {
+                let b = bytes[i]
+                if b < 0x20 || b == 0x7F || (b == 0xC2 && i + 1 < bytes.count && bytes[i + 1] <= 0x9F) { first = i; break }
+                i += 1
+            }
+            if first < 0 { return (String(raw), false) }
+            var kept = [UInt8](bytes[..<first])
+            kept.reserveCapacity(bytes.count)
+            i = first
+            while i < bytes.count {
+                let b = bytes[i]
+                if b < 0x20 || b == 0x7F { i += 1; continue }
+                if b == 0xC2 && i + 1 < bytes.count && bytes[i + 1] <= 0x9F { i += 2; continue }
+                kept.append(b)
+                i += 1
+            }
+            return (String(decoding: kept, as: UTF8.self), true)
+        }
+    }
+
     /// True for the control characters a display name drops.
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value <= 0x1F || (0x7F...0x9F).contains(scalar.value)
     }
 
