@@ -29,6 +29,13 @@ public func wallMilliseconds() -> Int {
     return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
 }
 
+/// This host's name (what a lease's and a router name's holder says).
+func hostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    gethostname(&buffer, buffer.count - 1)
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 /// Sleeps `seconds` (not on a path that must notice anything meanwhile).
 func pause(_ seconds: Double) {
     guard seconds > 0 else { return }

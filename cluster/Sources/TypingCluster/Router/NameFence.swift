@@ -67,12 +67,6 @@ final class NameFence: @unchecked Sendable {
         return ("pid \(pid.map(String.init) ?? "?") on \(host ?? "?")", pid, host)
     }
 
-    static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        gethostname(&buffer, buffer.count - 1)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     /// Takes the name, or throws ``RouterFailure/nameTaken(name:holder:)``. A key
     /// left by a router of this host whose process is gone is taken over at once.
     static func take(_ kv: KeyValue, name: String, ttl: Double) throws -> NameFence {
@@ -175,21 +169,20 @@ final class NameFence: @unchecked Sendable {
         case taken(String)
     }
 
-    /// Renews the key held at revision `last`. A key at another revision that
-    /// holds this router's own value is still its own (a renewal or a create that
-    /// timed out on the client after the server stored it, in an outage); a key
-    /// that lapsed (an outage longer than the TTL) is taken again, since nobody
-    /// routed with this name meanwhile; a key holding another value is taken.
+    /// Renews the key held at revision `last` (``KeyValue/renew(_:_:last:)``: a
+    /// key at another revision that holds this router's own value is still its
+    /// own). A key that lapsed (an outage longer than the TTL) is taken again,
+    /// since nobody routed with this name meanwhile; a key holding another value
+    /// is taken.
     func renew(last: UInt64) throws(NatsError) -> Renewal {
-        let updated = Result { () throws(NatsError) -> UInt64 in try kv.update(name, value, last: last) }
-        switch updated {
-        case .success(let revision): return .renewed(revision)
-        case .failure(let error): if !error.isWrongRevision { throw error }
-        }
-        for _ in 0..<2 {
-            if let entry = try kv.get(name) {
-                guard entry.value == value else { return .taken(NameFence.describe(entry.value).text) }
-                return .renewed(try kv.update(name, value, last: entry.revision))
+        var found = try kv.renew(name, value, last: last)
+        var creates = 0
+        while true {
+            switch found {
+            case .renewed(let revision): return .renewed(revision)
+            case .taken(let other, _): return .taken(NameFence.describe(other).text)
+            case .lapsed where creates == 2: return .taken("unknown: the name came and went twice while this router renewed it")
+            case .lapsed: creates += 1
             }
             let created = Result { () throws(NatsError) -> UInt64 in try kv.create(name, value) }
             switch created {
@@ -197,9 +190,8 @@ final class NameFence: @unchecked Sendable {
             case .failure(let error): if !error.isWrongRevision { throw error }
             }
             // Created meanwhile (by another router, or by our own create that timed out): look again.
+            found = try kv.reclaim(name, value)
         }
-        let holder = (try? kv.get(name)).flatMap { $0 }.map { NameFence.describe($0.value).text } ?? "unknown"
-        return .taken(holder)
     }
 
     /// Deletes the key: the name is free at once.

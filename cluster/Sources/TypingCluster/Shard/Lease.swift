@@ -10,14 +10,6 @@ func monotonicNanos() -> Int64 {
     return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
 }
 
-/// Wall time in milliseconds since 1970.
-@inline(__always)
-func wallMillis() -> Int {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
-}
-
 /// Partition P's lease: key `pP` of the KV bucket ``Names/leaseBucket``. Taken with
 /// create (its revision is the owner's epoch: it grows with every new owner),
 /// renewed with update(last: revision) every second (TTL/3 if shorter). The lease is held until TTL
@@ -45,10 +37,7 @@ public final class Lease: @unchecked Sendable {
         self.kv = kv
         key = Names.leaseKey(partition)
         self.ttl = ttl
-        var host = [CChar](repeating: 0, count: 256)
-        gethostname(&host, 255)
-        let hostName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        owner = "\(hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        owner = "\(hostName()):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         value = Array("{\"owner\":\"\(owner)\",\"partition\":\(partition)}".utf8)
         self.log = log
     }
@@ -104,25 +93,21 @@ public final class Lease: @unchecked Sendable {
             let sent = monotonicNanos()
             if sent >= validUntil.load(ordering: .acquiring) { fence("not renewed within \(ttl) s") }
             do {
-                let renewed = try kv.update(key, value, last: revision.load(ordering: .acquiring))
-                revision.store(renewed, ordering: .releasing)
-                validUntil.store(sent + Int64(ttl * 1e9), ordering: .releasing)
-                renewals.add(1, ordering: .relaxed)
-                next = sent + Int64(interval * 1e9)
-                if let since = failingSince {
-                    log("lease renewed again after \(String(format: "%.2f", Double(monotonicNanos() - since) / 1e9)) s")
-                    failingSince = nil
-                }
-                continue
-            } catch let error where error.isWrongRevision {
-                // A renewal whose reply was lost may have been stored: is the key still ours?
-                do {
-                    guard let entry = try kv.get(key) else { fence("lease lapsed") }
-                    if entry.value != value {
-                        fence("lease taken by \(String(decoding: entry.value, as: UTF8.self)) (epoch \(entry.revision))")
+                switch try renew() {
+                case .renewed:
+                    validUntil.store(sent + Int64(ttl * 1e9), ordering: .releasing)
+                    renewals.add(1, ordering: .relaxed)
+                    next = sent + Int64(interval * 1e9)
+                    if let since = failingSince {
+                        log("lease renewed again after \(String(format: "%.2f", Double(monotonicNanos() - since) / 1e9)) s")
+                        failingSince = nil
                     }
-                    revision.store(entry.revision, ordering: .releasing)
-                } catch {}
+                    continue
+                case .lapsed:
+                    fence("lease lapsed")
+                case .taken(let other, let revision):
+                    fence("lease taken by \(String(decoding: other, as: UTF8.self)) (epoch \(revision))")
+                }
             } catch {
                 if failingSince == nil {
                     failingSince = monotonicNanos()
@@ -131,6 +116,15 @@ public final class Lease: @unchecked Sendable {
             }
             next = monotonicNanos() + 100_000_000
         }
+    }
+
+    /// One renewal (``KeyValue/renew(_:_:last:)``: a key at another revision that
+    /// still holds this owner's value is still its lease); the revision is kept
+    /// when it is.
+    func renew() throws(NatsError) -> KeyRenewal {
+        let found = try kv.renew(key, value, last: revision.load(ordering: .acquiring))
+        if case .renewed(let renewed) = found { revision.store(renewed, ordering: .releasing) }
+        return found
     }
 
     /// Ends the process the moment the lease's time is up, even while a renewal

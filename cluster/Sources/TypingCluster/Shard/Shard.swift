@@ -837,7 +837,7 @@ public final class Shard: @unchecked Sendable {
         while !isStopping {
             sleep(seconds: Double(config.tickMs) / 1000)
             guard !isStopping, let lease, lease.held else { continue }
-            let wall = wallMillis()
+            let wall = wallMilliseconds()
             if wall - clock.load(ordering: .relaxed) < config.tickMs {
                 counts.withLock { $0.ticksSkipped += 1 }
                 continue
