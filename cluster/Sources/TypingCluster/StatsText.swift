@@ -10,8 +10,9 @@ public enum StatsText {
     static func value(_ value: Any) -> String {
         switch value {
         case let text as String:
-            let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
-            return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
+            var out: [UInt8] = []
+            JSONValue.writeString(text, to: &out)   // the cluster's one JSON string writer
+            return String(decoding: out, as: UTF8.self)
         case let list as [Int]: return "[" + list.map(String.init).joined(separator: ",") + "]"
         case let number as Int: return String(number)
         case let number as Int64: return String(number)

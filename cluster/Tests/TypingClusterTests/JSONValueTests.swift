@@ -19,3 +19,14 @@ import Testing
         #expect(JSONValue.parse([0x22, 0xFF, 0x22]) == nil)   // not UTF-8
     }
 }
+
+/// The stats objects (`route --stats-file`, JSON) write strings with the same writer.
+@Suite struct StatsTextTests {
+    @Test func statsWriteValidJSONInTheirOrder() {
+        let name = "r\"1\\\n\t/\u{1}é"
+        let text = StatsText.json([("name", name), ("lines", 7), ("parts", [1, 2]), ("rate", 0.5), ("up", true), ("gone", nil as Int?)])
+        #expect(text == (#"{"name":"r\"1\\\n\t/\u0001é","lines":7,"parts":[1,2],"rate":0.5,"up":true,"gone":null}"#))
+        let parsed = JSONValue.parse(Array(text.utf8))
+        #expect(parsed?["name"]?.string == name)
+    }
+}
