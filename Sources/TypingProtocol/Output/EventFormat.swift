@@ -9,16 +9,21 @@ public protocol EventFormat: ~Copyable {
     /// Appends `event`, as one line ending in LF, to `buffer`.
     mutating func encode(_ event: Event, into buffer: inout OutputBuffer)
 
-    /// Whether ``lineEnded(_:)`` is called after every input line (false by
-    /// default: nothing is copied or called for a format that does not look).
+    /// Whether ``lineBegins(_:)`` and ``lineEnded()`` are called around every
+    /// input line (false by default: nothing is called for a format that does
+    /// not look).
     static var observesLines: Bool { get }
 
-    /// Called after each non-blank input line was applied (its events encoded):
-    /// the line's command as the decoder read it, or nil for a line that was
-    /// refused before reaching the engine (its error encoded). For a format that
-    /// keeps per-line state (typingd-cluster's catch-up), so that it need not read
-    /// the line again.
-    mutating func lineEnded(_ command: Command?)
+    /// Called before the engine applies a line's command (the command as the
+    /// decoder read it, lent: a format copies only what it keeps). Not called for
+    /// a line refused before reaching the engine. For a format that keeps
+    /// per-line state (typingd-cluster's catch-up), so that it need not read the
+    /// line again.
+    mutating func lineBegins(_ command: Command)
+
+    /// Called after each non-blank input line: applied (its events encoded,
+    /// after ``lineBegins(_:)``), or refused (its error encoded).
+    mutating func lineEnded()
 }
 
 extension EventFormat where Self: ~Copyable {
@@ -26,5 +31,8 @@ extension EventFormat where Self: ~Copyable {
     public static var observesLines: Bool { false }
 
     @inlinable
-    public mutating func lineEnded(_ command: Command?) {}
+    public mutating func lineBegins(_ command: Command) {}
+
+    @inlinable
+    public mutating func lineEnded() {}
 }

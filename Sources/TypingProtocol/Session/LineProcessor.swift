@@ -51,19 +51,19 @@ package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: F
             break
         case .request(let request):
             if Format.observesLines {
-                let command = request.command
+                output.format.lineBegins(request.command)
                 engine.apply(consume request, to: &output)
-                output.format.lineEnded(command)
+                output.format.lineEnded()
             } else {
                 engine.apply(consume request, to: &output)
             }
         case .refused(let error):
             engine.reject(error, to: &output)
-            if Format.observesLines { output.format.lineEnded(nil) }
+            if Format.observesLines { output.format.lineEnded() }
         case let .tooLong(number, limit):
             tooLong = true
             engine.reject(ParsedLine.tooLongError(number: number, limit: limit), to: &output)
-            if Format.observesLines { output.format.lineEnded(nil) }
+            if Format.observesLines { output.format.lineEnded() }
         }
         if recording != nil { record(line, tooLong: tooLong, at: time) }
         if checksInvariants { checkEngine() }

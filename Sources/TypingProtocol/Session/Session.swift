@@ -157,9 +157,12 @@ extension Session where Format: ~Copyable {
     mutating func apply(_ batch: inout LineBatch) throws(Sink.Failure) -> Int {
         if let stamp = batch.stamp { try advance(to: stamp) }
         for index in batch.parsed.indices {
-            // Each parsed line is taken out of the batch (left blank), not copied.
-            let parsed = batch.take(index)
-            batch.withLine(index) { lines.process(parsed, line: $0) }
+            // Each parsed line is taken out of the batch (left blank) and moved into
+            // the engine, not copied: a `let` captured by the closure would be.
+            var parsed = Optional(batch.take(index))
+            batch.withLine(index) { line in
+                if let taken = parsed.take() { lines.process(taken, line: line) }
+            }
             if lines.wantsPause {
                 try rethrow()
                 return index + 1

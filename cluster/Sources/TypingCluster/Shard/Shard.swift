@@ -354,7 +354,7 @@ public final class Shard: @unchecked Sendable {
             output.mode = .backlog
             setAuditPrefix(seq, backlog: true)
             // Each line's screen changes are applied around its own indicators
-            // by the format, from the command the engine applied (ShardFormat.lineEnded).
+            // by the format, from the command the engine applied (ShardFormat.lineBegins and lineEnded).
             feed(lines)
             output.mode = .publish
             try publishTouched(seq: seq, first: seq)

@@ -76,7 +76,11 @@ public final class ShardOutput {
     /// The conversations of each viewer's entries in ``backlog`` (maybe some
     /// whose entry is gone since, or named twice: look them up).
     var backlogConvs: [Identifier: ViewerConvs] = [:]
-    /// The current backlog line's indicators, until ``commitLine(_:)``.
+    /// What the current backlog line's command does to screens (``lineBegins(_:)``),
+    /// nil for most commands (they change none).
+    var lineChange: ScreenChange? = nil
+    /// The current backlog line's indicators, until ``commitLine()``: only for a
+    /// line with a ``lineChange`` (the others' go to ``backlog`` at once).
     var lineKept: [(BacklogKey, Kept)] = []
     /// Where a backlog indicator is encoded for the audit.
     var scratch = OutputBuffer(capacity: 1024)
@@ -121,6 +125,15 @@ public final class ShardOutput {
             convs.append(conv)
             return convs.count > limit
         }
+    }
+
+    /// What a command does to the kept indicators' screens, if it is applied:
+    /// `before` its own indicators (a key forgotten, or forgotten unless it is
+    /// on `screen`), `after` them (a viewer's entries, offline or no longer
+    /// receiving typing).
+    struct ScreenChange {
+        var before: (key: BacklogKey, screen: Screen?)?
+        var after: (viewer: Identifier, offline: Bool)?
     }
 
     /// The key of a kept backlog indicator.
@@ -271,7 +284,12 @@ public final class ShardOutput {
             pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator))
             auditCopy(from: target.buffer, start: start)
         case .backlog:
-            lineKept.append((BacklogKey(conv: indicator.conv, viewer: indicator.viewer), Kept(screen: screen, indicator: indicator)))
+            let key = BacklogKey(conv: indicator.conv, viewer: indicator.viewer)
+            if lineChange == nil {
+                keep(Kept(screen: screen, indicator: indicator), for: key)
+            } else {
+                lineKept.append((key, Kept(screen: screen, indicator: indicator)))
+            }
             if audit != nil {
                 scratch.removeAll()
                 json.encode(event, into: &scratch)
@@ -284,43 +302,49 @@ public final class ShardOutput {
         }
     }
 
+    /// Starts a backlog line: what its command will do to screens, if applied
+    /// (``ScreenChange``), from the command the engine is given (never by reading
+    /// the line again). Called by ``ShardFormat`` in ``Mode/backlog``.
+    public func lineBegins(_ command: Command) {
+        switch command {
+        case .leave(let conv, let user), .remove(let conv, let user, _):
+            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user), nil))
+        case .open(let conv, let user, let thread, let view):
+            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user),
+                                               Screen(conv: conv, thread: thread, list: view == .list)))
+        case .close(let conv, let user):
+            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user),
+                                               audienceOpen ? nil : Screen(conv: conv, thread: nil, list: false)))
+        case .join(let conv, let user, _, _, _, let receiveTyping):
+            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user), Screen(conv: conv, thread: nil, list: false)),
+                                      after: receiveTyping == false ? (user, false) : nil)
+        case .user(let user, _, _, _, let receiveTyping):
+            lineChange = receiveTyping == false ? ScreenChange(after: (user, false)) : nil
+        case .offline(let user):
+            lineChange = ScreenChange(after: (user, true))
+        default:
+            lineChange = nil
+        }
+    }
+
     /// Ends a backlog line: its indicators are kept (each (conv, viewer)'s last),
     /// and kept ones whose viewer is no longer on their screen are forgotten: before
     /// the line's own indicators for the commands that change a screen and then
     /// render (join, open, close, leave, remove), after them for those that render
     /// first (offline, a `user` or `join` turning receive_typing off). A line that
-    /// was not applied (an error) changes no screen. `command`: the line's command
-    /// as the engine's decoder read it (nil: the line was refused). Called by
-    /// ``ShardFormat`` after each line the session applies in ``Mode/backlog``.
-    public func commitLine(_ command: Command?) {
+    /// was not applied (an error, or refused before the engine) changes no screen.
+    /// Called by ``ShardFormat`` after each line the session applies in ``Mode/backlog``.
+    public func commitLine() {
         let applied = !sawError
         sawError = false
-        var after: (viewer: Identifier, offline: Bool)? = nil
-        if applied, let command {
-            switch command {
-            case .leave(let conv, let user), .remove(let conv, let user, _):
-                forget(BacklogKey(conv: conv, viewer: user))
-            case .open(let conv, let user, let thread, let view):
-                moved(BacklogKey(conv: conv, viewer: user), to: Screen(conv: conv, thread: thread, list: view == .list))
-            case .close(let conv, let user):
-                let key = BacklogKey(conv: conv, viewer: user)
-                if audienceOpen { forget(key) } else { moved(key, to: Screen(conv: conv, thread: nil, list: false)) }
-            case .join(let conv, let user, _, _, _, let receiveTyping):
-                moved(BacklogKey(conv: conv, viewer: user), to: Screen(conv: conv, thread: nil, list: false))
-                if receiveTyping == false { after = (user, false) }
-            case .user(let user, _, _, _, let receiveTyping):
-                if receiveTyping == false { after = (user, false) }
-            case .offline(let user):
-                after = (user, true)
-            default:
-                break
-            }
+        guard let change = lineChange else { return }   // its indicators are kept already
+        lineChange = nil
+        if applied, let (key, screen) = change.before {
+            if let screen { moved(key, to: screen) } else { forget(key) }
         }
-        for (key, kept) in lineKept where backlog.updateValue(kept, forKey: key) == nil {
-            if backlogConvs[key.viewer, default: ViewerConvs()].append(key.conv) { compact(key.viewer) }
-        }
+        for (key, kept) in lineKept { keep(kept, for: key) }
         lineKept.removeAll(keepingCapacity: true)
-        guard let (viewer, offline) = after, let convs = backlogConvs[viewer]?.convs else { return }
+        guard applied, let (viewer, offline) = change.after, let convs = backlogConvs[viewer]?.convs else { return }
         if offline && !audienceOpen {
             for conv in convs { moved(BacklogKey(conv: conv, viewer: viewer), to: Screen(conv: conv, thread: nil, list: false)) }
         } else {
@@ -328,6 +352,15 @@ public final class ShardOutput {
         }
         // The entries left (a viewer offline keeps those of the main chat).
         compact(viewer)
+    }
+
+    /// Keeps `kept` as (conv, viewer)'s last indicator.
+    @inline(__always)
+    func keep(_ kept: Kept, for key: BacklogKey) {
+        if backlog.updateValue(kept, forKey: key) == nil,
+           backlogConvs[key.viewer, default: ViewerConvs()].append(key.conv) {
+            compact(key.viewer)
+        }
     }
 
     /// Leaves in `viewer`'s list only the conversations of its live entries, once each.
@@ -391,9 +424,13 @@ public struct ShardFormat: EventFormat, ~Copyable {
     public static var observesLines: Bool { true }
 
     /// A catch-up decides which kept indicators survive a line from the command
-    /// the engine applied (never by reading the line again).
-    public mutating func lineEnded(_ command: Command?) {
-        if output.mode == .backlog { output.commitLine(command) } else { output.sawError = false }
+    /// the engine applies (never by reading the line again).
+    public mutating func lineBegins(_ command: Command) {
+        if output.mode == .backlog { output.lineBegins(command) }
+    }
+
+    public mutating func lineEnded() {
+        if output.mode == .backlog { output.commitLine() } else { output.sawError = false }
     }
 }
 
