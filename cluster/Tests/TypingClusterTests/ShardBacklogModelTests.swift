@@ -21,6 +21,7 @@ struct ShardBacklogModelTests {
             var configuration = SessionConfiguration(drain: false)
             configuration.engine.lateAt = .clamp
             configuration.engine.audience = audienceOpen ? .open : .members
+            configuration.maxLineBytes = ShardBacklogModelTests.maxLineBytes
             session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink())
         }
 
@@ -85,6 +86,7 @@ struct ShardBacklogModelTests {
         let conv = convs[random.next(busy ? 2 : convs.count)]
         let (u, c) = (Identifier(user), Identifier(conv))
         let head = "\"conv\":\"\(conv)\",\"user\":\"\(user)\",\"at\":\(time)"
+        if random.next(8) == 0 { return odd(&random, head: head, user: user, u: u, c: c, at: time) }
         switch random.next(busy ? 6 : 20) {
         case 0, 1:
             let thread = threads[random.next(threads.count)]
@@ -116,6 +118,30 @@ struct ShardBacklogModelTests {
             // Refused: a list view takes no thread (nothing may change).
             return ("{\"cmd\":\"open\",\(head),\"view\":\"list\",\"thread\":\"t0\"}", nil)
         default: return ("{\"cmd\":\"join\",\(head)}", .join(conv: c, user: u))
+        }
+    }
+
+    /// The most bytes a line of these runs may have: a longer one is refused as too long.
+    static let maxLineBytes = 512
+
+    /// A line that is not one of the commands above: refused before the engine
+    /// (not JSON, an unknown command, a field of the wrong type, too long), blank,
+    /// or a command that changes no screen (forget, user and join with a name, query).
+    static func odd(_ random: inout TestRandom, head: String, user: String, u: Identifier, c: Identifier, at time: Int) -> (String, Command?) {
+        switch random.next(9) {
+        case 0: return ("{\"cmd\":\"leave\",\(head)", nil)
+        case 1: return ("{\"cmd\":\"dance\",\(head)}", nil)
+        case 2: return ("{\"cmd\":\"close\",\(head),\"conv\":7}", nil)
+        case 3:
+            let padding = String(repeating: "x", count: maxLineBytes)
+            return ("{\"cmd\":\"leave\",\(head),\"pad\":\"\(padding)\"}", nil)
+        case 4: return (random.next(2) == 0 ? "" : " \t ", nil)
+        case 5: return ("{\"cmd\":\"forget\",\(head)}", .forget(conv: c, user: u))
+        case 6:
+            return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"name\":\"N\(random.next(3))\",\"at\":\(time)}",
+                    .user(user: u, name: "N"))
+        case 7: return ("{\"cmd\":\"join\",\(head),\"name\":\"J\(random.next(3))\"}", .join(conv: c, user: u, name: "J"))
+        default: return ("{\"cmd\":\"query\",\"conv\":\"c0\",\"id\":\"q\"}", .query(conv: Identifier("c0")))
         }
     }
 
