@@ -46,6 +46,10 @@ public struct NatsError: Error, CustomStringConvertible, Sendable {
     /// A key-value create or update lost its race: the key exists, or its
     /// revision is not the one given (JetStream's "wrong last sequence").
     public var isWrongRevision: Bool { code == 10071 }
+    /// JetStream 10005, "no suitable peers for placement": fewer servers with
+    /// JetStream than the replicas asked, or some not yet known to the meta
+    /// leader (a cluster just started).
+    public var isNoPlacement: Bool { code == 10005 }
     /// Nobody listens on the subject asked (no JetStream there, no such service).
     public var isNoResponders: Bool { status == NATS_NO_RESPONDERS.rawValue }
     /// The connection is closed for good.

@@ -32,6 +32,10 @@ public struct ClusterControl: Sendable {
 
     static func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
 
+    /// How long setup asks again while JetStream finds no servers for the
+    /// replicas (the nodes of a cluster just started are still joining).
+    static let placementWait = 20.0
+
     /// Waits until JetStream answers (a stream lookup needs a meta leader too).
     /// A server without JetStream fails at once, and says so.
     public func ready(timeout: Double) throws(Failure) {
@@ -61,15 +65,29 @@ public struct ClusterControl: Sendable {
     /// done (a delete of what is not there). A create is the same request again
     /// (JetStream answers a create of what exists with the same configuration as
     /// a success), so a create whose reply was lost needs nothing more.
-    func step(_ what: String, deadline: Double, timeout: Double, gone: Bool = false,
+    ///
+    /// "No suitable peers for placement" is asked again for at most
+    /// ``placementWait`` seconds: right after a cluster starts, its nodes join the
+    /// JetStream meta group one by one; a cluster with fewer nodes than the
+    /// replicas never places them, and is told so.
+    static func step(_ what: String, deadline: Double, timeout: Double, gone: Bool = false,
               _ call: () throws(NatsError) -> Void) throws(Failure) {
+        var placementSince: Double? = nil
         while true {
             do {
                 try call()
                 return
             } catch {
                 if gone && error.isNotFound { return }
-                if !error.isTransient { throw Failure("setup: \(what): \(error)") }
+                if error.isNoPlacement {
+                    let since = placementSince ?? Self.now()
+                    placementSince = since
+                    if Self.now() - since > min(Self.placementWait, timeout) {
+                        throw Failure("setup: \(what): \(error): JetStream found no servers to place its replicas on "
+                                      + "for \(Int(min(Self.placementWait, timeout))) s. Start every node of the cluster "
+                                      + "(nats-server with JetStream), or set REPLICAS to at most their number")
+                    }
+                } else if !error.isTransient { throw Failure("setup: \(what): \(error)") }
                 if Self.now() > deadline {
                     throw Failure("setup: \(what): no success within \(timeout) s (\(error))")
                 }
@@ -89,14 +107,14 @@ public struct ClusterControl: Sendable {
         let deadline = Self.now() + timeout
         let js = jetStream
         let buckets = [Names.leaseBucket, Names.routerBucket, Names.routerNameBucket]
-        try step("deleting stream \(Names.stream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+        try Self.step("deleting stream \(Names.stream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
             try js.deleteStream(Names.stream)
         }
-        try step("deleting stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+        try Self.step("deleting stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
             try js.deleteStream(Names.snapshotStream)
         }
         for bucket in buckets {
-            try step("deleting bucket \(bucket)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+            try Self.step("deleting bucket \(bucket)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
                 try js.deleteStream("KV_" + bucket)
             }
         }
@@ -105,7 +123,7 @@ public struct ClusterControl: Sendable {
         stream.replicas = settings.replicas
         stream.duplicateWindow = 120_000
         let commandStream = stream
-        try step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+        try Self.step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
             try js.addStream(commandStream)
         }
         // Snapshots stay on disk whatever the command stream's storage: they are
@@ -115,14 +133,14 @@ public struct ClusterControl: Sendable {
         snapshots.replicas = settings.replicas
         snapshots.allowDirect = true
         let snapshotStream = snapshots
-        try step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+        try Self.step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
             try js.addStream(snapshotStream)
         }
         let ttls: [String: Double] = [Names.leaseBucket: settings.leaseTTL, Names.routerBucket: 0,
                                       Names.routerNameBucket: Self.routerNameTTL]
         for bucket in buckets {
             let config = KeyValue.Config(bucket: bucket, ttl: Int64((ttls[bucket] ?? 0) * 1000), replicas: settings.replicas)
-            try step("making bucket \(bucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+            try Self.step("making bucket \(bucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
                 _ = try KeyValue.create(config, in: js)
             }
         }
