@@ -49,25 +49,21 @@ package enum DisplayName {
     /// were there. Each is one whole scalar (C0 and DEL one byte, C1 the two bytes
     /// C2 80...C2 9F), so what is left is still valid UTF-8.
     static func withoutControls(_ raw: String) -> (String, Bool) {
-        var utf8 = raw
-        return utf8.withUTF8 { bytes in
-            var first = -1
-            var i = 0
-            while i < bytes.count {
+        var copy = raw
+        return copy.withUTF8 { bytes in
+            /// The bytes of the control character at `i`: 0 when there is none.
+            func control(at i: Int) -> Int {
                 let b = bytes[i]
-                if b < 0x20 || b == 0x7F || (b == 0xC2 && i + 1 < bytes.count && bytes[i + 1] <= 0x9F) { first = i; break }
-                i += 1
+                if b < 0x20 || b == 0x7F { return 1 }
+                return b == 0xC2 && i + 1 < bytes.count && bytes[i + 1] <= 0x9F ? 2 : 0
             }
-            if first < 0 { return (String(raw), false) }
+            guard let first = bytes.indices.first(where: { control(at: $0) > 0 }) else { return (raw, false) }
             var kept = [UInt8](bytes[..<first])
             kept.reserveCapacity(bytes.count)
-            i = first
+            var i = first
             while i < bytes.count {
-                let b = bytes[i]
-                if b < 0x20 || b == 0x7F { i += 1; continue }
-                if b == 0xC2 && i + 1 < bytes.count && bytes[i + 1] <= 0x9F { i += 2; continue }
-                kept.append(b)
-                i += 1
+                let length = control(at: i)
+                if length == 0 { kept.append(bytes[i]); i += 1 } else { i += length }
             }
             return (String(decoding: kept, as: UTF8.self), true)
         }

@@ -9,10 +9,7 @@ import Testing
     @Test func aLeaseRenewalStoredButUnansweredKeepsTheLease() throws {
         guard let server = try LiveTests.server() else { return }
         defer { server.stop() }
-        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
-        let js = try JetStream(connection)
-        try ClusterControl(js).setup(LiveTests.settings(), timeout: 30)
-        let kv = try KeyValue.open(Names.leaseBucket, in: js)
+        let kv = try LiveTests.bucket(Names.leaseBucket, on: server)
         let lease = Lease(kv: kv, partition: 0, ttl: 15, log: { _ in })
         #expect(try lease.tryCreate())
         let epoch = lease.epoch

@@ -41,6 +41,13 @@ import Glibc
         return condition()
     }
 
+    /// Bucket `name` of a fresh setup (LiveTests.settings) on `server`.
+    static func bucket(_ name: String, on server: NatsServer) throws -> KeyValue {
+        let js = try JetStream(NatsConnection(.init(servers: [server.url], name: "test")))
+        try ClusterControl(js).setup(settings(), timeout: 30)
+        return try KeyValue.open(name, in: js)
+    }
+
     static func settings() -> ClusterSettings {
         var settings = ClusterSettings()
         settings.replicas = 1

@@ -10,10 +10,7 @@ import Testing
     @Test func aRenewalStoredButUnansweredKeepsTheName() throws {
         guard let server = try LiveTests.server() else { return }
         defer { server.stop() }
-        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
-        let js = try JetStream(connection)
-        try ClusterControl(js).setup(LiveTests.settings(), timeout: 30)
-        let kv = try KeyValue.open(Names.routerNameBucket, in: js)
+        let kv = try LiveTests.bucket(Names.routerNameBucket, on: server)
         let fence = try NameFence.take(kv, name: "r", ttl: 15)
         let first = fence.revision
         // The server stored a renewal whose reply never came: same value, newer revision.

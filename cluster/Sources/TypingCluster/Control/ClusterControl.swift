@@ -82,9 +82,10 @@ public struct ClusterControl: Sendable {
                 if error.isNoPlacement {
                     let since = placementSince ?? Self.now()
                     placementSince = since
-                    if Self.now() - since > min(Self.placementWait, timeout) {
+                    let wait = min(Self.placementWait, timeout)
+                    if Self.now() - since > wait {
                         throw Failure("setup: \(what): \(error): JetStream found no servers to place its replicas on "
-                                      + "for \(Int(min(Self.placementWait, timeout))) s. Start every node of the cluster "
+                                      + "for \(Int(wait)) s. Start every node of the cluster "
                                       + "(nats-server with JetStream), or set REPLICAS to at most their number")
                     }
                 } else if !error.isTransient { throw Failure("setup: \(what): \(error)") }

@@ -285,11 +285,8 @@ public final class ShardOutput {
             auditCopy(from: target.buffer, start: start)
         case .backlog:
             let key = BacklogKey(conv: indicator.conv, viewer: indicator.viewer)
-            if lineChange == nil {
-                keep(Kept(screen: screen, indicator: indicator), for: key)
-            } else {
-                lineKept.append((key, Kept(screen: screen, indicator: indicator)))
-            }
+            let kept = Kept(screen: screen, indicator: indicator)
+            if lineChange == nil { keep(kept, for: key) } else { lineKept.append((key, kept)) }
             if audit != nil {
                 scratch.removeAll()
                 json.encode(event, into: &scratch)
