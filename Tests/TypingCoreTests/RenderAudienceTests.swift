@@ -33,6 +33,38 @@ struct RenderAudienceTests {
         #expect(set.count == 0 && set.next(from: 0) == nil && set.violations().isEmpty)
     }
 
+    @Test("a slot set agrees with a plain set as it grows and shrinks through its three forms, and gives its storage back",
+          arguments: [64, 200, 5_000, 300_000])
+    func slotSetForms(range: Int) {
+        var rng = SplitMix(seed: UInt64(range) &+ 17)
+        var set = SlotSet()
+        var reference = Set<Int>()
+        for round in 0..<6 {
+            // Grow past the array's limit, then shrink below a quarter of it.
+            let high = SlotSet.sparseLimit + 1 + rng.below(80), low = rng.below(SlotSet.sparseLimit / 4)
+            for target in [high, low] {
+                while reference.count != min(target, range) {
+                    let slot = reference.count < target ? rng.below(range) : reference.randomElement(using: &rng) ?? 0
+                    if reference.count < target {
+                        set.insert(slot)
+                        reference.insert(slot)
+                    } else {
+                        set.remove(slot)
+                        reference.remove(slot)
+                    }
+                    #expect(set.violations().isEmpty, "round \(round): \(set.violations())")
+                    #expect(set.count == reference.count)
+                }
+                #expect(set.elements == reference.sorted(), "round \(round)")
+                let probe = rng.below(range + 10)
+                #expect(set.next(from: probe) == reference.filter { $0 >= probe }.min())
+                #expect(set == SlotSet(reference.shuffled(using: &rng)), "equal whatever the order it was built in")
+            }
+        }
+        for slot in reference { set.remove(slot) }
+        #expect(set.isEmpty && set.storedEntries == 0, "an empty set keeps \(set.storedEntries) entries")
+    }
+
     /// Viewers compared by `body` (0 in a build without the checker's counters).
     static func compared(_ h: inout Harness, _ body: (inout Harness) -> Void) -> Int {
         #if TYPINGD_INTERNAL_CHECKS
@@ -286,3 +318,5 @@ extension Command {
         }
     }
 }
+
+extension SplitMix: RandomNumberGenerator {}

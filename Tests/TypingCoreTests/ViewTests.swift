@@ -101,7 +101,7 @@ struct ViewTests {
         #expect(h.engine.openViewCount == 0)
         #expect(h.engine.openViews.byUser.storage.capacity < 512, "the table shrank: \(h.engine.openViews.byUser.storage.capacity)")
         h.engine.conversations.forEachLive { _, record in
-            #expect(record.openSlots.capacity == 0)
+            #expect(record.openSlots.storedEntries == 0)
         }
         h.engine.checkInvariants()
     }

@@ -53,6 +53,10 @@ extension Engine {
                 guard problems.count == problemsBefore else { return }
                 let state = record[location: location]
                 typing += state.typers.count(in: streaks)
+                var typers: [StreakIndex] = []
+                state.typers.collect(first: state.typers.count(in: streaks), in: streaks, into: &typers)
+                check(state.typerNameLengths == LengthTally(counting: typers.map { Int32(clamping: users[streaks[$0].user].nameBound) }),
+                      "the name lengths tallied at \(location) of \(record.id) are not its typers' names'")
                 if location != .main {
                     let thread = record.threads[location]
                     check(!thread.isUnused, "thread \(thread.id) of \(record.id) is kept with no typer and no viewer")
@@ -60,7 +64,8 @@ extension Engine {
                     let here = record.members.indices.filter {
                         record.members[$0].isOccupied && record.members[$0].location == location
                     }
-                    check(thread.viewers.map(Int.init) == here.filter { record.members[$0].receives },
+                    problems += thread.viewers.violations().map { "the viewers of thread \(thread.id) of \(record.id): " + $0 }
+                    check(thread.viewers.elements == here.filter { record.members[$0].receives },
                           "the viewers of thread \(thread.id) of \(record.id) are not the sorted slots of the members there who receive typing: \(thread.viewers)")
                     check(Int(thread.silent) == here.filter { !record.members[$0].receives }.count,
                           "thread \(thread.id) of \(record.id) counts \(thread.silent) members there who receive nothing")
@@ -138,12 +143,15 @@ extension Engine {
                 check(member.lastSent == expectedView(of: slot, in: c, frame: frames[member.location]!),
                       "\(who) was last sent \(member.lastSent.text.debugDescription), but sees \(expectedView(of: slot, in: c, frame: frames[member.location]!).text.debugDescription)")
             }
+            check(record.memberIDLengths == LengthTally(counting: record.members.filter(\.isOccupied).map {
+                      Int32(users[$0.user].id.encodedBound)
+                  }), "the id lengths tallied in \(record.id) are not its members' ids'")
             check(occupied == record.memberCount && occupied > 0, "conversation \(record.id) counts \(record.memberCount) members, holds \(occupied)")
             membershipCount += occupied
             check(typing == streaksOfMembers, "conversation \(record.id) lists \(typing) typers, its members have \(streaksOfMembers) streaks")
-            check(record.openSlots == record.openSlots.sorted() && Set(record.openSlots).count == record.openSlots.count
-                  && record.openSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
-                  "the open slots of \(record.id) are not sorted occupied slots: \(record.openSlots)")
+            problems += record.openSlots.violations().map { "the open slots of \(record.id): " + $0 }
+            check(record.openSlots.elements.allSatisfy { $0 < record.members.count && record.members[$0].isOccupied },
+                  "the open slots of \(record.id) are not occupied slots: \(record.openSlots.elements)")
             problems += record.mainAudience.violations().map { "the main audience of \(record.id): " + $0 }
             let audience = record.members.indices.filter {
                 record.members[$0].isOccupied && record.members[$0].location == .main && record.members[$0].receives
@@ -151,11 +159,11 @@ extension Engine {
             }
             check(record.mainAudience.elements == audience,
                   "the main audience of \(record.id) is \(record.mainAudience.elements), not the members who see the main timeline \(audience)")
-            check(record.staleSlots.allSatisfy { record.mainAudience.contains(Int($0)) },
+            check(record.staleSlots.elements.allSatisfy { record.mainAudience.contains($0) },
                   "a stale member of \(record.id) is not in the main audience")
-            check(record.staleSlots == record.staleSlots.sorted() && Set(record.staleSlots).count == record.staleSlots.count
-                  && record.staleSlots.allSatisfy { Int($0) < record.members.count && record.members[Int($0)].isOccupied },
-                  "the stale slots of \(record.id) are not sorted occupied slots: \(record.staleSlots)")
+            problems += record.staleSlots.violations().map { "the stale slots of \(record.id): " + $0 }
+            check(record.staleSlots.elements.allSatisfy { $0 < record.members.count && record.members[$0].isOccupied },
+                  "the stale slots of \(record.id) are not occupied slots: \(record.staleSlots.elements)")
         }
         check(membershipCount == liveMemberships, "\(liveMemberships) memberships counted, \(membershipCount) held")
         check(membershipCount == memberships.count, "\(memberships.count) membership links for \(membershipCount) memberships")

@@ -145,7 +145,7 @@ extension Engine {
     mutating func removeMember(_ u: UserIndex, slot: Int, from c: ConversationIndex) {
         let link = conversations[c].members[slot].link
         let wasStale = !conversations[c].staleSlots.isEmpty
-        conversations[c].vacate(slot)
+        conversations[c].vacate(slot, id: users[u].id)
         if wasStale && conversations[c].staleSlots.isEmpty { staleConversations -= 1 }
         liveMemberships -= 1
         let next = memberships[link].next

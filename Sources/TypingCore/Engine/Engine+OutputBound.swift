@@ -19,61 +19,79 @@ extension Engine {
     /// `query`, `stats` and `snapshot` aside: they are what was asked for). It is an
     /// upper bound, not the output: every render of a location it touches is
     /// counted as if every viewer the render compares got a new indicator listing
-    /// `--max-listed` ids as long as the room's longest, each with an activity, and
-    /// a phrase of a clause per activity, each as long as the longest clause of any
-    /// table with three names as long as its typers' longest. O(the conversations
-    /// the command would render).
+    /// `--max-listed` ids as long as the longest of the room's members now, each
+    /// with an activity, and a phrase of a clause per activity, each as long as the
+    /// longest clause of any table with three names as long as the longest of its
+    /// typers' now. It depends only on what the protocol shows (members, typers,
+    /// screens), so a process rebuilt from a snapshot computes the same.
+    /// O(the conversations the command would render).
     ///
-    /// It is what `--max-output-per-line` compares with, and what makes one line's
-    /// output bounded: viewers × (ids listed + 1) × the longest id, per conversation
-    /// rendered.
+    /// It counts the forgotten screens the command tells too (see
+    /// ``chargedOutputBound(of:)``, what `--max-output-per-line` compares with). So
+    /// one line's output is bounded: viewers × (ids listed + 1) × the longest id,
+    /// per conversation rendered.
     public func outputBound(of command: Command) -> Int {
+        bound(of: command, forgotten: true)
+    }
+
+    /// What `--max-output-per-line` compares with: ``outputBound(of:)`` less the
+    /// forgotten screens (Protocol.md#bounded-output) the command tells. Those are
+    /// owed from earlier steps, like timeouts, and are told whatever the cap: a
+    /// command that writes nothing else is never refused for them, so they can never
+    /// wedge a room.
+    package func chargedOutputBound(of command: Command) -> Int {
+        bound(of: command, forgotten: false)
+    }
+
+    /// ``outputBound(of:)``, with the forgotten screens the command tells
+    /// (`forgotten`) or without.
+    func bound(of command: Command, forgotten: Bool) -> Int {
         var total = Bound()
         switch command {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
             let c = findConversation(conv)
             guard let u = findUser(user) else {
-                return c.map { memberBound($0, at: .main, viewer: user.encodedBound) } ?? 0
+                return c.map { memberBound($0, at: .main, viewer: user.encodedBound, forgotten: forgotten) } ?? 0
             }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
-                          into: &total)
+                          forgotten: forgotten, into: &total)
             if let c {
-                total.add(memberBound(c, at: .main, viewer: user.encodedBound))
+                total.add(memberBound(c, at: .main, viewer: user.encodedBound, forgotten: forgotten))
                 if let slot = conversations[c].slot(of: u) {
-                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0))
+                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
                 }
             }
         case let .type(conv, user, empty, _, activity, thread):
             guard let (c, u, slot) = membership(of: user, in: conv) else { return 0 }
             // Every command naming a conversation renders it: at least its
             // forgotten screens are told.
-            total.add(forgottenBound(c))
+            total.add(forgottenBound(c, forgotten))
             let streak = conversations[c].members[slot].streak
             let here = location(of: thread, in: c)
             if !streak.isNone && streaks[streak].location == here {
                 if empty || configuration.order == .recent || streaks[streak].activity != activity {
-                    total.add(renderBound(c, at: here, newTyperName: 0, newActivity: activity != .typing))
+                    total.add(renderBound(c, forgotten, at: here, newTyperName: 0, newActivity: activity != .typing))
                 } else {
-                    total.add(memberBound(c, at: here, viewer: 0))
+                    total.add(memberBound(c, at: here, viewer: 0, forgotten: forgotten))
                 }
             } else if !empty && users[u].sendsTyping {
-                if !streak.isNone { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
-                total.add(renderBound(c, at: here, newTyperName: users[u].nameBound, newActivity: activity != .typing,
+                if !streak.isNone { total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+                total.add(renderBound(c, forgotten, at: here, newTyperName: users[u].nameBound, newActivity: activity != .typing,
                                       thread: thread))
             }
         case let .send(conv, user, thread):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
-            total.add(forgottenBound(c))
+            total.add(forgottenBound(c, forgotten))
             // The streak stops only where the message was sent.
             let streak = conversations[c].members[slot].streak
             if !streak.isNone && streaks[streak].location == location(of: thread, in: c) {
-                total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false))
+                total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false))
             }
         case let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
-            total.add(forgottenBound(c))
+            total.add(forgottenBound(c, forgotten))
             let streak = conversations[c].members[slot].streak
-            if !streak.isNone { total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+            if !streak.isNone { total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
             if case .close = command {
                 // Closing a thread or the list turns the closer's screen back to the
                 // main timeline: the render compares them there too.
@@ -82,7 +100,7 @@ extension Engine {
         case let .offline(user):
             guard let u = findUser(user) else { return 0 }
             forEachStreak(of: u) { c, location in
-                total.add(renderBound(c, at: location, newTyperName: 0, newActivity: false))
+                total.add(renderBound(c, forgotten, at: location, newTyperName: 0, newActivity: false))
             }
         case let .open(conv, user, thread, view):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
@@ -90,13 +108,13 @@ extension Engine {
             let target = view == .list ? Location.main : location(of: thread, in: c)
             // The streak stops only when the view moves away from it, or is a list.
             if !streak.isNone && (view == .list || streaks[streak].location != target) {
-                total.add(renderBound(c, at: streaks[streak].location, newTyperName: 0, newActivity: false))
+                total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false))
             }
-            total.add(memberBound(c, at: target, viewer: 0, thread: view == .list ? nil : thread))
+            total.add(memberBound(c, at: target, viewer: 0, forgotten: forgotten, thread: view == .list ? nil : thread))
         case let .user(user, name, sendTyping, locale, receiveTyping):
             guard let u = findUser(user) else { return 0 }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
-                          into: &total)
+                          forgotten: forgotten, into: &total)
         case .tick, .query, .stats, .snapshot, .forget:
             return 0
         }
@@ -117,14 +135,14 @@ extension Engine {
     /// they type (a rename, hiding), and each of their memberships (a language,
     /// seeing typing).
     func settingsBound(of u: UserIndex, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
-                       into total: inout Bound) {
+                       forgotten: Bool, into total: inout Bound) {
         let (change, display, _) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.touchesStreaks {
             // A rename lists the new name wherever they type: it may be longer than
             // any typer's name there now.
             let renamed = change.renamed ? UserRecord.nameBound(of: display ?? DisplayName.unknown) : 0
             forEachStreak(of: u) { c, location in
-                total.add(renderBound(c, at: location, newTyperName: 0, newActivity: false, renamedTyperName: renamed))
+                total.add(renderBound(c, forgotten, at: location, newTyperName: 0, newActivity: false, renamedTyperName: renamed))
             }
         }
         if viewSettingsChange(of: u, locale: locale, receiveTyping: receiveTyping) {
@@ -134,7 +152,7 @@ extension Engine {
                 let c = memberships[link].conv
                 link = memberships[link].next
                 if let slot = conversations[c].slot(of: u) {
-                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0))
+                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
                 }
             } while link != first
         }
@@ -151,18 +169,19 @@ extension Engine {
 
     /// The most bytes a render of one member of `c` at `location` writes (with the
     /// stale members it compares too).
-    func memberBound(_ c: ConversationIndex, at location: Location, viewer: Int, thread: Identifier? = nil) -> Int {
+    func memberBound(_ c: ConversationIndex, at location: Location, viewer: Int, forgotten: Bool,
+                     thread: Identifier? = nil) -> Int {
         var bound = Bound()
         bound.add(viewerBound(c, at: location, viewer: viewer, thread: thread))
-        bound.add(forgottenBound(c))
+        bound.add(forgottenBound(c, forgotten))
         return bound.value
     }
 
     /// The most bytes telling the stale members of `c` what they see writes (a
-    /// render of `c` that changes nothing else).
-    func forgottenBound(_ c: ConversationIndex) -> Int {
+    /// render of `c` that changes nothing else); 0 unless `forgotten`.
+    func forgottenBound(_ c: ConversationIndex, _ forgotten: Bool) -> Int {
         let stale = conversations[c].staleSlots.count
-        guard stale > 0 else { return 0 }
+        guard forgotten && stale > 0 else { return 0 }
         var bound = Bound()
         bound.add(stale, times: viewerBound(c, at: .main))
         return bound.value
@@ -171,16 +190,17 @@ extension Engine {
     /// The most bytes one render of `location` of `c` writes (with one more typer
     /// whose name takes `newTyperName` bytes, when one starts, and maybe a new
     /// activity): two `typing` events, an indicator for every viewer the render
-    /// compares there, and the stale members.
-    func renderBound(_ c: ConversationIndex, at location: Location, newTyperName: Int, newActivity: Bool,
+    /// compares there, and, when `forgotten`, the stale members.
+    func renderBound(_ c: ConversationIndex, _ forgotten: Bool, at location: Location, newTyperName: Int, newActivity: Bool,
                      thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
         let record = conversations[c]
         let viewers: Int
         if location != .main {
             viewers = location > .main ? record.threads[location].viewers.count : 0
         } else {
-            // The main timeline's audience (its stale members among them).
-            viewers = record.mainAudience.count
+            // The main timeline's audience; its stale members are among them, and
+            // counted only when `forgotten`.
+            viewers = record.mainAudience.count - (forgotten ? 0 : record.staleSlots.count)
         }
         var bound = Bound()
         if configuration.typingEvents {
@@ -191,7 +211,7 @@ extension Engine {
                                               newTyperName: max(newTyperName, renamedTyperName),
                                               newActivity: newActivity, thread: thread))
         let stale = record.staleSlots.count
-        if stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
+        if forgotten && stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
     }
 
@@ -206,7 +226,7 @@ extension Engine {
         let typers = state.typers.count(in: streaks) + (newTyper ? 1 : 0)
         let listed = min(typers, configuration.maxListed)
         let id = Int(record.longestMemberID)
-        let name = max(Int(state.longestTyperName), newTyperName)
+        let name = max(Int(state.typerNameLengths.longest), newTyperName)
         var clauses = 1
         if let groups = state.groups { clauses = groups.trees.filter { !$0.isEmpty }.count }
         if newActivity { clauses += 1 }

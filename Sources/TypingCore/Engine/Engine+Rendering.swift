@@ -112,27 +112,25 @@ extension Engine {
         // the stale members; a thread's viewers are its audience.
         let atMain = first == .main || second == .main
         let audience = atMain ? conversations[c].mainAudience : SlotSet()
-        let a = first > .main ? conversations[c].threads[first].viewers : []
-        let b = second > .main ? conversations[c].threads[second].viewers : []
-        let stale = atMain ? [] : conversations[c].staleSlots
-        // The extra member, if any (no array: a join renders this way).
+        let a = first > .main ? conversations[c].threads[first].viewers : SlotSet()
+        let b = second > .main ? conversations[c].threads[second].viewers : SlotSet()
+        let stale = atMain ? SlotSet() : conversations[c].staleSlots
+        // The extra member, if any (no set: a join renders this way).
         var pendingExtra = extra >= 0 ? extra : Int.max
         var cursor = audience.next(from: 0) ?? Int.max
-        var ia = 0, ib = 0, istale = 0
+        var cursorA = a.next(from: 0) ?? Int.max, cursorB = b.next(from: 0) ?? Int.max
+        var cursorStale = stale.next(from: 0) ?? Int.max
         while true {
-            var next = min(pendingExtra, cursor)
-            if ia < a.count { next = min(next, Int(a[ia])) }
-            if ib < b.count { next = min(next, Int(b[ib])) }
-            if istale < stale.count { next = min(next, Int(stale[istale])) }
+            let next = min(min(pendingExtra, cursor), min(min(cursorA, cursorB), cursorStale))
             if next == Int.max { break }
             var inAudience = false
             if cursor == next {
                 cursor = audience.next(from: next + 1) ?? Int.max
                 inAudience = true
             }
-            if ia < a.count && Int(a[ia]) == next { ia += 1; inAudience = true }
-            if ib < b.count && Int(b[ib]) == next { ib += 1; inAudience = true }
-            if istale < stale.count && Int(stale[istale]) == next { istale += 1; inAudience = true }
+            if cursorA == next { cursorA = a.next(from: next + 1) ?? Int.max; inAudience = true }
+            if cursorB == next { cursorB = b.next(from: next + 1) ?? Int.max; inAudience = true }
+            if cursorStale == next { cursorStale = stale.next(from: next + 1) ?? Int.max; inAudience = true }
             if pendingExtra == next {
                 pendingExtra = Int.max
                 // The extra member counts only when in the audience.

@@ -118,7 +118,7 @@ extension Engine {
     mutating func refusesOutput(of command: Command, line: Int, id: Request.ID?, to sink: inout EventTarget) -> Bool {
         guard let cap = configuration.maxOutputPerLine else { return false }
         var total = Bound()
-        total.add(outputBound(of: command))
+        total.add(chargedOutputBound(of: command))
         // Its `ok` counts too (the replies of query, stats and snapshot are what was
         // asked for; an error replaces the command's output).
         switch command {
@@ -166,7 +166,7 @@ extension Engine {
         }
         let record = conversations[c]
         let members = record.members.lazy.filter(\.isOccupied).map { users[$0.user].id }
-        let open = record.openSlots.map { users[record.members[Int($0)].user].id }
+        let open = record.openSlots.elements.map { users[record.members[$0].user].id }
         var typing: [Identifier] = []
         var activities: [Activity] = []
         let location = location(of: thread, in: c)

@@ -55,7 +55,9 @@ extension Engine {
     mutating func applySettings(to u: UserIndex, name: String?, sendTyping: Bool?) -> SettingsChange {
         let (change, display, asGiven) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.renamed {
-            users[u].displayName = display ?? DisplayName.unknown
+            let shown = display ?? DisplayName.unknown
+            retallyName(of: u, from: users[u].nameBound, to: UserRecord.nameBound(of: shown))
+            users[u].displayName = shown
             users[u].isNamed = display != nil
         }
         if let name {
@@ -65,6 +67,20 @@ extension Engine {
         }
         if let sendTyping { users[u].sendsTyping = sendTyping }
         return change
+    }
+
+    /// Moves the name of user `u` in the tallies of the locations where they type
+    /// from `old` bytes to `new` (a rename): O(their streaks), which the rename
+    /// visits anyway.
+    mutating func retallyName(of u: UserIndex, from old: Int, to new: Int) {
+        guard old != new else { return }
+        var s = users[u].streaks.first
+        while !s.isNone {
+            let c = streaks[s].conv, location = streaks[s].location
+            conversations[c][location: location].typerNameLengths.remove(Int32(clamping: old))
+            conversations[c][location: location].typerNameLengths.add(Int32(clamping: new))
+            s = streaks[s].userNext
+        }
     }
 
     /// True when setting `locale` and `receiveTyping` (nil: unchanged) for user `u`

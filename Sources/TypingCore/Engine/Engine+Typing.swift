@@ -243,8 +243,7 @@ extension Engine {
         let priority = UInt32(truncatingIfNeeded: Mixer.mix(seed ^ streaks[s].started) >> 32)
         conversations[c][location: location].typers.attach(s, at: point, priority: priority, in: &streaks)
         if named { conversations[c][location: location].typers.namedCount += 1 }
-        conversations[c][location: location].longestTyperName = max(
-            conversations[c][location: location].longestTyperName, Int32(clamping: users[streaks[s].user].nameBound))
+        conversations[c][location: location].typerNameLengths.add(Int32(clamping: users[streaks[s].user].nameBound))
         if conversations[c].hasGroups(at: location) {
             attachToGroup(s, in: c)
         } else if streaks[s].activity != .typing {
@@ -258,9 +257,9 @@ extension Engine {
         let location = streaks[s].location
         conversations[c][location: location].typers.remove(s, in: &streaks)
         if streaks[s].isNamed { conversations[c][location: location].typers.namedCount -= 1 }
+        conversations[c][location: location].typerNameLengths.remove(Int32(clamping: users[streaks[s].user].nameBound))
         if conversations[c].hasGroups(at: location) { detachFromGroup(s, in: c) }
         if conversations[c].typers(at: location).isEmpty {
-            conversations[c][location: location].longestTyperName = 0
             conversations[c][location: location].groups = nil
             conversations[c][location: location].variants.removeAll()
         }

@@ -22,7 +22,7 @@ public struct Engine {
     public static let maxTime = 9_007_199_254_740_991
 
     /// The settings the engine was made with (clamped into their ranges).
-    public let configuration: EngineConfiguration
+    public private(set) var configuration: EngineConfiguration
     /// The current time in milliseconds. It starts at 0 and never goes back.
     public internal(set) var now: Int = 0
 
@@ -82,6 +82,15 @@ public struct Engine {
     package var commandsApplied = 0
     var errorsWritten = 0
     var eventsWritten = 0
+
+    /// Sets `--max-output-per-line` (nil: no cap) from now on: for a process that
+    /// rebuilds its state from a snapshot without the cap (the rebuild's commands
+    /// render rooms as they fill), then runs under it.
+    package mutating func setMaxOutputPerLine(_ cap: Int?) {
+        var changed = configuration
+        changed.maxOutputPerLine = cap
+        configuration = changed.clamped
+    }
 
     /// Creates an empty engine at time 0. Values of `configuration` outside their
     /// ranges are clamped into them.

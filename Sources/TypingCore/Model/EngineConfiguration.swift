@@ -70,8 +70,9 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// The most user ids an `indicator` lists; the others are counted in `more`.
     public var maxListed: Int
     /// The most bytes of events one command may cause (nil: no cap). A command whose
-    /// output could exceed it, by ``Engine/outputBound(of:)``, is refused with
-    /// `limit` and changes nothing.
+    /// output could exceed it, by ``Engine/outputBound(of:)`` less the forgotten
+    /// screens it tells (owed from earlier steps, told whatever the cap), is refused
+    /// with `limit` and changes nothing.
     public var maxOutputPerLine: Int?
     /// The phrase tables, and the locale of users who give none
     /// (Protocol.md#languages).

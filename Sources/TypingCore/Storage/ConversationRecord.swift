@@ -16,18 +16,18 @@ package struct ConversationRecord {
     /// The threads in use (Protocol.md#threads); empty in a conversation that uses
     /// none.
     package var threads = ThreadTable()
-    /// The slots of the members whose view is open, in join (slot) order.
-    package private(set) var openSlots: [Int32] = []
+    /// The slots of the members whose view is open, walked in join (slot) order.
+    package private(set) var openSlots = SlotSet()
     /// The slots of members whose screen changed without a render (a `close` or an
     /// `offline` under `--audience members`): they hold the empty indicator, and the
     /// next render of the conversation, whatever causes it, compares them
     /// (Protocol.md#threads).
-    /// In join (slot) order.
-    package private(set) var staleSlots: [Int32] = []
-    /// The most bytes a member's id takes in JSON output (escapes included, quotes
-    /// too): for ``Engine/outputBound(of:)``. It only grows while members come and
-    /// go, and is recomputed when the slots are compacted.
-    private(set) var longestMemberID: Int32 = 0
+    /// Walked in join (slot) order; entering and leaving cost O(1) amortised.
+    package private(set) var staleSlots = SlotSet()
+    /// The bytes each member's id takes in output (escapes included, as the wider
+    /// format writes them, quotes too), tallied: for ``Engine/outputBound(of:)``,
+    /// which counts ids as long as the longest member's now.
+    package private(set) var memberIDLengths = LengthTally()
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [UserIndex: Int32]?
     /// The members who see the main timeline's typers: those whose screen is at the
@@ -175,8 +175,7 @@ package struct ConversationRecord {
     /// there when they receive typing, else one who only keeps the thread in use.
     private mutating func enterThread(_ slot: Int, at location: Location) {
         if members[slot].receives {
-            let viewers = threads[location].viewers
-            threads[location].viewers.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: viewers))
+            threads[location].viewers.insert(slot)
         } else {
             threads[location].silent += 1
         }
@@ -185,7 +184,7 @@ package struct ConversationRecord {
     /// Takes the member in `slot` out of those at thread `location`.
     private mutating func leaveThread(_ slot: Int, at location: Location) {
         if members[slot].receives {
-            threads[location].viewers.remove(at: Self.insertionIndex(of: Int32(slot), in: threads[location].viewers))
+            threads[location].viewers.remove(slot)
         } else {
             threads[location].silent -= 1
         }
@@ -223,51 +222,45 @@ package struct ConversationRecord {
     /// Marks the member in `slot` as compared at the next render (their screen
     /// changed without one).
     mutating func markStale(_ slot: Int) {
-        let index = Self.insertionIndex(of: Int32(slot), in: staleSlots)
-        if index == staleSlots.count || staleSlots[index] != Int32(slot) { staleSlots.insert(Int32(slot), at: index) }
+        staleSlots.insert(slot)
     }
 
     /// Forgets the stale members: a render compared them.
     mutating func clearStale() {
-        if !staleSlots.isEmpty { staleSlots = [] }
+        if !staleSlots.isEmpty { staleSlots.removeAll() }
     }
 
     /// True when the member in `slot` waits to be compared.
     func isStale(_ slot: Int) -> Bool {
-        let index = Self.insertionIndex(of: Int32(slot), in: staleSlots)
-        return index < staleSlots.count && staleSlots[index] == Int32(slot)
+        staleSlots.contains(slot)
     }
 
-    /// True when the view of the member in `slot` is open: O(log open views).
+    #if TYPINGD_INTERNAL_CHECKS
+    /// What entering and leaving the member sets (audience, open views, screens
+    /// waiting to be told, threads' viewers) cost so far, in words and entries
+    /// touched: for tests that count the work per step, not its time.
+    package var slotSetWork: Int {
+        var work = mainAudience.work + openSlots.work + staleSlots.work
+        threads.forEachLocation { work += threads[$0].viewers.work }
+        return work
+    }
+    #endif
+
+    /// True when the view of the member in `slot` is open.
     func isOpen(_ slot: Int) -> Bool {
-        let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
-        return index < openSlots.count && openSlots[index] == Int32(slot)
+        openSlots.contains(slot)
     }
 
-    /// Opens the view of the member in `slot` (closed): O(log K) to find the place,
-    /// a move of K slot numbers.
+    /// Opens the view of the member in `slot` (closed): O(1) amortised.
     mutating func openView(at slot: Int) {
-        openSlots.insert(Int32(slot), at: Self.insertionIndex(of: Int32(slot), in: openSlots))
+        openSlots.insert(slot)
         if openAudience { updateAudience(slot) }
     }
 
-    /// Closes the view of the member in `slot` (open). The last one to close frees
-    /// the list's storage.
+    /// Closes the view of the member in `slot` (open): O(1) amortised.
     mutating func closeView(at slot: Int) {
-        let index = Self.insertionIndex(of: Int32(slot), in: openSlots)
-        if index < openSlots.count && openSlots[index] == Int32(slot) { openSlots.remove(at: index) }
-        if openSlots.isEmpty { openSlots = [] }
+        openSlots.remove(slot)
         if openAudience { updateAudience(slot) }
-    }
-
-    /// The first index of `sorted` whose value is not below `value`.
-    static func insertionIndex(of value: Int32, in sorted: [Int32]) -> Int {
-        var low = 0, high = sorted.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sorted[middle] < value { low = middle + 1 } else { high = middle }
-        }
-        return low
     }
 
     /// Adds user `u`, whose id is `id`, at the end of the join order, with their
@@ -278,7 +271,7 @@ package struct ConversationRecord {
                                   receives: receives))
         if receives && !openAudience { mainAudience.insert(slot) }
         memberCount += 1
-        longestMemberID = max(longestMemberID, Int32(id.encodedBound))
+        memberIDLengths.add(Int32(id.encodedBound))
         if memberIndex != nil {
             memberIndex?[u] = Int32(slot)
         } else if members.count > ConversationRecord.scanLimit {
@@ -287,12 +280,17 @@ package struct ConversationRecord {
         return slot
     }
 
-    /// Frees `slot` (its member leaves; their view is closed already, and they are
-    /// back at the main timeline), compacting vacant slots when they are many.
-    mutating func vacate(_ slot: Int) {
+    /// The most bytes a member's id takes in output, among the members now.
+    @inline(__always)
+    var longestMemberID: Int32 { memberIDLengths.longest }
+
+    /// Frees `slot` (its member, whose id is `id`, leaves; their view is closed
+    /// already, and they are back at the main timeline), compacting vacant slots
+    /// when they are many.
+    mutating func vacate(_ slot: Int, id: Identifier) {
+        memberIDLengths.remove(Int32(id.encodedBound))
         memberIndex?[members[slot].user] = nil
-        let stale = Self.insertionIndex(of: Int32(slot), in: staleSlots)
-        if stale < staleSlots.count && staleSlots[stale] == Int32(slot) { staleSlots.remove(at: stale) }
+        staleSlots.remove(slot)
         mainAudience.remove(slot)
         members[slot] = .free
         memberCount -= 1
@@ -301,6 +299,7 @@ package struct ConversationRecord {
             members = []
             memberIndex = nil
             mainAudience.removeAll()
+            memberIDLengths = LengthTally()
         } else if vacant >= 8 && vacant * 2 > members.count {
             // Open slots move with their members: a member's new slot is the
             // number of members before it.
@@ -309,11 +308,10 @@ package struct ConversationRecord {
                 newSlot[old] = kept
                 kept += 1
             }
-            openSlots = openSlots.map { newSlot[Int($0)] }
-            staleSlots = staleSlots.map { newSlot[Int($0)] }
+            openSlots = SlotSet(openSlots.elements.map { Int(newSlot[$0]) })
+            staleSlots = SlotSet(staleSlots.elements.map { Int(newSlot[$0]) })
             threads.remapViewers(newSlot)
             members = members.filter(\.isOccupied)
-            longestMemberID = members.reduce(0) { max($0, Int32(Identifier($1.fingerprint).encodedBound)) }
             rebuildIndex()
             mainAudience.removeAll()
             for slot in members.indices { updateAudience(slot) }

@@ -31,9 +31,10 @@ package struct LocationState {
     /// True when ``fullView`` was not rebuilt after the typers changed, because
     /// nobody was in the audience to see it.
     package var fullViewIsStale = false
-    /// The most bytes a typer's display name takes in JSON output, since the
-    /// location was last quiet: for ``Engine/outputBound(of:)``.
-    var longestTyperName: Int32 = 0
+    /// The most bytes each typer's display name here takes in output, tallied: for
+    /// ``Engine/outputBound(of:)``, which counts names as long as the longest typer's
+    /// now.
+    package var typerNameLengths = LengthTally()
 
     /// True when nobody types here.
     var isQuiet: Bool { typers.isEmpty }
@@ -124,8 +125,9 @@ struct ThreadRecord {
     /// Its typers and views.
     var state = LocationState()
     /// The member slots whose screen shows this thread and who receive typing (its
-    /// audience: a screen at a thread is an open view), in join (slot) order.
-    var viewers: [Int32] = []
+    /// audience: a screen at a thread is an open view), walked in join (slot)
+    /// order; entering and leaving cost O(1) amortised, whatever the order.
+    var viewers = SlotSet()
     /// Members whose screen shows this thread but who receive no typing
     /// (Protocol.md#not-seeing-others-type): they keep the thread in use, and no
     /// render visits them.
@@ -223,7 +225,7 @@ package struct ThreadTable {
     /// The slots of every thread's viewers after members moved (slot compaction).
     mutating func remapViewers(_ newSlot: [Int32]) {
         for slot in records.indices where records[slot].id.byteCount > 0 {
-            records[slot].viewers = records[slot].viewers.map { newSlot[Int($0)] }
+            records[slot].viewers = SlotSet(records[slot].viewers.elements.map { Int(newSlot[$0]) })
         }
     }
 }
