@@ -110,7 +110,7 @@ struct Replay: ParsableCommand {
             throw ReplayFailure(message: "\(TextFormat.path(record)): the record's header names a bad phrase table: \(error)", status: 65)
         }
         var session = Session(configuration: configuration, format: format, sink: output, record: nil)
-        var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble.lines)
+        var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble)
         func feed(_ bytes: UnsafeRawBufferPointer) throws {
             do throws(RecordPlayer.Failure<IOFailure>) {
                 try player.feed(bytes, into: &session)
