@@ -18,6 +18,11 @@ struct Replay: ParsableCommand {
         `typingd check` plays records too: a NAME.in.jsonl that is a record is a \
         transcript, with its expected output in NAME.out.jsonl.
 
+        A record whose lines all end in CR LF (a checkout with git's autocrlf, a \
+        Windows editor) plays as the record it was made from, each line without that \
+        CR. Line ends mixed, or a CR elsewhere outside an input line's bytes (in the \
+        header, a table line, an end line), make the record malformed.
+
         Exit status: 0 when the record was played (or a signal stopped it, or the \
         reader of stdout went away); 65 for a file that is not a well-formed record \
         (what is wrong, and on which record line, on stderr; the output before that \
@@ -110,7 +115,7 @@ struct Replay: ParsableCommand {
             throw ReplayFailure(message: "\(TextFormat.path(record)): the record's header names a bad phrase table: \(error)", status: 65)
         }
         var session = Session(configuration: configuration, format: format, sink: output, record: nil)
-        var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble.lines)
+        var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble)
         func feed(_ bytes: UnsafeRawBufferPointer) throws {
             do throws(RecordPlayer.Failure<IOFailure>) {
                 try player.feed(bytes, into: &session)

@@ -74,4 +74,53 @@ struct RecordPreambleTests {
             #expect(rest == Array("#table {}\n5\t{}\n".utf8))
         }
     }
+
+    /// The output of `record` played in chunks of `size`, as `typingd replay` plays it,
+    /// with how it ended and how its lines end.
+    static func play(_ record: [UInt8], size: Int) throws -> ([UInt8], RecordPlayer.Ending, RecordFormat.LineEnd, [PhraseTable]) {
+        let (preamble, rest) = try read(record, size: size)
+        let configuration = SessionConfiguration(clock: .real, drain: false)
+        var session = Session(configuration: configuration, format: JSONFormat(), sink: [UInt8]())
+        var player = RecordPlayer(maxLineBytes: configuration.maxLineBytes, after: preamble)
+        var start = 0
+        while start < rest.count {
+            let chunk = rest[start..<min(rest.count, start + size)]
+            let played: Result<Void, RecordPlayer.Failure<Never>> = chunk.withUnsafeBytes { bytes in
+                do throws(RecordPlayer.Failure<Never>) {
+                    return .success(try player.feed(bytes, into: &session))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            try played.get()
+            start += chunk.count
+        }
+        try player.finish()
+        session.flush()
+        return (session.sink, player.ending, preamble.lineEnd, preamble.tables)
+    }
+
+    @Test("a record whose lines all end in CR LF plays as its LF form in chunks of any size, a CR and its LF in two chunks too",
+          arguments: [1, 2, 3, 5, 64, 1 << 20])
+    func crlfRecord(size: Int) throws {
+        let table = String(decoding: Self.table.utf8.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 }, as: UTF8.self)
+        let lines = ["#typingd-record v2 --timeout-ms 150", "#table " + table,
+                     "5\t" + #"{"cmd":"join","conv":"c","user":"a","name":"Ann"}"#,
+                     "5\t" + #"{"cmd":"join","conv":"c","user":"b","name":"Ben",\#r"locale":"de"}"#,
+                     "6\t", "6\t\r",                                      // blank; a CR (framed from CR CR LF)
+                     "7\t" + #"{"cmd":"type","conv":"c","user":"a"}"# + "\r",
+                     "8\tx\ry", "9!", "#end 400"]
+        let lf = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let crlf = Array((lines.joined(separator: "\r\n") + "\r\n").utf8)
+        let (expected, expectedEnding, expectedEnd, expectedTables) = try Self.play(lf, size: size)
+        #expect(expectedEnd == .lf && expectedEnding == .ended(at: 400) && expectedTables.count == 1)
+        let output = String(decoding: expected, as: UTF8.self)
+        // Input line 3 is blank, 4 a CR (bad JSON), 5 ends in a CR (JSON white space), 6 holds one.
+        #expect(output.contains(#""at":7,"conv":"c","viewer":"b","typing":["a"]"#) && output.contains(#""line":4,"code":"bad_json""#)
+                && output.contains(#""line":6,"code":"bad_json""#) && output.contains(#""line":7,"code":"line_too_long""#)
+                && !output.contains(#""line":3"#) && !output.contains(#""line":5"#), "\(output)")
+        let (played, ending, lineEnd, tables) = try Self.play(crlf, size: size)
+        #expect(lineEnd == .crlf && ending == expectedEnding && tables == expectedTables)
+        #expect(played == expected, "\(String(decoding: played, as: UTF8.self))\nLF:\n\(output)")
+    }
 }

@@ -45,6 +45,15 @@ import TypingCore
 ///
 /// Nothing else is recorded: the replay fires timeouts at the same deadlines.
 ///
+/// Line ends (``RecordFormat/LineEnd``): typingd ends every record line with LF and
+/// writes a CR only inside an input line's bytes (a CR in the middle of an input
+/// line, or the second of two before its LF). A record whose first line ends in
+/// CR LF (a checkout with git's autocrlf, a Windows editor) is read as the record it
+/// was made from: every line must end in CR LF, and exactly that CR is dropped. Any
+/// other CR outside an input line's bytes (line ends mixed, a CR in the header, a
+/// table line or an end line) makes the record malformed, at that line, so that a
+/// record is never played otherwise than as typingd wrote it.
+///
 /// Version 1 (typingd 3.0.0) had no table lines: its header held the tables as
 /// `--phrase-table JSON` words, written back from the loaded tables, so many or
 /// large tables made a header, or a table, longer than a reader takes. v1 records
@@ -69,6 +78,28 @@ package enum RecordFormat {
     /// table's text, which ``PhraseTableFile/maxBytes`` bounds for every table
     /// typingd loads.
     package static let maxTableLineBytes = table.utf8.count + 1 + PhraseTableFile.maxBytes
+
+    /// How a record's lines end. typingd writes LF; a record whose first line ends
+    /// in CR LF had a CR put before every LF since (the header typingd writes never
+    /// holds a CR, so the first line tells them apart), and is read without those CRs.
+    package enum LineEnd: Sendable {
+        /// As typingd writes a record.
+        case lf
+        /// Every line with a CR before its LF.
+        case crlf
+    }
+
+    /// Why a record line that holds a CR where typingd writes none (outside an
+    /// input line's bytes, besides the CR of a CR LF line end) is malformed.
+    static func strayCR(line: Int, lineEnd: LineEnd) -> String {
+        "record line \(line) holds a CR where typingd writes none (only an input line may hold one)"
+            + (lineEnd == .lf && line > 1 ? ": the first line ends in LF alone, so every line must" : "")
+    }
+
+    /// Why a line ending in LF alone in a record whose first line ends in CR LF is malformed.
+    static func lfAlone(line: Int) -> String {
+        "record line \(line) ends in LF alone, but the first line ends in CR LF: a record's lines must all end in CR LF, or all in LF"
+    }
 
     /// True when `bytes` start like a record.
     package static func isRecord(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -195,11 +226,15 @@ package struct RecordPlayer {
         case unterminated
     }
 
-    /// The version and the options in `header`, the record's first line (without its LF).
-    static func header(_ header: UnsafeRawBufferPointer) throws(BadRecord) -> (version: String, options: [String]) {
+    /// The version and the options in `header`, the record's first line (without its
+    /// line end, LF or CR LF).
+    static func header(_ header: UnsafeRawBufferPointer, lineEnd: RecordFormat.LineEnd) throws(BadRecord) -> (version: String, options: [String]) {
         let text = String(decoding: header, as: UTF8.self)
         guard RecordFormat.isRecord(header) else {
             throw BadRecord(description: "the file does not start with \"\(RecordFormat.magic)\": it is not a record made by typingd --record")
+        }
+        guard Bytes.firstIndex(of: 0x0D, in: header) == nil else {
+            throw BadRecord(description: RecordFormat.strayCR(line: 1, lineEnd: lineEnd))
         }
         let words: [String]
         do {
@@ -225,14 +260,18 @@ package struct RecordPlayer {
     /// so neither do the times of a record it wrote.
     private var lastTime = 0
     /// The longest record line accepted: the session's longest input line, its time
-    /// and a tab.
+    /// and a tab (and a CR, when the lines end in CR LF).
     private let maxRecordLine: Int
+    /// How the record's lines end, as its first line does.
+    private let lineEnd: RecordFormat.LineEnd
 
-    /// A player of the lines after the preamble (`preamble` lines: the header and
-    /// the table lines), for a session made from its options.
-    package init(maxLineBytes: Int, after preamble: Int) {
-        recordLine = preamble
-        maxRecordLine = maxLineBytes.addingReportingOverflow(32).overflow ? Int.max : maxLineBytes + 32
+    /// A player of the lines after `preamble` (the header and the table lines), for
+    /// a session made from its options.
+    package init(maxLineBytes: Int, after preamble: RecordPreamble) {
+        recordLine = preamble.lines
+        lineEnd = preamble.lineEnd
+        let slack = lineEnd == .crlf ? 33 : 32
+        maxRecordLine = maxLineBytes.addingReportingOverflow(slack).overflow ? Int.max : maxLineBytes + slack
     }
 
     /// Plays the complete record lines of `chunk` (the bytes after the header line);
@@ -277,13 +316,26 @@ package struct RecordPlayer {
         }
     }
 
-    /// Plays one record line.
+    /// Plays one record line (without its LF).
     private mutating func play<Format: EventFormat & ~Copyable, Sink: ByteSink>(
-        _ line: UnsafeRawBufferPointer, into session: inout Session<Format, Sink>
+        _ terminated: UnsafeRawBufferPointer, into session: inout Session<Format, Sink>
     ) throws(Failure<Sink.Failure>) {
         recordLine += 1
         guard ending == .unterminated else {
             throw .badRecord(BadRecord(description: "record line \(recordLine) follows the end line"))
+        }
+        var line = terminated
+        if lineEnd == .crlf {
+            guard line.last == 0x0D else { throw .badRecord(BadRecord(description: RecordFormat.lfAlone(line: recordLine))) }
+            line = UnsafeRawBufferPointer(rebasing: line[..<(line.count - 1)])
+        }
+        var digits = 0
+        while digits < line.count && (0x30...0x39).contains(line[digits]) { digits += 1 }
+        // An input line's bytes are the session's, CRs included; typingd writes no
+        // CR anywhere else.
+        let isInput = digits > 0 && digits < line.count && line[digits] == 0x09
+        guard isInput || Bytes.firstIndex(of: 0x0D, in: line) == nil else {
+            throw .badRecord(BadRecord(description: RecordFormat.strayCR(line: recordLine, lineEnd: lineEnd)))
         }
         if line.starts(with: (RecordFormat.end + " ").utf8) {
             let time: Int
@@ -298,8 +350,6 @@ package struct RecordPlayer {
             ending = .ended(at: time)
             return
         }
-        var digits = 0
-        while digits < line.count && (0x30...0x39).contains(line[digits]) { digits += 1 }
         guard digits > 0, digits < line.count, line[digits] == 0x09 || (line[digits] == 0x21 && digits + 1 == line.count) else {
             throw .badRecord(BadRecord(description: "record line \(recordLine) is neither \"TIME<TAB>LINE\", \"TIME!\" nor \"\(RecordFormat.end) TIME\""))
         }
@@ -362,6 +412,8 @@ package struct RecordPreamble {
     package private(set) var tables: [PhraseTable] = []
     /// The record lines read: the header and the table lines.
     package private(set) var lines = 0
+    /// How the record's lines end, as its header's line does.
+    package private(set) var lineEnd: RecordFormat.LineEnd = .lf
     /// The start of the first line after the preamble, read with an earlier chunk
     /// (at most a few bytes): it comes before what ``feed(_:)`` returns.
     package private(set) var carried: [UInt8] = []
@@ -392,21 +444,29 @@ package struct RecordPreamble {
                     break
                 }
             }
-            let limit = lines == 0 ? RecordFormat.maxHeaderBytes : RecordFormat.maxTableLineBytes
-            guard segment.count <= limit - pending.count else {
-                throw RecordPlayer.BadRecord(description: lines == 0
-                    ? "the first line is longer than \(limit) bytes: it is not a record made by typingd --record"
-                    : "record line \(lines + 1) is longer than a phrase table may be (\(PhraseTableFile.maxBytes) bytes)")
-            }
+            // The line being read is line `lines + 1`. The header's line end is not
+            // known before its LF: it may have a CR.
+            let limit = RecordPreamble.limit(line: lines + 1)
+            let crlf = lines == 0 || lineEnd == .crlf ? 1 : 0
+            guard segment.count <= limit + crlf - pending.count else { throw RecordPreamble.tooLong(line: lines + 1) }
             pending.append(contentsOf: segment)
             guard let lf else { return nil }
             lines += 1
+            if lines == 1 && pending.last == 0x0D { lineEnd = .crlf }
+            if lineEnd == .crlf {
+                guard pending.last == 0x0D else { throw RecordPlayer.BadRecord(description: RecordFormat.lfAlone(line: lines)) }
+                pending.removeLast()
+            }
+            guard pending.count <= limit else { throw RecordPreamble.tooLong(line: lines) }
             if lines == 1 {
-                let header = pending.withUnsafeBytes { bytes in
-                    Result { () throws(RecordPlayer.BadRecord) in try RecordPlayer.header(bytes) }
+                let header = pending.withUnsafeBytes { [lineEnd] bytes in
+                    Result { () throws(RecordPlayer.BadRecord) in try RecordPlayer.header(bytes, lineEnd: lineEnd) }
                 }
                 (version, options) = try header.get()
             } else {
+                guard !pending.contains(0x0D) else {
+                    throw RecordPlayer.BadRecord(description: RecordFormat.strayCR(line: lines, lineEnd: lineEnd))
+                }
                 try readTable()
             }
             pending = []
@@ -414,6 +474,18 @@ package struct RecordPreamble {
             if version == RecordFormat.firstVersion { return start }   // no table lines
         }
         return nil
+    }
+
+    /// The most bytes of record line `line` of the preamble (without its line end).
+    private static func limit(line: Int) -> Int {
+        line == 1 ? RecordFormat.maxHeaderBytes : RecordFormat.maxTableLineBytes
+    }
+
+    /// Why record line `line` of the preamble is refused as too long.
+    private static func tooLong(line: Int) -> RecordPlayer.BadRecord {
+        RecordPlayer.BadRecord(description: line == 1
+            ? "the first line is longer than \(limit(line: line)) bytes: it is not a record made by typingd --record"
+            : "record line \(line) is longer than a phrase table may be (\(PhraseTableFile.maxBytes) bytes)")
     }
 
     /// Whether the line in `pending` and `segment` (its rest, or the part read so

@@ -100,14 +100,15 @@ package enum TranscriptRun {
         configuration.checksInvariants = checksInvariants
         let parts = [preamble.carried[...], input[(start ?? input.count)...]]
         switch options.format {
-        case .json: return try replay(parts, configuration, after: preamble.lines, format: JSONFormat(), stop: stop)
-        case .text: return try replay(parts, configuration, after: preamble.lines, format: TextFormat(), stop: stop)
+        case .json: return try replay(parts, configuration, after: preamble, format: JSONFormat(), stop: stop)
+        case .text: return try replay(parts, configuration, after: preamble, format: TextFormat(), stop: stop)
         }
     }
 
-    /// Plays the record lines in `parts`, which follow `preamble` record lines.
+    /// Plays the record lines in `parts`, which follow `preamble` (the header and the
+    /// table lines).
     static func replay<Format: EventFormat & ~Copyable>(_ parts: [ArraySlice<UInt8>], _ configuration: SessionConfiguration,
-                                                        after preamble: Int, format: consuming Format,
+                                                        after preamble: RecordPreamble, format: consuming Format,
                                                         stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
         var session = Session(configuration: configuration, format: format, sink: PausingArray(stop: stop))
         var player = RecordPlayer(maxLineBytes: configuration.maxLineBytes, after: preamble)
