@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      EventQueue, decode_line, given, gone, option_value,
+                      EventQueue, binary_origin, decode_line, given, gone, not_started, option_value,
                       signal_number)
 
 #: The longest line the reader accepts from typingd (a snapshot's lines are short; an
@@ -41,6 +41,7 @@ class AsyncTypingd:
         self._arguments = command_line(binary, options, audience=audience, order=order, max_listed=max_listed,
                                        phrases=phrases, default_locale=default_locale, list_style=list_style,
                                        clock=clock, timeout_ms=timeout_ms)
+        self._binary_origin = binary_origin(binary)
         self.request_timeout = request_timeout
         self._queue_events = queue
         self._state = Dispatcher(option_value(self._arguments[1:], "--audience") == "open")
@@ -63,8 +64,7 @@ class AsyncTypingd:
                 *self._arguments, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT, start_new_session=True)
         except OSError as error:
-            raise TypingdExited(f"typingd could not be started ({self._arguments[0]}): {error.strerror or error}",
-                                None, "") from None
+            raise not_started(self._arguments[0], self._binary_origin, error) from None
         self.pid = self._process.pid
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
         self._reader_task = asyncio.ensure_future(self._read())

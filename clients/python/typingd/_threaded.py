@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      EventQueue, decode_line, given, gone, option_value,
+                      EventQueue, binary_origin, decode_line, given, gone, not_started, option_value,
                       signal_number)
 
 
@@ -64,8 +64,7 @@ class Typingd:
             self._process = subprocess.Popen(arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=subprocess.PIPE, bufsize=PIPE_BUFFER, start_new_session=True)
         except OSError as error:
-            raise TypingdExited(f"typingd could not be started ({arguments[0]}): {error.strerror or error}",
-                                None, "") from None
+            raise not_started(arguments[0], binary_origin(binary), error) from None
         self.pid = self._process.pid
         self._stderr_reader = threading.Thread(target=self._read_stderr, name="typingd-stderr", daemon=True)
         self._stderr_reader.start()
