@@ -114,19 +114,19 @@ class AsyncTypingd:
         return reply, slot.listed
 
     async def join(self, conv: str, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
-                   at: Optional[float] = None, locale: Optional[str] = None,
-                   receive_typing: Optional[bool] = None) -> Event:
+                   receive_typing: Optional[bool] = None, locale: Optional[str] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("join", **given(conv=conv, user=user, name=name, send_typing=send_typing,
                                                   locale=locale, receive_typing=receive_typing, at=at))
 
-    async def type(self, conv: str, user: str, *, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   at: Optional[float] = None, activity: Optional[str] = None,
-                   thread: Optional[str] = None) -> Event:
+    async def type(self, conv: str, user: str, *, thread: Optional[str] = None, empty: Optional[bool] = None,
+                   activity: Optional[str] = None, timeout_ms: Optional[int] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
                                                   activity=activity, timeout_ms=timeout_ms, at=at))
 
-    async def send(self, conv: str, user: str, *, at: Optional[float] = None,
-                   thread: Optional[str] = None) -> Event:
+    async def send(self, conv: str, user: str, *, thread: Optional[str] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("send", **given(conv=conv, user=user, thread=thread, at=at))
 
     async def leave(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
@@ -138,23 +138,23 @@ class AsyncTypingd:
     async def offline(self, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("offline", **given(user=user, at=at))
 
-    async def open_view(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None,
-                        view: Optional[str] = None) -> Event:
+    async def open_view(self, conv: str, user: str, *, thread: Optional[str] = None, view: Optional[str] = None,
+                        at: Optional[float] = None) -> Event:
         return await self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
 
     async def close_view(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("close", **given(conv=conv, user=user, at=at))
 
     async def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
-                   at: Optional[float] = None, locale: Optional[str] = None,
-                   receive_typing: Optional[bool] = None) -> Event:
+                   receive_typing: Optional[bool] = None, locale: Optional[str] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("user", **given(user=user, name=name, send_typing=send_typing,
                                                   locale=locale, receive_typing=receive_typing, at=at))
 
     async def tick(self, at: float) -> Event:
         return await self.request("tick", at=at)
 
-    async def query(self, conv: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
+    async def query(self, conv: str, *, thread: Optional[str] = None, at: Optional[float] = None) -> Event:
         return await self.request("query", **given(conv=conv, thread=thread, at=at))
 
     async def stats(self, *, at: Optional[float] = None) -> Event:
