@@ -2,7 +2,9 @@
 # typingd-cluster on this machine, start to end: a 3-node NATS JetStream cluster
 # on 127.0.0.1, its stream and buckets, one shard per partition, a gateway for
 # viewer u6, and a router fed a conversation of the repository's transcripts,
-# two lines a second; then what u6 saw, and everything stopped by pid.
+# two lines a second; then what u6 saw, and everything stopped by pid. It runs
+# on the real clock: the timings, and so which indicators u6 is sent, vary from
+# run to run.
 #
 #   cluster/demo.sh            (from anywhere; about 30 s, 3-5 minutes the first time: it builds)
 #
@@ -58,7 +60,9 @@ pids="$pids $gateway"
 wait_for "$work/gateway.log" "subscribed" 30
 input=$root/examples/transcripts/02_group_fills_up.in.jsonl
 sed 's/,"at":[0-9]*//' "$input" | "$bin" route --name "demo-$$" --stamp --rate 2 2> "$work/router.log"
-tail -n 1 "$work/router.log" >&2
+# The router's summary and where it stored through (its last lines but for the
+# "disconnected" its connection logs as it closes).
+sed -n -e '/ lines in .* lines\/s)/p' -e '/^router: end of input: /p' "$work/router.log" >&2
 wait "$gateway" || true
-echo "demo: what viewer u6 saw, as it arrived (typing ends 3 s after the last keystroke: the shards tick):"
+echo "demo: what viewer u6 saw, as it arrived (typing ends 3 s after the last keystroke: the shards tick; on the real clock, this varies from run to run):"
 sed -n '/"typing":\[\]/{s/.*"conv":"\([^"]*\)".*/  [\1] (nobody typing)/p;d;}; s/.*"conv":"\([^"]*\)".*"text":"\([^"]*\)".*/  [\1] \2/p' "$work/u6.jsonl"

@@ -221,6 +221,9 @@ class Typingd extends EventEmitter {
     // a bare name is looked up on PATH.
     if (binary.includes('/')) binary = path.resolve(binary);
     this.binary = binary;
+    // Where it came from, for the error when it cannot be started.
+    this._binaryOrigin = config.binary ? 'from the binary option'
+      : process.env.TYPINGD_BINARY ? 'from TYPINGD_BINARY' : 'neither the binary option nor TYPINGD_BINARY is set';
     this.options = [...(config.options || [])].map(String);
     for (const [key, flag] of CONFIG_OPTIONS) {
       if (config[key] !== undefined) this.options.push(flag, String(config[key]));
@@ -636,10 +639,20 @@ class Typingd extends EventEmitter {
     return null;
   }
 
+  /** Why typingd could not be started: the path tried, where it came from, and how to give another. */
+  _describeSpawnError() {
+    const err = this._spawnError;
+    const where = this.binary.includes('/') ? this.binary : `'${this.binary}' looked up on PATH`;
+    const reasons = { ENOENT: 'no such file', EACCES: 'permission denied' };
+    const reason = reasons[err.code] ? `${reasons[err.code]} (${err.code})` : err.message;
+    return `typingd could not be started (${where}, ${this._binaryOrigin}): ${reason}; `
+      + 'give typingd\'s path as the binary option or in TYPINGD_BINARY';
+  }
+
   /** How typingd ended, with its exit status and its stderr. */
   _describeExit() {
     let text;
-    if (this._spawnError) text = `typingd could not be started (${this.binary}): ${this._spawnError.message}`;
+    if (this._spawnError) text = this._describeSpawnError();
     else if (this.signalCode) text = `typingd was ended by ${this.signalCode} (exit status ${this._exitStatus})`;
     else text = `typingd exited with status ${this.exitCode}`;
     const stderr = this._stderr.trim();

@@ -172,6 +172,41 @@ test('a binary that does not exist: TypingdExited with status null', async (t) =
   }
 });
 
+test('a binary that cannot be started is named with the path tried and where it came from', async (t) => {
+  const missing = path.join(os.tmpdir(), 'no-such-dir', 'typingd');
+  const given = start(t, { binary: missing });
+  await assert.rejects(given.stats(), (err) => {
+    assert.ok(err instanceof TypingdExited);
+    assert.ok(err.message.includes(`(${missing}, from the binary option): no such file (ENOENT)`), err.message);
+    assert.match(err.message, /give typingd's path as the binary option or in TYPINGD_BINARY/);
+    return true;
+  });
+
+  const saved = { binary: process.env.TYPINGD_BINARY, path: process.env.PATH };
+  try {
+    process.env.TYPINGD_BINARY = 'no-such-dir/typingd';
+    const fromEnv = start(t);
+    await assert.rejects(fromEnv.sync(), (err) => {
+      assert.ok(err.message.includes(`(${path.resolve('no-such-dir/typingd')}, from TYPINGD_BINARY)`), err.message);
+      return true;
+    });
+    delete process.env.TYPINGD_BINARY;
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'typingd-empty-path-'));
+    t.after(() => fs.rmSync(empty, { recursive: true, force: true }));
+    process.env.PATH = empty;
+    const onPath = start(t);
+    await assert.rejects(onPath.sync(), (err) => {
+      assert.ok(err.message.includes("('typingd' looked up on PATH, neither the binary option nor TYPINGD_BINARY is set)"),
+        err.message);
+      return true;
+    });
+  } finally {
+    if (saved.binary === undefined) delete process.env.TYPINGD_BINARY;
+    else process.env.TYPINGD_BINARY = saved.binary;
+    process.env.PATH = saved.path;
+  }
+});
+
 test('a relative binary is taken from the current directory, whatever spawnOptions.cwd says', async (t) => {
   const given = process.env.TYPINGD_BINARY;
   if (!given || !given.includes('/')) {

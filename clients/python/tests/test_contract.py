@@ -14,6 +14,7 @@ import termios
 import threading
 import time
 import unittest
+import unittest.mock
 
 from typingd import AsyncTypingd, Typingd, TypingdError, TypingdExited
 
@@ -237,6 +238,21 @@ class ThreadedScenarios(Scenarios, unittest.TestCase):
             Typingd("/nonexistent/typingd")
         self.assertIsNone(caught.exception.status)
 
+    def test_a_missing_binary_is_named_with_where_it_came_from(self):
+        with self.assertRaises(TypingdExited) as caught:
+            Typingd("/nonexistent/typingd")
+        self.assertIn("(/nonexistent/typingd, from binary=): No such file", str(caught.exception))
+        self.assertIn("TYPINGD_BINARY", str(caught.exception))
+        with unittest.mock.patch.dict(os.environ, {"TYPINGD_BINARY": "no-such-dir/typingd"}):
+            with self.assertRaises(TypingdExited) as caught:
+                Typingd()
+        self.assertIn(f"({os.path.abspath('no-such-dir/typingd')}, from TYPINGD_BINARY)", str(caught.exception))
+        with tempfile.TemporaryDirectory() as empty, \
+                unittest.mock.patch.dict(os.environ, {"TYPINGD_BINARY": "", "PATH": empty}):
+            with self.assertRaises(TypingdExited) as caught:
+                Typingd()
+        self.assertIn("('typingd' looked up on PATH, neither binary= nor TYPINGD_BINARY is set)", str(caught.exception))
+
     def test_leaving_a_with_block_does_not_wait_for_streaks(self):
         started = time.monotonic()
         with Typingd(BINARY) as td:
@@ -360,6 +376,16 @@ class AsyncScenarios(Scenarios, unittest.TestCase):
         with self.assertRaises(TypingdExited) as caught:
             asyncio.run(AsyncTypingd("/nonexistent/typingd").start())
         self.assertIsNone(caught.exception.status)
+
+    def test_a_missing_binary_is_named_with_where_it_came_from(self):
+        with self.assertRaises(TypingdExited) as caught:
+            asyncio.run(AsyncTypingd("/nonexistent/typingd").start())
+        self.assertIn("(/nonexistent/typingd, from binary=): No such file", str(caught.exception))
+        with unittest.mock.patch.dict(os.environ, {"TYPINGD_BINARY": "no-such-dir/typingd"}):
+            with self.assertRaises(TypingdExited) as caught:
+                asyncio.run(AsyncTypingd().start())
+        self.assertIn(f"({os.path.abspath('no-such-dir/typingd')}, from TYPINGD_BINARY)", str(caught.exception))
+        self.assertIn("give typingd's path as binary= or in TYPINGD_BINARY", str(caught.exception))
 
     def test_async_with_and_coroutine_listeners(self):
         async def scenario():

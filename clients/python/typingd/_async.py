@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      EventQueue, decode_line, given, gone, option_value,
+                      EventQueue, binary_origin, decode_line, given, gone, not_started, option_value,
                       signal_number)
 
 #: The longest line the reader accepts from typingd (a snapshot's lines are short; an
@@ -41,6 +41,7 @@ class AsyncTypingd:
         self._arguments = command_line(binary, options, audience=audience, order=order, max_listed=max_listed,
                                        phrases=phrases, default_locale=default_locale, list_style=list_style,
                                        clock=clock, timeout_ms=timeout_ms)
+        self._binary_origin = binary_origin(binary)
         self.request_timeout = request_timeout
         self._queue_events = queue
         self._state = Dispatcher(option_value(self._arguments[1:], "--audience") == "open")
@@ -63,8 +64,7 @@ class AsyncTypingd:
                 *self._arguments, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE, limit=LINE_LIMIT, start_new_session=True)
         except OSError as error:
-            raise TypingdExited(f"typingd could not be started ({self._arguments[0]}): {error.strerror or error}",
-                                None, "") from None
+            raise not_started(self._arguments[0], self._binary_origin, error) from None
         self.pid = self._process.pid
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
         self._reader_task = asyncio.ensure_future(self._read())
@@ -114,19 +114,19 @@ class AsyncTypingd:
         return reply, slot.listed
 
     async def join(self, conv: str, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
-                   at: Optional[float] = None, locale: Optional[str] = None,
-                   receive_typing: Optional[bool] = None) -> Event:
+                   receive_typing: Optional[bool] = None, locale: Optional[str] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("join", **given(conv=conv, user=user, name=name, send_typing=send_typing,
                                                   locale=locale, receive_typing=receive_typing, at=at))
 
-    async def type(self, conv: str, user: str, *, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
-                   at: Optional[float] = None, activity: Optional[str] = None,
-                   thread: Optional[str] = None) -> Event:
+    async def type(self, conv: str, user: str, *, thread: Optional[str] = None, empty: Optional[bool] = None,
+                   activity: Optional[str] = None, timeout_ms: Optional[int] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
                                                   activity=activity, timeout_ms=timeout_ms, at=at))
 
-    async def send(self, conv: str, user: str, *, at: Optional[float] = None,
-                   thread: Optional[str] = None) -> Event:
+    async def send(self, conv: str, user: str, *, thread: Optional[str] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("send", **given(conv=conv, user=user, thread=thread, at=at))
 
     async def leave(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
@@ -138,23 +138,23 @@ class AsyncTypingd:
     async def offline(self, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("offline", **given(user=user, at=at))
 
-    async def open_view(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None,
-                        view: Optional[str] = None) -> Event:
+    async def open_view(self, conv: str, user: str, *, thread: Optional[str] = None, view: Optional[str] = None,
+                        at: Optional[float] = None) -> Event:
         return await self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
 
     async def close_view(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
         return await self.request("close", **given(conv=conv, user=user, at=at))
 
     async def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
-                   at: Optional[float] = None, locale: Optional[str] = None,
-                   receive_typing: Optional[bool] = None) -> Event:
+                   receive_typing: Optional[bool] = None, locale: Optional[str] = None,
+                   at: Optional[float] = None) -> Event:
         return await self.request("user", **given(user=user, name=name, send_typing=send_typing,
                                                   locale=locale, receive_typing=receive_typing, at=at))
 
     async def tick(self, at: float) -> Event:
         return await self.request("tick", at=at)
 
-    async def query(self, conv: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
+    async def query(self, conv: str, *, thread: Optional[str] = None, at: Optional[float] = None) -> Event:
         return await self.request("query", **given(conv=conv, thread=thread, at=at))
 
     async def stats(self, *, at: Optional[float] = None) -> Event:

@@ -61,6 +61,23 @@ def gone(what: str, status: Optional[int], stdin_closed: bool, stderr: str) -> T
     return TypingdExited(f"{what}: typingd's output ended", None, stderr)
 
 
+def binary_origin(binary: Optional[PathLike]) -> str:
+    """Where the binary ``command_line`` picks comes from, for error messages."""
+    if binary is not None:
+        return "from binary="
+    if os.environ.get("TYPINGD_BINARY"):
+        return "from TYPINGD_BINARY"
+    return "neither binary= nor TYPINGD_BINARY is set"
+
+
+def not_started(tried: str, origin: str, error: OSError) -> TypingdExited:
+    """The error for a binary that cannot be started: the path tried, where it came
+    from (``binary_origin``), why, and how to give another."""
+    where = os.path.abspath(tried) if "/" in tried else f"{tried!r} looked up on PATH"
+    return TypingdExited(f"typingd could not be started ({where}, {origin}): {error.strerror or error}; "
+                         "give typingd's path as binary= or in TYPINGD_BINARY", None, "")
+
+
 def decode_line(raw: bytes) -> Optional[Event]:
     """The event of one output line, or None for a line that is not a JSON object
     (one cut short by a kill)."""

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._common import (DRAIN_SHARE, KILL_WAIT, PIPE_BUFFER, STDERR_LIMIT, TERM_SHARE, Dispatcher, Event,
                       PathLike, TypingdError, TypingdExited, command_line, count_lines, encode, exit_status,
-                      EventQueue, decode_line, given, gone, option_value,
+                      EventQueue, binary_origin, decode_line, given, gone, not_started, option_value,
                       signal_number)
 
 
@@ -64,8 +64,7 @@ class Typingd:
             self._process = subprocess.Popen(arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=subprocess.PIPE, bufsize=PIPE_BUFFER, start_new_session=True)
         except OSError as error:
-            raise TypingdExited(f"typingd could not be started ({arguments[0]}): {error.strerror or error}",
-                                None, "") from None
+            raise not_started(arguments[0], binary_origin(binary), error) from None
         self.pid = self._process.pid
         self._stderr_reader = threading.Thread(target=self._read_stderr, name="typingd-stderr", daemon=True)
         self._stderr_reader.start()
@@ -114,8 +113,8 @@ class Typingd:
         return reply, slot.listed
 
     def join(self, conv: str, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
-             at: Optional[float] = None, locale: Optional[str] = None,
-             receive_typing: Optional[bool] = None) -> Event:
+             receive_typing: Optional[bool] = None, locale: Optional[str] = None,
+             at: Optional[float] = None) -> Event:
         """``user`` becomes a member of ``conv``. ``name``, ``send_typing`` (False:
         nobody sees this user type), ``locale`` (the phrase table their indicators use)
         and ``receive_typing`` (False: they receive no indicators) are the user's
@@ -123,15 +122,15 @@ class Typingd:
         return self.request("join", **given(conv=conv, user=user, name=name, send_typing=send_typing,
                                             locale=locale, receive_typing=receive_typing, at=at))
 
-    def type(self, conv: str, user: str, *, empty: Optional[bool] = None, timeout_ms: Optional[int] = None,
-             at: Optional[float] = None, activity: Optional[str] = None, thread: Optional[str] = None) -> Event:
+    def type(self, conv: str, user: str, *, thread: Optional[str] = None, empty: Optional[bool] = None,
+             activity: Optional[str] = None, timeout_ms: Optional[int] = None, at: Optional[float] = None) -> Event:
         """A keystroke (``empty=True``: the input box is now empty). ``timeout_ms``
         replaces --timeout-ms for this keystroke; ``activity`` is one of ACTIVITIES;
         ``thread`` types in a thread of ``conv`` (default: the main timeline)."""
         return self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
                                             activity=activity, timeout_ms=timeout_ms, at=at))
 
-    def send(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
+    def send(self, conv: str, user: str, *, thread: Optional[str] = None, at: Optional[float] = None) -> Event:
         """A message sent: stops the user's streak at ``thread`` (default: the main timeline)."""
         return self.request("send", **given(conv=conv, user=user, thread=thread, at=at))
 
@@ -144,8 +143,8 @@ class Typingd:
     def offline(self, user: str, *, at: Optional[float] = None) -> Event:
         return self.request("offline", **given(user=user, at=at))
 
-    def open_view(self, conv: str, user: str, *, at: Optional[float] = None, thread: Optional[str] = None,
-                  view: Optional[str] = None) -> Event:
+    def open_view(self, conv: str, user: str, *, thread: Optional[str] = None, view: Optional[str] = None,
+                  at: Optional[float] = None) -> Event:
         """The ``open`` command: ``user`` has ``conv`` on screen, at ``thread``, as a
         chat or (``view="list"``) as a row of their chat list."""
         return self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
@@ -155,8 +154,8 @@ class Typingd:
         return self.request("close", **given(conv=conv, user=user, at=at))
 
     def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
-             at: Optional[float] = None, locale: Optional[str] = None,
-             receive_typing: Optional[bool] = None) -> Event:
+             receive_typing: Optional[bool] = None, locale: Optional[str] = None,
+             at: Optional[float] = None) -> Event:
         """Sets ``user``'s settings in every conversation they are in (only those given)."""
         return self.request("user", **given(user=user, name=name, send_typing=send_typing,
                                             locale=locale, receive_typing=receive_typing, at=at))
@@ -165,7 +164,7 @@ class Typingd:
         """Moves the manual clock to ``at``, firing the timeouts due by then."""
         return self.request("tick", at=at)
 
-    def query(self, conv: str, *, at: Optional[float] = None, thread: Optional[str] = None) -> Event:
+    def query(self, conv: str, *, thread: Optional[str] = None, at: Optional[float] = None) -> Event:
         """The ``state`` of ``conv`` (its typers at ``thread`` when given)."""
         return self.request("query", **given(conv=conv, thread=thread, at=at))
 
