@@ -49,6 +49,7 @@ struct EngineSnapshotTests {
             rebuilt.run(.join(conv: m.conv, user: m.user, name: m.name, sendTyping: m.sendTyping, locale: m.locale,
                               receiveTyping: m.receiveTyping), at: m.at)
             if m.open { rebuilt.run(.open(conv: m.conv, user: m.user, thread: m.thread, view: m.view), at: m.at) }
+            if let side = m.side { rebuilt.run(.open(conv: m.conv, user: m.user, thread: side, pane: .side), at: m.at) }
             if m.forgotten { forgotten.append(m) }
         }
         for pass in [streaks, streaks.sorted { $0.keystroke < $1.keystroke }] {

@@ -57,7 +57,7 @@ struct Harness {
             let more = i.view.more > 0 ? " more \(i.view.more)" : ""
             let activities = i.view.showsActivities ? " {\(i.view.activities.map(\.name).joined(separator: ","))}" : ""
             let place = i.thread.map { "\(i.conv)#\($0)" } ?? "\(i.conv)"
-            let viewer = i.screen == .list ? "\(i.viewer)(list)" : "\(i.viewer)"
+            let viewer = i.screen == .list ? "\(i.viewer)(list)" : i.pane == .side ? "\(i.viewer)(side)" : "\(i.viewer)"
             return "@\(i.at) \(place) \(viewer): [\(ids)]\(activities)\(more) \(i.view.text)"
         case .typing(let t):
             let place = t.thread.map { "\(t.conv)#\($0)" } ?? "\(t.conv)"
@@ -79,6 +79,7 @@ struct Harness {
             if let thread = m.thread { extras += " thread=\(thread)" }
             if m.view == .list { extras += " view=list" }
             if m.forgotten { extras += " forgotten" }
+            if let side = m.side { extras += " side=\(side)" }
             if let joined = m.joined { extras += " joined=\(joined)" }
             return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)\(extras)"
         case .streak(let s):

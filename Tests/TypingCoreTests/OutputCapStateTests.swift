@@ -108,8 +108,10 @@ struct OutputCapStateTests {
         case 0, 1: return .join(conv: conv, user: user, name: rng.below(3) == 0 ? nil : name,
                                 receiveTyping: rng.below(6) == 0 ? rng.below(2) == 0 : nil)
         case 2: return .leave(conv: conv, user: user)
-        case 3: return .open(conv: conv, user: user, thread: thread, view: rng.below(5) == 0 && thread == nil ? .list : .chat)
-        case 4: return .close(conv: conv, user: user)
+        case 3:
+            if let thread, rng.below(3) == 0 { return .open(conv: conv, user: user, thread: thread, pane: .side) }
+            return .open(conv: conv, user: user, thread: thread, view: rng.below(5) == 0 && thread == nil ? .list : .chat)
+        case 4: return .close(conv: conv, user: user, pane: rng.below(4) == 0 ? .side : .main)
         case 5: return .offline(user: user)
         case 6: return .user(user: user, name: name)
         case 7: return .send(conv: conv, user: user, thread: thread)

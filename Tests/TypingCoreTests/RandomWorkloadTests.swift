@@ -59,9 +59,13 @@ struct RandomWorkloadTests {
                          receiveTyping: rng.below(6) == 0 ? !(rng.below(2) == 0) : nil)
         case 2: return rng.below(2) == 0 ? .leave(conv: conv, user: user) : .remove(conv: conv, user: user, by: nil)
         case 3, 4:
+            if rng.below(3) == 0 {
+                // A side pane, beside whatever the main screen shows.
+                return .open(conv: conv, user: user, thread: ID("t\(rng.below(3))"), pane: .side)
+            }
             let list = rng.below(4) == 0
             return .open(conv: conv, user: user, thread: list ? nil : thread, view: list ? .list : .chat)
-        case 5: return .close(conv: conv, user: user)
+        case 5: return .close(conv: conv, user: user, pane: rng.below(3) == 0 ? .side : .main)
         case 6:
             return .user(user: user, name: rng.below(3) == 0 ? "R\(step % 5)" : nil,
                          sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,

@@ -347,7 +347,7 @@ struct ReferenceModel {
             for conv in record.memberships {
                 if let index = memberIndex(conv, user) { closeView(conv, index) }
             }
-        case let .open(conv, user, thread, view):
+        case let .open(conv, user, thread, view, _):
             let conv = conv.string, user = user.string
             guard let index = memberIndex(conv, user) else { notMember(line); break }
             let list = view == .list
@@ -363,7 +363,7 @@ struct ReferenceModel {
                 conversations[conv]?[index] = member
             }
             render(conv)
-        case .close(let conv, let user):
+        case .close(let conv, let user, _):
             let conv = conv.string, user = user.string
             guard let index = memberIndex(conv, user) else { notMember(line); break }
             closeView(conv, index)

@@ -37,8 +37,13 @@ struct OutputBoundForgetTests {
             case 2, 3, 4, 5: command = .type(conv: conv, user: user, empty: below(8) == 0, timeout: below(3) == 0 ? 1 + below(900) : nil,
                                              activity: Activity.allCases[below(2) * below(7)], thread: thread)
             case 6: command = .send(conv: conv, user: user, thread: thread)
-            case 7: command = .open(conv: conv, user: user, thread: thread, view: below(3) == 0 ? .list : .chat)
-            case 8: command = .close(conv: conv, user: user)
+            case 7:
+                if let thread, below(3) == 0 {
+                    command = .open(conv: conv, user: user, thread: thread, pane: .side)
+                } else {
+                    command = .open(conv: conv, user: user, thread: thread, view: below(3) == 0 ? .list : .chat)
+                }
+            case 8: command = .close(conv: conv, user: user, pane: below(3) == 0 ? .side : .main)
             case 9: command = .offline(user: user)
             case 10, 11: command = .forget(conv: conv, user: user)
             case 12: command = .user(user: user, name: names[below(names.count)], receiveTyping: below(3) == 0 ? below(2) == 0 : nil)

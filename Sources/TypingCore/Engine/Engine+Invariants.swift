@@ -39,6 +39,7 @@ extension Engine {
         var membershipCount = 0
         var membershipsOfUser: [UserIndex: Int] = [:]
         var openViewsOfUser: [UserIndex: Int] = [:]
+        var sidePanesOfUser: [UserIndex: Int] = [:]
         var streaksSeen = 0
 
         conversations.forEachLive { c, record in
@@ -69,6 +70,14 @@ extension Engine {
                           "the viewers of thread \(thread.id) of \(record.id) are not the sorted slots of the members there who receive typing: \(thread.viewers)")
                     check(Int(thread.silent) == here.filter { !record.members[$0].receives }.count,
                           "thread \(thread.id) of \(record.id) counts \(thread.silent) members there who receive nothing")
+                    let sides = record.members.indices.filter {
+                        record.members[$0].isOccupied && record.members[$0].side == location
+                    }
+                    problems += thread.sideViewers.violations().map { "the side viewers of thread \(thread.id) of \(record.id): " + $0 }
+                    check(thread.sideViewers.elements == sides.filter { record.members[$0].receives },
+                          "the side viewers of thread \(thread.id) of \(record.id) are not the members whose side pane is there and who receive typing")
+                    check(Int(thread.sideSilent) == sides.filter { !record.members[$0].receives }.count,
+                          "thread \(thread.id) of \(record.id) counts \(thread.sideSilent) side panes there of members who receive nothing")
                 }
                 var head: [StreakIndex] = []
                 state.typers.collect(first: max(min(state.typers.count(in: streaks), configuration.maxListed + 1),
@@ -77,8 +86,10 @@ extension Engine {
                 let groups = groupInfo(of: c, at: location)
                 if state.fullViewIsStale {
                     check(!record.members.enumerated().contains { slot, member in
-                              member.isOccupied && member.location == location && member.receives
-                                  && (configuration.audience == .members || record.isOpen(slot)) && !record.isStale(slot)
+                              member.isOccupied && member.receives
+                                  && (member.location == location
+                                      && (configuration.audience == .members || record.isOpen(slot)) && !record.isStale(slot)
+                                      || member.side == location)
                           },
                           "the shared view of \(record.id) at \(location) is left stale while someone watches")
                 } else {
@@ -129,6 +140,26 @@ extension Engine {
                         problems.append("\(who) has a freed streak or another member's")
                         continue
                     }
+                }
+                if member.side >= .main {
+                    guard member.side > .main, let sideFrame = frames[member.side] else {
+                        problems.append("\(who) has a side pane at \(member.side), which is not a thread in use")
+                        continue
+                    }
+                    check(record.sideSent[Int32(slot)] != nil, "\(who) has a side pane but nothing recorded as sent to it")
+                    check(sidePanes[user: member.user]?.contains(c) == true,
+                          "the side pane of \(users[member.user].id) in \(record.id) is not among the user's side panes")
+                    sidePanesOfUser[member.user, default: 0] += 1
+                    if member.receives {
+                        let expected = expectedView(of: slot, in: c, frame: sideFrame, pane: .side)
+                        check(record.sideLastSent(of: slot) == expected,
+                              "\(who)'s side pane was last sent \(record.sideLastSent(of: slot).text.debugDescription), but shows \(expected.text.debugDescription)")
+                    } else {
+                        check(record.sideLastSent(of: slot) === IndicatorView.empty,
+                              "\(who) receives no typing but their side pane remembers what it was sent")
+                    }
+                } else {
+                    check(record.sideSent[Int32(slot)] == nil, "\(who) has no side pane but something recorded as sent to one")
                 }
                 if record.isStale(slot) {
                     check(configuration.audience == .members && !isOpen && member.receives
@@ -216,6 +247,9 @@ extension Engine {
             let open = openViews[user: u] ?? []
             check(open.count == openViewsOfUser[u] ?? 0,
                   "user \(record.id) lists \(open.count) open views, their memberships \(openViewsOfUser[u] ?? 0)")
+            let sides = sidePanes[user: u] ?? []
+            check(sides.count == sidePanesOfUser[u] ?? 0,
+                  "user \(record.id) lists \(sides.count) side panes, their memberships \(sidePanesOfUser[u] ?? 0)")
             streaksSeen += count
         }
         check(userIndex.count == users.count, "the user index has \(userIndex.count) entries for \(users.count) users")
@@ -328,8 +362,14 @@ extension Engine {
     /// What member `slot` of `c` should have been sent last: the view at their
     /// location (`frame`), in their table and style, without themselves if they
     /// type there.
-    func expectedView(of slot: Int, in c: ConversationIndex, frame: RenderFrame) -> IndicatorView {
-        let member = conversations[c].members[slot]
+    func expectedView(of slot: Int, in c: ConversationIndex, frame: RenderFrame, pane: Command.Pane = .main) -> IndicatorView {
+        var member = conversations[c].members[slot]
+        if pane == .side {
+            // A side pane: at its thread, phrased with --style.
+            member.location = member.side
+            member.isList = false
+            member.lastSent = conversations[c].sideLastSent(of: slot)
+        }
         let key = Engine.variant(table: member.table, list: member.isList)
         if !member.streak.isNone && streaks[member.streak].location == member.location {
             let rank = conversations[c][location: member.location].typers.rank(of: member.streak, in: streaks)

@@ -90,6 +90,7 @@ extension Engine {
             stop(streak, reason: reason, render: false, sink: &sink)
         }
         let viewedAt = closeView(of: u, in: c, slot: slot)
+        let sideAt = conversations[c].members[slot].side
         let conversationGoes = conversations[c].memberCount == 1
         removeMember(u, slot: slot, from: c)
         if !conversationGoes {
@@ -99,6 +100,7 @@ extension Engine {
                 renderForgotten(c, sink: &sink)
             }
             releaseThread(viewedAt, of: c)
+            releaseThread(sideAt, of: c)
         }
         return nil
     }
@@ -145,6 +147,7 @@ extension Engine {
     mutating func removeMember(_ u: UserIndex, slot: Int, from c: ConversationIndex) {
         let link = conversations[c].members[slot].link
         let wasStale = !conversations[c].staleSlots.isEmpty
+        if conversations[c].members[slot].side > .main { sidePanes.remove(c, for: u) }
         conversations[c].vacate(slot, id: users[u].id)
         if wasStale && conversations[c].staleSlots.isEmpty { staleConversations -= 1 }
         liveMemberships -= 1

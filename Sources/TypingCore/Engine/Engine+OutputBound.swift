@@ -1,6 +1,7 @@
 extension Engine {
     /// The bytes of an `indicator` beyond its ids, activities and phrase: keys,
-    /// punctuation, the largest `at` and `more`, `"view":"list"`, the LF.
+    /// punctuation, the largest `at` and `more`, `"view":"list"` (or, never with
+    /// it, a side pane's `"pane":"side"`, as long), the LF.
     static let indicatorOverhead = 140
     /// The bytes of one listed activity (`"sharing_location",`) and of the key.
     static let activityBytes = 19, activitiesOverhead = 16
@@ -59,6 +60,7 @@ extension Engine {
                 total.add(memberBound(c, at: .main, viewer: user.encodedBound, forgotten: forgotten))
                 if let slot = conversations[c].slot(of: u) {
                     total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
+                    total.add(sidePaneBound(c, slot: slot))
                 }
             }
         case let .type(conv, user, empty, _, activity, thread):
@@ -87,7 +89,7 @@ extension Engine {
             if !streak.isNone && streaks[streak].location == location(of: thread, in: c) {
                 total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false))
             }
-        case let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user):
+        case let .leave(conv, user), let .remove(conv, user, _), let .close(conv, user, _):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             total.add(forgottenBound(c, forgotten))
             let streak = conversations[c].members[slot].streak
@@ -102,15 +104,22 @@ extension Engine {
             forEachStreak(of: u) { c, location in
                 total.add(renderBound(c, forgotten, at: location, newTyperName: 0, newActivity: false))
             }
-        case let .open(conv, user, thread, view):
+        case let .open(conv, user, thread, view, pane):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             let streak = conversations[c].members[slot].streak
             let target = view == .list ? Location.main : location(of: thread, in: c)
-            // The streak stops only when the view moves away from it, or is a list.
+            // The streak stops only when the screen moves away from it, or is a list
+            // (counted whatever the other screen shows: an upper bound).
             if !streak.isNone && (view == .list || streaks[streak].location != target) {
                 total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false))
             }
             total.add(memberBound(c, at: target, viewer: 0, forgotten: forgotten, thread: view == .list ? nil : thread))
+            // The render compares the opener's other screen too.
+            if pane == .side {
+                total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: false))
+            } else {
+                total.add(sidePaneBound(c, slot: slot))
+            }
         case let .user(user, name, sendTyping, locale, receiveTyping):
             guard let u = findUser(user) else { return 0 }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
@@ -153,6 +162,7 @@ extension Engine {
                 link = memberships[link].next
                 if let slot = conversations[c].slot(of: u) {
                     total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
+                    total.add(sidePaneBound(c, slot: slot))
                 }
             } while link != first
         }
@@ -177,6 +187,13 @@ extension Engine {
         return bound.value
     }
 
+    /// The most bytes of one indicator to the side pane of member `slot` of `c`,
+    /// when they have one (Protocol.md#side-panes); 0 when not.
+    func sidePaneBound(_ c: ConversationIndex, slot: Int) -> Int {
+        let side = conversations[c].members[slot].side
+        return side > .main ? viewerBound(c, at: side) : 0
+    }
+
     /// The most bytes telling the stale members of `c` what they see writes (a
     /// render of `c` that changes nothing else); 0 unless `forgotten`.
     func forgottenBound(_ c: ConversationIndex, _ forgotten: Bool) -> Int {
@@ -196,7 +213,8 @@ extension Engine {
         let record = conversations[c]
         let viewers: Int
         if location != .main {
-            viewers = location > .main ? record.threads[location].viewers.count : 0
+            // Its viewers' main screens and side panes.
+            viewers = location > .main ? record.threads[location].viewers.count + record.threads[location].sideViewers.count : 0
         } else {
             // The main timeline's audience; its stale members are among them, and
             // counted only when `forgotten`.

@@ -115,15 +115,20 @@ extension Engine {
         let a = first > .main ? conversations[c].threads[first].viewers : SlotSet()
         let b = second > .main ? conversations[c].threads[second].viewers : SlotSet()
         let stale = atMain ? SlotSet() : conversations[c].staleSlots
+        // The side panes at the changed threads (Protocol.md#side-panes).
+        let sideA = first > .main ? conversations[c].threads[first].sideViewers : SlotSet()
+        let sideB = second > .main ? conversations[c].threads[second].sideViewers : SlotSet()
         // The extra member, if any (no set: a join renders this way).
         var pendingExtra = extra >= 0 ? extra : Int.max
         var cursor = audience.next(from: 0) ?? Int.max
         var cursorA = a.next(from: 0) ?? Int.max, cursorB = b.next(from: 0) ?? Int.max
         var cursorStale = stale.next(from: 0) ?? Int.max
+        var cursorSideA = sideA.next(from: 0) ?? Int.max, cursorSideB = sideB.next(from: 0) ?? Int.max
         while true {
-            let next = min(min(pendingExtra, cursor), min(min(cursorA, cursorB), cursorStale))
+            let next = min(min(min(pendingExtra, cursor), min(min(cursorA, cursorB), cursorStale)),
+                           min(cursorSideA, cursorSideB))
             if next == Int.max { break }
-            var inAudience = false
+            var inAudience = false, sideInScope = false
             if cursor == next {
                 cursor = audience.next(from: next + 1) ?? Int.max
                 inAudience = true
@@ -131,12 +136,18 @@ extension Engine {
             if cursorA == next { cursorA = a.next(from: next + 1) ?? Int.max; inAudience = true }
             if cursorB == next { cursorB = b.next(from: next + 1) ?? Int.max; inAudience = true }
             if cursorStale == next { cursorStale = stale.next(from: next + 1) ?? Int.max; inAudience = true }
+            if cursorSideA == next { cursorSideA = sideA.next(from: next + 1) ?? Int.max; sideInScope = true }
+            if cursorSideB == next { cursorSideB = sideB.next(from: next + 1) ?? Int.max; sideInScope = true }
             if pendingExtra == next {
                 pendingExtra = Int.max
-                // The extra member counts only when in the audience.
+                // The extra member's main screen counts only when in the audience;
+                // their side pane, when they have one.
                 if configuration.audience == .members || conversations[c].isOpen(next) { inAudience = true }
+                sideInScope = true
             }
+            // For each viewer, their main screen, then their side pane.
             if inAudience { visit(next, of: c, frames: &frames, sink: &sink) }
+            if sideInScope { visitSide(next, of: c, frames: &frames, sink: &sink) }
         }
         if !conversations[c].staleSlots.isEmpty {
             conversations[c].clearStale()
@@ -205,6 +216,7 @@ extension Engine {
         if frames.count > 0 { finish(&frames.a, into: 0, of: c) }
         if frames.count > 1 { finish(&frames.b, into: 1, of: c) }
         if frames.count > 2 { finish(&frames.c, into: 2, of: c) }
+        if frames.count > 3 { finish(&frames.d, into: 3, of: c) }
         if frames.changed.0 >= 0 && frames.index(of: frames.changed.0) == nil {
             conversations[c][location: frames.changed.0].fullViewIsStale = true
         }
@@ -344,7 +356,26 @@ extension Engine {
         switch frame(member.location, of: c, in: &frames) {
         case 0: refresh(slot, member, of: c, frame: &frames.a, sink: &sink)
         case 1: refresh(slot, member, of: c, frame: &frames.b, sink: &sink)
-        default: refresh(slot, member, of: c, frame: &frames.c, sink: &sink)
+        case 2: refresh(slot, member, of: c, frame: &frames.c, sink: &sink)
+        default: refresh(slot, member, of: c, frame: &frames.d, sink: &sink)
+        }
+    }
+
+    /// Brings the side pane of one member up to date, if they have one and receive
+    /// typing (Protocol.md#side-panes): the frame of the thread it shows, the
+    /// `--style` phrasing (a side pane is never a list row).
+    mutating func visitSide<S: EventSink & ~Copyable>(_ slot: Int, of c: ConversationIndex, frames: inout RenderFrames,
+                                                      sink: inout S) {
+        var member = conversations[c].fields(of: slot)
+        let side = conversations[c].members[slot].side
+        guard member.user != MemberSlot.vacant, member.receives, side > .main else { return }
+        member.location = side
+        member.isList = false
+        switch frame(side, of: c, in: &frames) {
+        case 0: refresh(slot, member, of: c, frame: &frames.a, pane: .side, sink: &sink)
+        case 1: refresh(slot, member, of: c, frame: &frames.b, pane: .side, sink: &sink)
+        case 2: refresh(slot, member, of: c, frame: &frames.c, pane: .side, sink: &sink)
+        default: refresh(slot, member, of: c, frame: &frames.d, pane: .side, sink: &sink)
         }
     }
 
@@ -354,11 +385,12 @@ extension Engine {
     /// instruction cache better with one copy of it.)
     @inline(never)
     mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
-                                                    frame: inout RenderFrame, sink: inout S) {
+                                                    frame: inout RenderFrame, pane: Command.Pane = .main,
+                                                    sink: inout S) {
         #if TYPINGD_INTERNAL_CHECKS
         viewersCompared += 1
         #endif
-        let last = conversations[c].lastSent(of: slot)
+        let last = pane == .main ? conversations[c].lastSent(of: slot) : conversations[c].sideLastSent(of: slot)
         let key = Engine.variant(table: member.table, list: member.isList)
         let current: IndicatorView
         let streak = member.streak
@@ -370,7 +402,7 @@ extension Engine {
             current = frame.full
             if last === current { return }
             if !(last === frame.stale && frame.staleChanged) && last == current {
-                conversations[c].setLastSent(current, at: slot)
+                setLastSent(current, at: slot, of: c, pane: pane)
                 return
             }
         } else {
@@ -378,22 +410,32 @@ extension Engine {
             current = frame.variants[index].view
             if last === current { return }
             if !(last === frame.variants[index].stale && frame.variants[index].changed) && last == current {
-                conversations[c].setLastSent(current, at: slot)
+                setLastSent(current, at: slot, of: c, pane: pane)
                 return
             }
         }
-        conversations[c].setLastSent(current, at: slot)
-        emitIndicator(slot, member, of: c, view: current, sink: &sink)
+        setLastSent(current, at: slot, of: c, pane: pane)
+        emitIndicator(slot, member, of: c, view: current, pane: pane, sink: &sink)
+    }
+
+    /// Records the indicator last sent to `pane` of member `slot` of `c`.
+    @inline(__always)
+    mutating func setLastSent(_ view: IndicatorView, at slot: Int, of c: ConversationIndex, pane: Command.Pane) {
+        if pane == .main {
+            conversations[c].setLastSent(view, at: slot)
+        } else {
+            conversations[c].setSideLastSent(view, at: slot)
+        }
     }
 
     /// Writes the `indicator` event that shows `view` to the member in `slot`.
     @inline(__always)
     mutating func emitIndicator<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
-                                                          view: IndicatorView, sink: inout S) {
+                                                          view: IndicatorView, pane: Command.Pane = .main, sink: inout S) {
         let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[member.user].id
         let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
         emit(.indicator(Event.Indicator(at: now, conv: conversations[c].id, thread: thread, viewer: viewer,
-                                        screen: member.isList ? .list : .chat, view: view)),
+                                        screen: member.isList ? .list : .chat, pane: pane, view: view)),
              to: &sink)
     }
 
@@ -607,6 +649,9 @@ struct RenderFrames {
     var a = RenderFrame.unused()
     var b = RenderFrame.unused()
     var c = RenderFrame.unused()
+    /// A render visits at most four locations: two whose typers changed, the main
+    /// timeline (stale members), and one member's main screen and side pane.
+    var d = RenderFrame.unused()
     private(set) var count = 0
 
     init(changed: (Location, Location)) {
@@ -618,6 +663,7 @@ struct RenderFrames {
         if count > 0 && a.location == location { return 0 }
         if count > 1 && b.location == location { return 1 }
         if count > 2 && c.location == location { return 2 }
+        if count > 3 && d.location == location { return 3 }
         return nil
     }
 
@@ -626,7 +672,8 @@ struct RenderFrames {
         switch count {
         case 0: a = frame
         case 1: b = frame
-        default: c = frame
+        case 2: c = frame
+        default: d = frame
         }
         count += 1
     }

@@ -55,9 +55,15 @@ extension Engine {
             failure = depart(conv: conv, user: user, by: by, reason: .removed, sink: &sink)
         case let .offline(user):
             offline(user: user, sink: &sink)
-        case let .open(conv, user, thread, view):
-            failure = open(conv: conv, user: user, thread: thread, view: view, sink: &sink)
-        case let .close(conv, user):
+        case let .open(conv, user, thread, view, pane):
+            if pane == .side, let thread {
+                failure = openSide(conv: conv, user: user, thread: thread, sink: &sink)
+            } else {
+                failure = open(conv: conv, user: user, thread: thread, view: view, sink: &sink)
+            }
+        case let .close(conv, user, .side):
+            failure = closeSide(conv: conv, user: user, sink: &sink)
+        case let .close(conv, user, _):
             failure = close(conv: conv, user: user, sink: &sink)
         case let .forget(conv, user):
             failure = forget(conv: conv, user: user)
@@ -222,7 +228,9 @@ extension Engine {
                                           sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot),
                                           thread: thread, view: member.isList ? .list : .chat,
                                           locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,
-                                          forgotten: conversations[c].isStale(slot), joined: joinRank[member.link])),
+                                          forgotten: conversations[c].isStale(slot),
+                                          side: member.side > .main ? conversations[c].threads[member.side].id : nil,
+                                          joined: joinRank[member.link])),
                      to: &sink)
                 members += 1
             }

@@ -104,6 +104,7 @@ extension Engine {
             s = next
         }
         closeAllViews(of: u)
+        removeAllSidePanes(of: u)
     }
 
     /// The location of `thread` (nil: the main timeline) in `c`; -1 for a thread

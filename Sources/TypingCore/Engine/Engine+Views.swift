@@ -15,7 +15,9 @@ extension Engine {
         let target = list ? Location.main : thread.map { conversations[c].threads.locate($0) } ?? .main
         var stoppedAt: Location = -1
         let streak = conversations[c].members[slot].streak
-        if !streak.isNone && (list || streaks[streak].location != target) {
+        // The streak stops unless the opened screen or the side pane shows where it is.
+        if !streak.isNone && (list || streaks[streak].location != target)
+            && conversations[c].members[slot].side != streaks[streak].location {
             stoppedAt = streaks[streak].location
             stop(streak, reason: .closed, render: false, sink: &sink)
         }
@@ -47,7 +49,8 @@ extension Engine {
         }
         let from = closeView(of: u, in: c, slot: slot)
         let streak = conversations[c].members[slot].streak
-        if !streak.isNone {
+        // It stops unless the side pane shows where it is (Protocol.md#side-panes).
+        if !streak.isNone && conversations[c].members[slot].side != streaks[streak].location {
             stop(streak, reason: .closed, render: true, sink: &sink)
         } else {
             // A screen that showed a thread or a list is told what the main
@@ -56,6 +59,77 @@ extension Engine {
         }
         releaseThread(from, of: c)
         return nil
+    }
+
+    /// `open` with `pane: side`: the user's side pane shows `thread`
+    /// (Protocol.md#side-panes). A pane moved to another thread (or new) starts from
+    /// the empty indicator; opened again at the thread it shows, it forgets nothing.
+    /// The main screen is left as it is. Then the user's streak in `conv` stops
+    /// (`closed`) unless the side pane or the main screen shows where it is, and the
+    /// conversation renders.
+    mutating func openSide<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier,
+                                                     sink: inout S) -> Failure? {
+        guard let (c, u, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        let target = conversations[c].threads.locate(thread)
+        let from = conversations[c].members[slot].side
+        if from != target {
+            if from < .main { sidePanes.insert(c, for: u) }
+            conversations[c].setSide(slot, to: target)
+        }
+        let streak = conversations[c].members[slot].streak
+        if !streak.isNone && !shows(slot, of: c, streaks[streak].location) {
+            let stoppedAt = streaks[streak].location
+            stop(streak, reason: .closed, render: false, sink: &sink)
+            render(c, scope: .locationAndMember(stoppedAt, slot), sink: &sink)
+        } else {
+            render(c, scope: .member(slot), sink: &sink)
+        }
+        releaseThread(from, of: c)
+        return nil
+    }
+
+    /// `close` with `pane: side`: the user's side pane is removed, forgetting what it
+    /// was sent, without an event (no-op when there is none). Their streak in `conv`
+    /// stops (`closed`) when the pane showed where it is and the main screen does not;
+    /// then the conversation renders.
+    mutating func closeSide<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, sink: inout S) -> Failure? {
+        guard let (c, u, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        let from = conversations[c].members[slot].side
+        if from > .main {
+            conversations[c].setSide(slot, to: -1)
+            sidePanes.remove(c, for: u)
+        }
+        let streak = conversations[c].members[slot].streak
+        if from > .main && !streak.isNone && streaks[streak].location == from && !shows(slot, of: c, from) {
+            stop(streak, reason: .closed, render: true, sink: &sink)
+        } else {
+            renderForgotten(c, sink: &sink)
+        }
+        releaseThread(from, of: c)
+        return nil
+    }
+
+    /// True when a screen of member `slot` of `c` shows `location`: the side pane
+    /// its thread; the main screen its location when its view kind is the chat,
+    /// open or closed (a list shows none).
+    func shows(_ slot: Int, of c: ConversationIndex, _ location: Location) -> Bool {
+        let member = conversations[c].fields(of: slot)
+        return conversations[c].members[slot].side == location || (!member.isList && member.location == location)
+    }
+
+    /// Removes every side pane of user `u` (offline), writing nothing: O(their side
+    /// panes), never their memberships.
+    mutating func removeAllSidePanes(of u: UserIndex) {
+        for c in sidePanes.removeAll(for: u) {
+            guard let slot = conversations[c].slot(of: u) else { continue }
+            let from = conversations[c].members[slot].side
+            conversations[c].setSide(slot, to: -1)
+            releaseThread(from, of: c)
+        }
     }
 
     /// `forget` (typingd's own, for rebuilding a snapshot's `forgotten` members):

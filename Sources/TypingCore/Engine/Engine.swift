@@ -54,13 +54,16 @@ public struct Engine {
     /// that `offline` closes them without looking at every membership, and closing
     /// one costs O(1) however many are open.
     package var openViews = OpenViews()
+    /// The side panes of each user: user → the conversations where they have one
+    /// (Protocol.md#side-panes), so that `offline` removes them in O(their number).
+    package var sidePanes = OpenViews()
 
     package var streaks = Slab<StreakRecord, StreakIndex>(vacant: StreakRecord.vacant)
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.
     package var streakIndex = IndexTable()
     package var timers = TimerQueue()
     /// The first typers of each location being rendered (reused storage).
-    package var renderHeads: [[StreakIndex]] = [[], [], []]
+    package var renderHeads: [[StreakIndex]] = [[], [], [], []]
     /// Keystrokes so far: the next keystroke's number.
     var keystrokes: UInt64 = 0
 

@@ -24,10 +24,12 @@ public enum Command: Sendable, Equatable {
     case offline(user: Identifier)
     /// `user`'s view of `conv` opens: the chat screen at `thread` (nil: the main
     /// timeline), or, with `view` ``View/list``, the conversation's row in their chat
-    /// list.
-    case open(conv: Identifier, user: Identifier, thread: Identifier? = nil, view: View = .chat)
-    /// `user`'s view of `conv` closes, and their streak there stops.
-    case close(conv: Identifier, user: Identifier)
+    /// list. With `pane` ``Pane/side``, the user's side pane shows `thread` instead
+    /// (Protocol.md#side-panes), and the main screen is left as it is.
+    case open(conv: Identifier, user: Identifier, thread: Identifier? = nil, view: View = .chat, pane: Pane = .main)
+    /// `user`'s view of `conv` closes, and their streak there stops unless their side
+    /// pane shows it; with `pane` ``Pane/side``, the side pane is removed instead.
+    case close(conv: Identifier, user: Identifier, pane: Pane = .main)
     /// Sets what belongs to `user` rather than to a membership.
     case user(user: Identifier, name: String? = nil, sendTyping: Bool? = nil, locale: String? = nil,
               receiveTyping: Bool? = nil)
@@ -53,6 +55,15 @@ public enum Command: Sendable, Equatable {
         case list
     }
 
+    /// Which of a membership's two screens an `open` or `close` is about
+    /// (Protocol.md#side-panes).
+    public enum Pane: String, Sendable, CaseIterable {
+        /// The main screen (the default): the view of version 3.
+        case main
+        /// The side pane, which shows a thread beside the main screen.
+        case side
+    }
+
     /// The commands' names as written in `cmd`: the one list the decoder, its
     /// messages and the help text use.
     public enum Name: String, Sendable, CaseIterable {
@@ -68,9 +79,9 @@ public enum Command: Sendable, Equatable {
         case remove
         /// ``Command/offline(user:)``
         case offline
-        /// ``Command/open(conv:user:thread:view:)``
+        /// ``Command/open(conv:user:thread:view:pane:)``
         case open
-        /// ``Command/close(conv:user:)``
+        /// ``Command/close(conv:user:pane:)``
         case close
         /// ``Command/user(user:name:sendTyping:locale:receiveTyping:)``
         case user

@@ -87,17 +87,21 @@ extension Event {
         public var viewer: Identifier
         /// Whether the viewer sees it on the chat screen or in their chat list.
         public var screen: Command.View
+        /// The viewer's screen it is for: the main one, or their side pane
+        /// (Protocol.md#side-panes).
+        public var pane: Command.Pane
         /// The typers, their activities and the phrase the viewer sees.
         public var view: IndicatorView
 
         /// Creates an indicator event.
         public init(at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
-                    screen: Command.View = .chat, view: IndicatorView) {
+                    screen: Command.View = .chat, pane: Command.Pane = .main, view: IndicatorView) {
             self.at = at
             self.conv = conv
             self.threadID = thread ?? Identifier.none
             self.viewer = viewer
             self.screen = screen
+            self.pane = pane
             self.view = view
         }
     }
@@ -346,6 +350,9 @@ extension Event {
         /// (an `offline` or `close` moved their screen): the next render of the
         /// conversation compares them from the empty indicator.
         public var forgotten: Bool
+        /// The thread the member's side pane shows (nil: they have none;
+        /// Protocol.md#side-panes).
+        public var side: Identifier?
         /// The membership's place, from 1, in an order the memberships could have
         /// been joined in, when the snapshot does not list them in one (a user's
         /// memberships listed out of their join order); nil when it does.
@@ -354,8 +361,9 @@ extension Event {
         /// Creates a membership event.
         public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool,
                     thread: Identifier? = nil, view: Command.View = .chat, locale: String? = nil,
-                    receiveTyping: Bool = true, forgotten: Bool = false, joined: Int? = nil) {
+                    receiveTyping: Bool = true, forgotten: Bool = false, side: Identifier? = nil, joined: Int? = nil) {
             self.at = at
+            self.side = side
             self.conv = conv
             self.user = user
             self.name = name

@@ -28,6 +28,10 @@ package struct ConversationRecord {
     /// format writes them, quotes too), tallied: for ``Engine/outputBound(of:)``,
     /// which counts ids as long as the longest member's now.
     package private(set) var memberIDLengths = LengthTally()
+    /// What each member with a side pane was last sent there, by slot
+    /// (Protocol.md#side-panes): an entry for every member whose
+    /// ``MemberSlot/side`` is set, and no other.
+    package private(set) var sideSent: [Int32: IndicatorView] = [:]
     /// User → member slot, kept only for conversations past ``scanLimit`` slots.
     private var memberIndex: [UserIndex: Int32]?
     /// The members who see the main timeline's typers: those whose screen is at the
@@ -171,6 +175,38 @@ package struct ConversationRecord {
         updateAudience(slot)
     }
 
+    /// Sets the side pane of the member in `slot` to thread `location` (or removes
+    /// it, -1), keeping the threads' side viewers in step; the pane starts from the
+    /// empty indicator. The thread it left is kept until the caller releases it.
+    mutating func setSide(_ slot: Int, to location: Location) {
+        let old = members[slot].side
+        guard old != location else { return }
+        if old > .main {
+            if members[slot].receives { threads[old].sideViewers.remove(slot) } else { threads[old].sideSilent -= 1 }
+        }
+        members[slot].side = location
+        if location > .main {
+            if members[slot].receives { threads[location].sideViewers.insert(slot) } else { threads[location].sideSilent += 1 }
+            sideSent[Int32(slot)] = .empty
+        } else {
+            sideSent[Int32(slot)] = nil
+            if sideSent.isEmpty { sideSent = [:] }
+        }
+    }
+
+    /// What the side pane of the member in `slot` was last sent (the empty
+    /// indicator when they have none).
+    @inline(__always)
+    func sideLastSent(of slot: Int) -> IndicatorView {
+        sideSent[Int32(slot)] ?? .empty
+    }
+
+    /// Records the indicator last sent to the side pane of the member in `slot`.
+    @inline(__always)
+    mutating func setSideLastSent(_ view: IndicatorView, at slot: Int) {
+        sideSent[Int32(slot)] = view
+    }
+
     /// Counts the member in `slot` among those at thread `location`: a viewer
     /// there when they receive typing, else one who only keeps the thread in use.
     private mutating func enterThread(_ slot: Int, at location: Location) {
@@ -214,8 +250,12 @@ package struct ConversationRecord {
         guard members[slot].receives != receives else { return }
         let location = members[slot].location
         if location != .main { leaveThread(slot, at: location) }
+        let side = members[slot].side
+        if side > .main { setSide(slot, to: -1) }
         members[slot].receives = receives
         if location != .main { enterThread(slot, at: location) }
+        // The side pane stays set, and is compared from the empty indicator.
+        if side > .main { setSide(slot, to: side) }
         updateAudience(slot)
     }
 
@@ -241,7 +281,7 @@ package struct ConversationRecord {
     /// touched: for tests that count the work per step, not its time.
     package var slotSetWork: Int {
         var work = mainAudience.work + openSlots.work + staleSlots.work
-        threads.forEachLocation { work += threads[$0].viewers.work }
+        threads.forEachLocation { work += threads[$0].viewers.work + threads[$0].sideViewers.work }
         return work
     }
     #endif
@@ -289,6 +329,7 @@ package struct ConversationRecord {
     /// when they are many.
     mutating func vacate(_ slot: Int, id: Identifier) {
         memberIDLengths.remove(Int32(id.encodedBound))
+        setSide(slot, to: -1)
         memberIndex?[members[slot].user] = nil
         staleSlots.remove(slot)
         mainAudience.remove(slot)
@@ -310,6 +351,9 @@ package struct ConversationRecord {
             }
             openSlots = SlotSet(openSlots.elements.map { Int(newSlot[$0]) })
             staleSlots = SlotSet(staleSlots.elements.map { Int(newSlot[$0]) })
+            if !sideSent.isEmpty {
+                sideSent = Dictionary(uniqueKeysWithValues: sideSent.map { (newSlot[Int($0.key)], $0.value) })
+            }
             threads.remapViewers(newSlot)
             members = members.filter(\.isOccupied)
             rebuildIndex()

@@ -132,9 +132,14 @@ struct ThreadRecord {
     /// (Protocol.md#not-seeing-others-type): they keep the thread in use, and no
     /// render visits them.
     var silent: Int32 = 0
+    /// The member slots whose side pane shows this thread and who receive typing
+    /// (Protocol.md#side-panes), walked in join (slot) order.
+    var sideViewers = SlotSet()
+    /// Side panes that show this thread for members who receive no typing.
+    var sideSilent: Int32 = 0
 
     /// True when the thread holds nothing worth keeping.
-    var isUnused: Bool { state.isQuiet && viewers.isEmpty && silent == 0 }
+    var isUnused: Bool { state.isQuiet && viewers.isEmpty && silent == 0 && sideViewers.isEmpty && sideSilent == 0 }
 }
 
 /// The threads a conversation has in use: those with a typer or a viewer. Others
@@ -226,6 +231,9 @@ package struct ThreadTable {
     mutating func remapViewers(_ newSlot: [Int32]) {
         for slot in records.indices where records[slot].id.byteCount > 0 {
             records[slot].viewers = SlotSet(records[slot].viewers.elements.map { Int(newSlot[$0]) })
+            if !records[slot].sideViewers.isEmpty {
+                records[slot].sideViewers = SlotSet(records[slot].sideViewers.elements.map { Int(newSlot[$0]) })
+            }
         }
     }
 }

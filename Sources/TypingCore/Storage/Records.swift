@@ -136,6 +136,10 @@ package struct MemberSlot {
     var isList = false
     /// A copy of the user's `receive_typing` (Protocol.md#not-seeing-others-type).
     var receives = true
+    /// The thread the member's side pane shows, or -1 when they have none
+    /// (Protocol.md#side-panes). What it was last sent is the conversation's
+    /// ``ConversationRecord/sideSent``.
+    var side: Location = -1
 
     /// The `user` of a freed slot.
     static var vacant: UserIndex { .none }

@@ -57,7 +57,7 @@ public enum Partition {
     public static func route(of command: Command, among count: Int) -> Route {
         switch command {
         case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
-             .remove(let conv, _, _), .open(let conv, _, _, _), .close(let conv, _), .query(let conv, _),
+             .remove(let conv, _, _), .open(let conv, _, _, _, _), .close(let conv, _, _), .query(let conv, _),
              .forget(let conv, _):
             return .one(of(conv, among: count))
         case .offline, .user, .tick, .stats, .snapshot:

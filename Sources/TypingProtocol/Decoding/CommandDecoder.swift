@@ -8,7 +8,7 @@ import TypingCore
 /// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order (the
 /// check order under Protocol.md#commands):
 /// `id`, `cmd`, `at`, `conv`, `user`, `thread`, `name`, `empty`, `activity`,
-/// `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `by`.
+/// `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `pane`, `by`.
 /// The first failure is the one reported; the id is attached to every error after
 /// the id itself was accepted. Each command checks every field it accepts whenever
 /// present; fields a command does not accept are ignored, like unknown keys.
@@ -117,7 +117,7 @@ package struct CommandDecoder: Sendable {
             let user = Identifier(bytes: try fields.identifier("user", object.user, for: kind))
             let command: Command = switch kind {
             case .leave: .leave(conv: conv, user: user)
-            case .close: .close(conv: conv, user: user)
+            case .close: .close(conv: conv, user: user, pane: try fields.pane(object.pane) ?? .main)
             default: .forget(conv: conv, user: user)
             }
             return Request(command, id: id, at: at, line: number)
@@ -141,8 +141,15 @@ package struct CommandDecoder: Sendable {
                 throw fields.failure(.badField, field: "view",
                                      "a list view is always at the main timeline: open with \"view\":\"list\" takes no \"thread\"")
             }
+            let pane = try fields.pane(object.pane) ?? .main
+            if pane == .side && thread == nil {
+                throw fields.failure(.badField, field: "pane",
+                                     view == .list
+                                         ? "a side pane shows a thread, and a list view has none: open with \"pane\":\"side\" takes a \"thread\" and no \"view\":\"list\""
+                                         : "a side pane shows a thread: open with \"pane\":\"side\" needs \"thread\"")
+            }
             return Request(.open(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
-                            thread: thread.map { Identifier(bytes: $0) }, view: view),
+                            thread: thread.map { Identifier(bytes: $0) }, view: view, pane: pane),
                            id: id, at: at, line: number)
         case .user:
             let user = try fields.identifier("user", object.user, for: kind)

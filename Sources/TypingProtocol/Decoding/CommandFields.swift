@@ -20,6 +20,7 @@ struct CommandFields {
     var receiveTyping: Value?
     var locale: Value?
     var view: Value?
+    var pane: Value?
 
     /// Collects the known fields of `object` (the caller checked it is one).
     ///
@@ -49,6 +50,7 @@ struct CommandFields {
         receiveTyping = take("receive_typing")
         locale = take("locale")
         view = take("view")
+        pane = take("pane")
     }
 
     /// The value of `key` in `object`, if present (borrowed).

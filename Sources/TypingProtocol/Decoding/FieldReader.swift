@@ -170,6 +170,22 @@ struct FieldReader {
         return view
     }
 
+    /// The optional `pane` of an open or close: `main` or `side`
+    /// (Protocol.md#side-panes).
+    @inline(never)
+    func pane(_ value: CommandFields.Value?) throws(Event.Error) -> Command.Pane? {
+        guard let value else { return nil }
+        let names = Command.Pane.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "pane", "\"pane\" must be \(names), not \(JSONValue.describe(value))")
+        }
+        let bytes = JSONValue.bytes(ofString: value)
+        guard let pane = Command.Pane.allCases.first(where: { $0.rawValue.utf8.elementsEqual(bytes) }) else {
+            throw failure(.badField, field: "pane", "\"pane\" must be \(names), not \(Quote.bytes(bytes))")
+        }
+        return pane
+    }
+
     /// An optional boolean field (`empty`, `send_typing`, `receive_typing`).
     @inline(never)
     func flag(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error) -> Bool? {

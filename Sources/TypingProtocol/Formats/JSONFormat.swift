@@ -48,7 +48,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         }
     }
 
-    /// `{"event":"indicator","at":…,"conv":…,"thread":…,"viewer":…,"view":"list",
+    /// `{"event":"indicator","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list",
     /// "typing":[…],"more":…,"activities":[…],"text":…}`
     mutating func encode(_ indicator: Event.Indicator, into out: inout OutputBuffer) {
         out.append("{\"event\":\"indicator\",\"at\":")
@@ -61,6 +61,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         }
         out.append(",\"viewer\":")
         out.jsonIdentifier(indicator.viewer)
+        if indicator.pane == .side { out.append(",\"pane\":\"side\"") }
         if indicator.screen == .list { out.append(",\"view\":\"list\"") }
         let view = indicator.view
         if view.base != nil && !view.isVariant {
@@ -252,9 +253,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
 
 extension JSONFormat {
     /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"locale":…,"send_typing":…,
-    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true}`:
-    /// `locale`, `receive_typing`, `thread`, `view` and `forgotten` only when they
-    /// differ from what a plain `join` gives.
+    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true,"side":…}`:
+    /// `locale`, `receive_typing`, `thread`, `view`, `forgotten` and `side` (the
+    /// thread of the side pane) only when they differ from what a plain `join` gives.
     func encode(_ member: Event.Member, into out: inout OutputBuffer) {
         out.append("{\"event\":\"member\",\"at\":")
         out.appendDecimal(member.at)
@@ -279,6 +280,10 @@ extension JSONFormat {
         }
         if member.view == .list { out.append(",\"view\":\"list\"") }
         if member.forgotten { out.append(",\"forgotten\":true") }
+        if let side = member.side {
+            out.append(",\"side\":")
+            out.jsonIdentifier(side)
+        }
         if let joined = member.joined {
             out.append(",\"joined\":")
             out.appendDecimal(joined)

@@ -32,7 +32,8 @@ public struct TextFormat: EventFormat {
             TextFormat.place(indicator.conv, indicator.thread, into: &out)
             out.append("  ")
             TextFormat.id(indicator.viewer, into: &out)
-            out.append(indicator.screen == .list ? " sees in the chat list: " : " sees: ")
+            out.append(indicator.screen == .list ? " sees in the chat list: "
+                       : indicator.pane == .side ? " sees in the side pane: " : " sees: ")
             if indicator.view.typerCount == 0 {
                 out.append("(nobody is typing)")
             } else {
@@ -135,6 +136,10 @@ public struct TextFormat: EventFormat {
                 }
             }
             if member.forgotten { out.append(", indicator forgotten") }
+            if let side = member.side {
+                out.append(", side pane at thread ")
+                TextFormat.id(side, into: &out)
+            }
             if let joined = member.joined {
                 out.append(" (joined ")
                 out.appendDecimal(joined)

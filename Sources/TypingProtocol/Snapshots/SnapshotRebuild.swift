@@ -7,7 +7,8 @@ import TypingCore
 ///
 /// 1. members in the order of `joined` when the snapshot gives it, else as listed:
 ///    a `join` with the user's name, locale and settings, then an `open` (with its
-///    thread and view) when the view is open;
+///    thread and view) when the view is open, and an `open` of the side pane at its
+///    thread when the member has one;
 /// 2. streaks in the order of `started` when given, else as listed: a `type` with
 ///    its thread, activity and the time left to its deadline (`timeout_ms`); then
 ///    the same again in the order of `keystroke`, so that both orders are right;
@@ -50,6 +51,12 @@ public enum SnapshotRebuild {
                 }
                 if member.view == .list { out.append(",\"view\":\"list\"") }
                 out.append("}\n")
+            }
+            if let side = member.side {
+                head("{\"cmd\":\"open\",\"conv\":", conv: member.conv, user: member.user, at: member.at, into: &out)
+                out.append(",\"thread\":")
+                out.jsonIdentifier(side)
+                out.append(",\"pane\":\"side\"}\n")
             }
             if member.forgotten { forgotten.append(member) }
         }

@@ -51,9 +51,9 @@ struct ShardBacklogModelTests {
             switch command {
             case .leave(let conv, let user)?, .remove(let conv, let user, _)?:
                 forget(conv, user)
-            case .open(let conv, let user, let thread, let view)?:
+            case .open(let conv, let user, let thread, let view, _)?:
                 moved(conv, user, to: ShardOutput.Screen(conv: conv, thread: thread, list: view == .list))
-            case .close(let conv, let user)?:
+            case .close(let conv, let user, _)?:
                 if audienceOpen { forget(conv, user) } else { moved(conv, user, to: main(conv)) }
             case .join(let conv, let user, _, _, _, let receiveTyping)?:
                 moved(conv, user, to: main(conv))

@@ -306,10 +306,13 @@ public final class ShardOutput {
         switch command {
         case .leave(let conv, let user), .remove(let conv, let user, _):
             lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user), nil))
-        case .open(let conv, let user, let thread, let view):
+        case .open(_, _, _, _, .side), .close(_, _, .side):
+            // A side pane is a second screen; the main one is left as it is.
+            lineChange = nil
+        case .open(let conv, let user, let thread, let view, _):
             lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user),
                                                Screen(conv: conv, thread: thread, list: view == .list)))
-        case .close(let conv, let user):
+        case .close(let conv, let user, _):
             lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user),
                                                audienceOpen ? nil : Screen(conv: conv, thread: nil, list: false)))
         case .join(let conv, let user, _, _, _, let receiveTyping):
