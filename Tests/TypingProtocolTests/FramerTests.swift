@@ -100,7 +100,6 @@ struct FramerTests {
         let input: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("a\n".utf8) + [0xEF, 0xBB, 0xBF] + Array("b\n".utf8)
         for atStart in [true, false] {
             var framer = Framer(maxLineBytes: 100, atInputStart: atStart)
-            var lines: [[UInt8]] = []
             var recorder = BytesRecorder()
             var start = 0
             while start < input.count {
@@ -109,9 +108,8 @@ struct FramerTests {
                 start = end
             }
             framer.finish(to: &recorder)
-            lines = recorder.lines
             let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
-            #expect(lines == [(atStart ? [] : mark) + Array("a".utf8), mark + Array("b".utf8)], "at the start: \(atStart)")
+            #expect(recorder.lines == [(atStart ? [] : mark) + Array("a".utf8), mark + Array("b".utf8)], "at the start: \(atStart)")
             #expect(framer.linesEnded == 2)
         }
     }
