@@ -18,6 +18,14 @@ struct FrameRecorder: FrameHandler {
     }
 }
 
+/// Records the bytes of each line a framer hands over.
+struct BytesRecorder: FrameHandler {
+    var lines: [[UInt8]] = []
+    var wantsPause: Bool { false }
+    mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int) { lines.append(Array(bytes)) }
+    mutating func handleTooLong(number: Int, limit: Int) { lines.append([]) }
+}
+
 /// Frames `input` fed in chunks of `chunkSize` bytes.
 func frame(_ input: String, max: Int = 100, chunkSize: Int = .max) -> [String] {
     var framer = Framer(maxLineBytes: max)
@@ -86,6 +94,26 @@ struct FramerTests {
         #expect(recorder.frames == ["1:a", "2:bb", "3:", "4:ccc", "5:dd"])
     }
 
+    @Test("a byte order mark is skipped at the input's start only; input resumed mid-way keeps it in its line",
+          arguments: [1, 2, 1000])
+    func byteOrderMarkAtTheStartOnly(size: Int) {
+        let input: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("a\n".utf8) + [0xEF, 0xBB, 0xBF] + Array("b\n".utf8)
+        for atStart in [true, false] {
+            var framer = Framer(maxLineBytes: 100, atInputStart: atStart)
+            var recorder = BytesRecorder()
+            var start = 0
+            while start < input.count {
+                let end = min(input.count, start + size)
+                _ = input[start..<end].withUnsafeBytes { framer.feed($0, to: &recorder) }
+                start = end
+            }
+            framer.finish(to: &recorder)
+            let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+            #expect(recorder.lines == [(atStart ? [] : mark) + Array("a".utf8), mark + Array("b".utf8)], "at the start: \(atStart)")
+            #expect(framer.linesEnded == 2)
+        }
+    }
+
     @Test("an over-long line is never held whole")
     func boundedMemory() {
         var framer = Framer(maxLineBytes: 1000)
@@ -93,6 +121,7 @@ struct FramerTests {
         let chunk = [UInt8](repeating: 0x61, count: 4096)
         for _ in 0..<256 { _ = chunk.withUnsafeBytes { framer.feed($0, to: &recorder) } }
         #expect(framer.pending.capacity < 8192)
+        #expect(framer.bytesHeld == 0)
         _ = Array("\n{}\n".utf8).withUnsafeBytes { framer.feed($0, to: &recorder) }
         #expect(recorder.frames == ["1:too long", "2:{}"])
     }

@@ -1,6 +1,5 @@
 /// Receives the lines a ``Framer`` cuts from the input.
-@usableFromInline
-package protocol FrameHandler: ~Copyable {
+public protocol FrameHandler: ~Copyable {
     /// A complete line, without its LF and without one trailing CR. The bytes are
     /// only valid during the call.
     mutating func handleLine(_ bytes: UnsafeRawBufferPointer, number: Int)
@@ -18,10 +17,12 @@ package protocol FrameHandler: ~Copyable {
 /// once, as soon as it is known to be too long, and its bytes are dropped up to the
 /// next LF: it is never held whole in memory. Lines that fit in a chunk are handed
 /// over in place; only a line split between chunks is copied.
-@usableFromInline
-package struct Framer {
+///
+/// typingd's sessions frame their input with it, and so does typingd-cluster's
+/// router: one framing for every program that reads typingd's input.
+public struct Framer {
     /// The longest line accepted, in bytes, CR included, LF not.
-    @usableFromInline let maxLineBytes: Int
+    public let maxLineBytes: Int
     /// Lines completed so far (the number of the last line handed over).
     @usableFromInline var lineCount = 0
 
@@ -37,16 +38,27 @@ package struct Framer {
     @usableFromInline static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Creates a framer for lines of at most `maxLineBytes` bytes (at least 1).
-    @usableFromInline
-    package init(maxLineBytes: Int) {
+    /// `atInputStart`: the first byte fed is the input's very first, where a byte
+    /// order mark is skipped; false for input resumed in its middle (at the start
+    /// of a line), where a mark is part of its line.
+    public init(maxLineBytes: Int, atInputStart: Bool = true) {
         self.maxLineBytes = max(1, maxLineBytes)
+        if !atInputStart { byteOrderMarkSeen = nil }
     }
+
+    /// The number of lines ended so far (each at its LF, or at the end of the input
+    /// for a final line without one), too-long lines included.
+    public var linesEnded: Int { lineCount }
+
+    /// The bytes of the line being read that are held until its LF comes: at most
+    /// ``maxLineBytes`` (nothing of a line known to be too long).
+    public var bytesHeld: Int { pending.count }
 
     /// Cuts `chunk` into lines and hands each complete one to `handler`, until
     /// the chunk is used up or the handler ``FrameHandler/wantsPause``. Returns
     /// how many bytes of `chunk` were consumed; the caller feeds the rest later.
     @inlinable
-    package mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
+    public mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
         guard let base = chunk.baseAddress else { return 0 }
         var start = 0
         let end = chunk.count
@@ -94,7 +106,7 @@ package struct Framer {
 
     /// Ends the input: a final line without LF, if any, is handed over.
     @inlinable
-    package mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
+    public mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
         if let seen = byteOrderMarkSeen {
             // The input ended inside what might have been a byte order mark.
             pending.append(contentsOf: Framer.byteOrderMark[0..<seen])

@@ -17,8 +17,9 @@ struct Partition: ParsableCommand {
 
         Test vectors (N = 4): "" → 1, "general" → 3, "dm:alice:bob" → 1, "é" → 1.
 
-        With --lines, reads command lines on stdin instead and prints, for each, where \
-        the router sends it: the partition, `*` for every partition, `-` for a blank line \
+        With --lines, reads command lines on stdin instead (framed as the router frames its \
+        input, as typingd does: a byte order mark at the start skipped, one CR before LF \
+        dropped) and prints, for each, where the router sends it: the partition, `*` for every partition, `-` for a blank line \
         (skipped), `x` for a line it refuses (an id starting with "typingd:"). A line \
         that is no command goes to 0. Test harnesses ask this, so that no copy of the \
         rule exists outside the code that routes.
@@ -54,39 +55,55 @@ struct Partition: ParsableCommand {
 }
 
 extension Partition {
-    /// `--lines`: each stdin line's route, as the router decides it.
+    /// `--lines`: each stdin line's route, as the router decides it, stdin framed
+    /// by the router's reading (``RouterInput``, typingd's framing).
     func routeLines() throws {
-        let rules = LineRouting(partitions: count, maxLine: Int.max, stamp: false)
-        var input: [UInt8] = []
+        var input = RouterInput(maxLineBytes: Int.max)
+        var answers = Answers(rules: LineRouting(partitions: count, maxLine: Int.max, stamp: false))
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let got = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
             if got < 0 { if errno == EINTR { continue }; throw ValidationError("reading stdin: \(String(cString: strerror(errno)))") }
             if got == 0 { break }
-            input += chunk[0..<got]
+            _ = try chunk.withUnsafeBytes { try input.feed(UnsafeRawBufferPointer(rebasing: $0[..<got]), to: &answers) }
+            answers.flush()
         }
+        input.finish(to: &answers)
+        answers.flush()
+    }
+
+    /// Writes each line's route: the partition, `*`, `-` (blank) or `x` (refused).
+    struct Answers: FrameHandler {
+        let rules: LineRouting
         var output: [UInt8] = []
-        var start = 0
-        while start < input.count {
-            var end = input[start...].firstIndex(of: 0x0A) ?? input.count
-            let next = end + 1
-            if end > start && input[end - 1] == 0x0D { end -= 1 }
-            let outcome = input[start..<end].withUnsafeBytes { rules.route($0, time: 0) { _, _ in } }
-            switch outcome {
+
+        var wantsPause: Bool { false }
+
+        mutating func handleLine(_ line: UnsafeRawBufferPointer, number: Int) {
+            switch rules.route(line, time: 0, store: { _, _ in }) {
             case .blank: output += Array("-\n".utf8)
             case .refused: output += Array("x\n".utf8)
             case .every: output += Array("*\n".utf8)
             case .one(let p): output += Array("\(p)\n".utf8)
             }
-            start = next
         }
-        output.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let wrote = Glibc.write(1, bytes.baseAddress! + offset, bytes.count - offset)
-                if wrote <= 0 { if errno == EINTR { continue }; return }
-                offset += wrote
+
+        mutating func handleTooLong(number: Int, limit: Int) {
+            output += Array("x\n".utf8)
+        }
+
+        /// Writes the answers so far to stdout.
+        mutating func flush() {
+            output.withUnsafeBytes { bytes in
+                guard let base = bytes.baseAddress else { return }
+                var offset = 0
+                while offset < bytes.count {
+                    let wrote = Glibc.write(1, base + offset, bytes.count - offset)
+                    if wrote <= 0 { if errno == EINTR { continue }; return }
+                    offset += wrote
+                }
             }
+            output.removeAll(keepingCapacity: true)
         }
     }
 }

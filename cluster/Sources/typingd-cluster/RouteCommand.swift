@@ -19,7 +19,12 @@ struct RouteCommand: ParsableCommand {
         is wrong (its engine answers with the error). A command for every partition is decoded \
         exactly as the shards' engine decodes it. Blank lines are skipped; a line \
         whose id starts with "typingd:" (the shards' own; a command or not) or longer than the \
-        servers' largest message is refused, on stderr.
+        servers' largest message less 4096 bytes is refused, on stderr.
+
+        Reading. Lines are cut as typingd cuts its input: a UTF-8 byte order mark at the very \
+        start is skipped, one CR before LF is dropped, a last line without LF counts. A line \
+        over the limit (its CR counted) is dropped as it is read, never held whole, and counted \
+        in the stats' lines_too_long.
 
         Messages. A partition gets at most one message every --linger-ms, one in flight at a \
         time: lines that arrive meanwhile share the next one (up to --batch-lines and \

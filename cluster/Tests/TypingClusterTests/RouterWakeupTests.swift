@@ -31,8 +31,9 @@ import Glibc
         }
         // 200 blocks of a line for each partition, 5 ms apart: 1 s, 5 lingers.
         let lines = Array("{\"cmd\":\"type\",\"conv\":\"a\",\"user\":\"u\"}\n{\"cmd\":\"type\",\"conv\":\"b\",\"user\":\"u\"}\n".utf8)
+        var input = RouterInput(maxLineBytes: router.maxLine)
         for _ in 0..<200 {
-            lines.withUnsafeBytes { router.route($0, lineCount: 2) }
+            _ = try lines.withUnsafeBytes { try router.route($0, input: &input) }
             usleep(5_000)
         }
         router.lock.lock()
@@ -66,7 +67,8 @@ import Glibc
         let router = try Router(options: options, connection: connection)
         router.parts = [Router.Part(index: 0, subject: Names.commandSubject(0), routed: 0, stored: 0)]
         let text = String(repeating: "{\"cmd\":\"type\",\"conv\":\"a\",\"user\":\"u\",\"at\":5}\n", count: 40)
-        Array(text.utf8).withUnsafeBytes { router.route($0, lineCount: 40) }
+        var input = RouterInput(maxLineBytes: router.maxLine)
+        _ = try Array(text.utf8).withUnsafeBytes { try router.route($0, input: &input) }
         router.lock.lock()
         router.readingDone = true
         router.lock.unlock()

@@ -1,10 +1,10 @@
 import Foundation
 
 extension Router {
-    /// Reads `fd` from `skip` bytes on and routes its lines until its end or a stop.
+    /// Reads `fd` from `skip` bytes on and routes its lines until its end or a stop,
+    /// framed as typingd frames its input (``RouterInput``).
     func read(_ fd: Int32, skip: Int) throws {
         var buffer = [UInt8](repeating: 0, count: Self.chunk)
-        var rest: [UInt8] = []
         var tail = false
         if skip > 0 {
             var info = stat()
@@ -29,6 +29,10 @@ extension Router {
             }
             tail = last != 0x0A
         }
+        lock.lock()
+        var input = RouterInput(maxLineBytes: maxLine, position: options.inputOffset + skip, lines: readLines,
+                                afterLineFeed: !tail)
+        lock.unlock()
         let rate = options.rate
         let pacedFrom = monotonicSeconds()
         var pacedLines = 0
@@ -53,53 +57,27 @@ extension Router {
             lock.lock(); let stopNow = stopping; lock.unlock()
             if stopNow { return }   // read but not routed: the position stays before it
             if count == 0 {
-                if tail && !rest.isEmpty && rest != [0x0D] { throw RouterFailure.input(Self.notALineStart) }
-                if !rest.isEmpty && !tail {
-                    rest.append(0x0A)
-                    rest.withUnsafeBytes { route($0, lineCount: 1) }
-                    // The LF was not in the input: the position is its real end.
-                    lock.lock()
-                    readOffset -= 1
-                    segments[segments.count - 1].offset -= 1
-                    lock.unlock()
-                }
+                finish(&input)
                 return
             }
-            rest.append(contentsOf: buffer[0..<count])
-            if tail {
-                // The line end the last line stored lacked: its bytes, no line of its own.
-                if rest == [0x0D] { continue }
-                let end = rest.starts(with: [0x0D, 0x0A]) ? 2 : rest.first == 0x0A ? 1 : 0
-                if end == 0 { throw RouterFailure.input(Self.notALineStart) }
-                tail = false
-                lock.lock()
-                readOffset += end
-                segments.append((readOffset, readLines, parts.map(\.routed)))
-                lock.unlock()
-                rest.removeFirst(end)
-            }
-            guard let cut = rest.lastIndex(of: 0x0A) else { continue }
-            let block = Array(rest[...cut])
-            rest.removeFirst(cut + 1)
+            // A too-long line is dropped as the framer reads it: each read costs its
+            // own bytes, never the line's, and the loop comes back here as often.
             if rate <= 0 {
-                block.withUnsafeBytes { route($0, lineCount: $0.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }) }
+                _ = try buffer.withUnsafeBytes { try route(UnsafeRawBufferPointer(rebasing: $0[..<count]), input: &input) }
                 continue
             }
             // Paced: slices of 10 ms worth of lines, each routed at its time.
             let step = max(1, Int(rate / 100))
             var start = 0
-            while start < block.count {
+            while start < count {
                 lock.lock(); let halt = stopping; lock.unlock()
                 if halt {
                     return   // the rest of the block is not routed: the position stays here
                 }
-                var end = start, lines = 0
-                while end < block.count && lines < step {
-                    if block[end] == 0x0A { lines += 1 }
-                    end += 1
+                let (consumed, lines) = try buffer.withUnsafeBytes {
+                    try route(UnsafeRawBufferPointer(rebasing: $0[start..<count]), input: &input, pauseAfter: step)
                 }
-                block[start..<end].withUnsafeBytes { route($0, lineCount: lines) }
-                start = end
+                start += consumed
                 pacedLines += lines
                 let ahead = Double(pacedLines) / rate - (monotonicSeconds() - pacedFrom)
                 if ahead > 0 { pause(ahead) }

@@ -68,6 +68,8 @@ public final class Router: @unchecked Sendable {
     var storedOffset = 0, storedLines = 0, storedCounts: [Int] = []
     var checkpointed = 0
     var refused = 0
+    /// Lines longer than ``maxLine`` (counted in ``refused`` too), dropped as read.
+    var tooLong = 0
     var stopping = false
     var stopSignal = ""
     var readingDone = false
@@ -163,34 +165,76 @@ public final class Router: @unchecked Sendable {
         return lastAt
     }
 
-    /// Routes the whole lines of `block` (each ending in LF).
-    func route(_ block: UnsafeRawBufferPointer, lineCount: Int) {
-        var start = 0
-        let rules = LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp)
-        let time = options.stamp ? now() : 0
+    /// Routes the lines of `chunk`, the input's next bytes, as `input` frames them,
+    /// until the chunk is used up or `pauseAfter` lines are routed; returns the
+    /// bytes consumed (the rest is to be routed again) and the lines routed.
+    func route(_ chunk: UnsafeRawBufferPointer, input: inout RouterInput, pauseAfter: Int = .max) throws(RouterFailure) -> (consumed: Int, lines: Int) {
+        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp),
+                            time: options.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: pauseAfter)
         lock.lock()
+        defer { lock.unlock() }
         let before = parts.map(\.pendingCount)
-        for index in 0..<block.count where block[index] == 0x0A {
-            var end = index
-            if end > start && block[end - 1] == 0x0D { end -= 1 }
-            let line = UnsafeRawBufferPointer(rebasing: block[start..<end])
-            start = index + 1
+        let consumed = try input.feed(chunk, to: &sink)
+        ended(input)
+        if sendersMustWake(before: before) { lock.broadcast() }
+        return (consumed, sink.lines)
+    }
+
+    /// Ends the input: routes a final line without LF. Holding no lock.
+    func finish(_ input: inout RouterInput) {
+        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp),
+                            time: options.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: .max)
+        lock.lock()
+        defer { lock.unlock() }
+        let before = parts.map(\.pendingCount)
+        input.finish(to: &sink)
+        ended(input)
+        if sendersMustWake(before: before) { lock.broadcast() }
+    }
+
+    /// Notes the lines `input` ended: the read position moves to their end, a
+    /// position a checkpoint may name. Holding the lock.
+    func ended(_ input: RouterInput) {
+        guard input.lineEnd > readOffset else { return }
+        readOffset = input.lineEnd
+        readLines = input.lines
+        segments.append((readOffset, readLines, parts.map(\.routed)))
+    }
+
+    /// Routes each line the framer hands over, the router's lock held.
+    struct LineSink: FrameHandler {
+        let router: Router
+        let rules: LineRouting
+        let time: Int
+        let linesBefore: Int
+        /// The framer pauses once this many lines are routed.
+        let pauseAfter: Int
+        var lines = 0
+
+        var wantsPause: Bool { lines >= pauseAfter }
+
+        mutating func handleLine(_ line: UnsafeRawBufferPointer, number: Int) {
+            lines += 1
+            let router = router
             let outcome = rules.route(line, time: time) { p, bytes in
-                parts[p].bytes.append(contentsOf: bytes)
-                parts[p].bytes.append(0x0A)
-                parts[p].ends.append(parts[p].bytes.count)
-                parts[p].routed += 1
+                router.parts[p].bytes.append(contentsOf: bytes)
+                router.parts[p].bytes.append(0x0A)
+                router.parts[p].ends.append(router.parts[p].bytes.count)
+                router.parts[p].routed += 1
             }
             if case .refused(let why) = outcome {
-                refused += 1
-                log("refused \(why)")
+                router.refused += 1
+                router.log("refused \(why)")
             }
         }
-        readOffset += block.count
-        readLines += lineCount
-        segments.append((readOffset, readLines, parts.map(\.routed)))
-        if sendersMustWake(before: before) { lock.broadcast() }
-        lock.unlock()
+
+        mutating func handleTooLong(number: Int, limit: Int) {
+            lines += 1
+            router.refused += 1
+            router.tooLong += 1
+            router.log("refused input line \(linesBefore + number): longer than \(limit) bytes (the cluster takes lines up to "
+                       + "\(limit), a CR before the LF counted); dropped up to its LF as it is read")
+        }
     }
 
     /// Whether lines just routed (the partitions had `before` lines waiting) call
@@ -338,6 +382,7 @@ public final class Router: @unchecked Sendable {
             ("stored_offset", storedOffset), ("lines_stored", storedLines), ("checkpoint_offset", checkpointed),
             ("partition_lines_routed", parts.map(\.routed)), ("partition_lines_stored", parts.map(\.stored)),
             ("lines_pending", parts.reduce(0) { $0 + $1.pendingCount }), ("lines_refused", refused),
+            ("lines_too_long", tooLong),
             ("messages_published", parts.reduce(0) { $0 + $1.messages }), ("retries", retries),
             ("blocked_partitions", blocked), ("blocked_s", (blockedSeconds * 1000).rounded() / 1000),
             ("checkpoints_written", checkpointsWritten), ("checkpoint_failures", checkpointFailures),
@@ -346,7 +391,8 @@ public final class Router: @unchecked Sendable {
         ]
     }
 
-    static let counters: Set<String> = ["lines_read", "lines_stored", "lines_refused", "messages_published", "retries",
+    static let counters: Set<String> = ["lines_read", "lines_stored", "lines_refused", "lines_too_long",
+                                        "messages_published", "retries",
                                         "blocked_s", "checkpoints_written", "checkpoint_failures", "fence_renewals"]
 
     func answerStats(_ request: NatsMessage) {
