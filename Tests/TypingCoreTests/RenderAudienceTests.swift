@@ -286,7 +286,7 @@ struct RenderEveryCommandTests {
     }
 
     @Test("after every applied command naming a conversation, none of its screens waits to be told (random sessions)",
-          arguments: 0..<4)
+          arguments: RandomWorkloadTests.configurations.indices)
     func nothingWaitsAfterACommand(configuration index: Int) {
         for seed in 0..<5 {
             var rng = SplitMix(seed: UInt64(31_000 + index * 100 + seed))

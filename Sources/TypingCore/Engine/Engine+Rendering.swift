@@ -102,6 +102,16 @@ extension Engine {
         case .locationAndMember(let location, let slot): (first, extra) = (location, slot)
         case .forgotten: break
         }
+        if let quiet = configuration.quietAbove {
+            if conversations[c].memberCount > quiet {
+                renderHushed(c, changed: (first, second), sink: &sink)
+                return
+            }
+            if conversations[c].isHushed {
+                renderEveryScreen(c, changed: (first, second), sink: &sink)
+                return
+            }
+        }
         if conversations[c].threads.count == 0 && conversations[c].staleSlots.isEmpty {
             renderMain(c, changed: first == .main || second == .main, extra: extra, sink: &sink)
             return
@@ -163,8 +173,104 @@ extension Engine {
     /// those, and costs one comparison when there are none anywhere.
     @inline(__always)
     mutating func renderForgotten<S: EventSink & ~Copyable>(_ c: ConversationIndex, sink: inout S) {
+        if configuration.quietAbove != nil && conversations.contains(c) && conversations[c].isHushed {
+            // Back at or below --quiet-above, every screen is compared.
+            render(c, scope: .forgotten, sink: &sink)
+            return
+        }
         guard staleConversations > 0, conversations.contains(c), !conversations[c].staleSlots.isEmpty else { return }
         render(c, scope: .forgotten, sink: &sink)
+    }
+
+    /// A render of a conversation above `--quiet-above` (Protocol.md#quiet-large-rooms):
+    /// every screen shows the empty indicator. The first such render sends it to every
+    /// screen that was last sent another, in join order (for each viewer, the main
+    /// screen, then the side pane): O(members), once per crossing. After it every
+    /// screen holds the empty one, new screens start from it, and renders visit
+    /// nothing while the room stays above: a keystroke costs the same in a room of
+    /// 100,000 as in one of 100. The typers still change: the changed locations'
+    /// shared views are rebuilt when the room is back.
+    mutating func renderHushed<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: (Location, Location),
+                                                         sink: inout S) {
+        if !conversations[c].isHushed {
+            conversations[c].isHushed = true
+            for slot in conversations[c].members.indices {
+                var member = conversations[c].fields(of: slot)
+                guard member.user != MemberSlot.vacant, member.receives else { continue }
+                if configuration.audience == .members || conversations[c].isOpen(slot) {
+                    let last = conversations[c].lastSent(of: slot)
+                    if last !== IndicatorView.empty {
+                        conversations[c].setLastSent(.empty, at: slot)
+                        if last != .empty { emitIndicator(slot, member, of: c, view: .empty, sink: &sink) }
+                    }
+                }
+                let side = conversations[c].members[slot].side
+                if side > .main {
+                    let last = conversations[c].sideLastSent(of: slot)
+                    if last !== IndicatorView.empty {
+                        conversations[c].setSideLastSent(.empty, at: slot)
+                        member.location = side
+                        member.isList = false
+                        if last != .empty { emitIndicator(slot, member, of: c, view: .empty, pane: .side, sink: &sink) }
+                    }
+                }
+            }
+        }
+        if !conversations[c].staleSlots.isEmpty {
+            // They hold the empty indicator, which is what every screen shows.
+            conversations[c].clearStale()
+            staleConversations -= 1
+        }
+        for location in [changed.0, changed.1] where location >= 0 {
+            if location == .main || conversations[c].threads.contains(location) {
+                conversations[c][location: location].fullViewIsStale = true
+            }
+            if location > .main { conversations[c].threads.release(location) }
+        }
+    }
+
+    /// The first render of a conversation back at or below `--quiet-above`: every
+    /// screen, at every location, is compared with what it was last sent (the empty
+    /// indicator), in join order, each viewer's main screen then side pane.
+    /// O(members + locations), once per crossing.
+    mutating func renderEveryScreen<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: (Location, Location),
+                                                              sink: inout S) {
+        conversations[c].isHushed = false
+        var frames: [Location: RenderFrame] = [:]
+        func withFrame(_ location: Location, _ body: (inout Engine, inout RenderFrame) -> Void) {
+            var frame = frames.removeValue(forKey: location)
+                ?? makeFrame(location, of: c, changed: location == changed.0 || location == changed.1, index: -1)
+            body(&self, &frame)
+            frames[location] = frame
+        }
+        for slot in conversations[c].members.indices {
+            var member = conversations[c].fields(of: slot)
+            guard member.user != MemberSlot.vacant, member.receives else { continue }
+            if configuration.audience == .members || conversations[c].isOpen(slot) {
+                withFrame(member.location) { engine, frame in
+                    engine.refresh(slot, member, of: c, frame: &frame, sink: &sink)
+                }
+            }
+            let side = conversations[c].members[slot].side
+            if side > .main {
+                member.location = side
+                member.isList = false
+                withFrame(side) { engine, frame in
+                    engine.refresh(slot, member, of: c, frame: &frame, pane: .side, sink: &sink)
+                }
+            }
+        }
+        for (location, var frame) in frames { finish(&frame, into: -1, of: c) ; _ = location }
+        if !conversations[c].staleSlots.isEmpty {
+            conversations[c].clearStale()
+            staleConversations -= 1
+        }
+        for location in [changed.0, changed.1] where location >= 0 {
+            if frames[location] == nil && (location == .main || conversations[c].threads.contains(location)) {
+                conversations[c][location: location].fullViewIsStale = true
+            }
+            if location > .main { conversations[c].threads.release(location) }
+        }
     }
 
     /// ``render(_:scope:sink:)`` of a conversation without threads or stale members
@@ -254,7 +360,7 @@ extension Engine {
                     VariantView(key: variant.key, view: variant.view, epoch: epoch))
             }
         }
-        swap(&renderHeads[index], &frame.head)
+        if index >= 0 { swap(&renderHeads[index], &frame.head) }
     }
 
     /// The frame of `location`, prepared on first use: its typers changed in this
@@ -274,7 +380,8 @@ extension Engine {
     @inline(never)
     mutating func makeFrame(_ location: Location, of c: ConversationIndex, changed: Bool, index: Int) -> RenderFrame {
         var head: [StreakIndex] = []
-        swap(&head, &renderHeads[index])
+        // -1: a frame of its own (a render of every location), not a shared buffer.
+        if index >= 0 { swap(&head, &renderHeads[index]) }
         let (previous, isStale) = conversations[c].fullView(at: location)
         var frame = RenderFrame(conv: c, location: location, head: head, full: previous, stale: nil,
                                 staleChanged: false, groups: nil)

@@ -47,6 +47,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public static let maxListedRange = 1...100_000
     /// The values `--max-output-per-line` may have.
     public static let maxOutputPerLineRange = 1...Int.max
+    /// The values `--quiet-above` may have.
+    public static let quietAboveRange = 1...Int(Int32.max)
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
@@ -79,13 +81,17 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var phrases: PhraseBook
     /// What a command whose `at` is earlier than the current time gets.
     public var lateAt: LateAt
+    /// In a conversation with more members than this, every screen shows the empty
+    /// indicator (nil: no limit; Protocol.md#quiet-large-rooms).
+    public var quietAbove: Int?
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
                 maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
                 order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
-                listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse) {
+                listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse,
+                quietAbove: Int? = nil) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -99,6 +105,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.listStyle = listStyle
         self.phrases = phrases
         self.lateAt = lateAt
+        self.quietAbove = quietAbove
     }
 
     /// The protocol's defaults.
@@ -113,6 +120,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         copy.maxConversations = maxConversations.clamped(to: Self.limitRange)
         copy.maxListed = maxListed.clamped(to: Self.maxListedRange)
         copy.maxOutputPerLine = maxOutputPerLine?.clamped(to: Self.maxOutputPerLineRange)
+        copy.quietAbove = quietAbove?.clamped(to: Self.quietAboveRange)
         return copy
     }
 }

@@ -11,6 +11,11 @@ package struct ConversationRecord {
     package private(set) var members: [MemberSlot]
     /// Occupied slots in `members`.
     private(set) var memberCount: Int
+    /// True once a render found the room above `--quiet-above` and sent every screen
+    /// the empty indicator (Protocol.md#quiet-large-rooms): while it stays above,
+    /// renders visit nothing; back at or below, the next render compares every
+    /// screen.
+    package var isHushed = false
     /// The main timeline's typers and views.
     package var main = LocationState()
     /// The threads in use (Protocol.md#threads); empty in a conversation that uses
