@@ -9,7 +9,8 @@ import TypingCore
 ///    a `join` with the user's name, locale and settings, then an `open` (with its
 ///    thread and view) when the view is open;
 /// 2. streaks in the order of `started` when given, else as listed: a `type` with
-///    its thread, activity and the time left to its deadline (`timeout_ms`); then
+///    its thread, activity (and status words) and the time left to its deadline
+///    (`timeout_ms`); then
 ///    the same again in the order of `keystroke`, so that both orders are right;
 /// 3. members whose screen an offline changed without a render (`forgotten`): a
 ///    `forget` each, which renders nothing, so that the next render compares them
@@ -63,6 +64,10 @@ public enum SnapshotRebuild {
                 if streak.activity != .typing {
                     out.append(",\"activity\":")
                     out.jsonString(streak.activity.name)
+                }
+                if let status = streak.status {
+                    out.append(",\"status\":")
+                    out.jsonString(status)
                 }
                 out.append(",\"timeout_ms\":")
                 // Deadlines are later than `at`; a subtraction that overflows is
