@@ -345,8 +345,10 @@ public struct PhraseTable: Sendable, Equatable {
     /// are the ones the bound counts, a name at most ``maxDisplayNameBytes`` (a
     /// longer one, which only the engine's own API can give, is cut here at a
     /// character), a count at most ``maxCountBytes``. A phrase has at most one
-    /// clause per activity, so no phrase is longer than ``phraseBound``, which the
-    /// table was refused over ``maxPhraseBytes``, whatever the names.
+    /// such clause per activity with a verb, so they take no more than
+    /// ``phraseBound``, which the table was refused over ``maxPhraseBytes``, whatever
+    /// the names; status clauses (``appendStatusClause(shown:names:words:into:)``)
+    /// come on top, one per status typer, each with words the protocol caps.
     package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, into bytes: inout [UInt8]) {
         // A status clause is phrased with its typer's words (appendStatusClause):
         // a table has no verb for it.
