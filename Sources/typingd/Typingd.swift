@@ -35,7 +35,8 @@ package struct Typingd: ParsableCommand {
         the conversation's row in the chat list, phrased with --list-style.
 
         Activities: a keystroke may say what its typer is doing ("activity": \
-        \(Activity.list)): "Ana is typing; Ben is recording audio...".
+        \(Activity.list)): "Ana is typing; Ben is recording audio...". With \
+        "status", the keystroke's "status" holds the typer's own words: "Claude is thinking...".
 
         Languages: each user reads their indicator in their "locale"'s table. English is \
         built in; --phrases PATH loads more (the project ships de, es, fr, pt, ru, ar, \

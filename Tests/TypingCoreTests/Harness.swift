@@ -62,7 +62,7 @@ struct Harness {
         case .typing(let t):
             let place = t.thread.map { "\(t.conv)#\($0)" } ?? "\(t.conv)"
             return "@\(t.at) \(place) \(t.user) \(t.state.rawValue)" + (t.activity.map { " \($0.name)" } ?? "")
-                + (t.reason.map { " \($0.rawValue)" } ?? "")
+                + (t.status.map { " \"\($0)\"" } ?? "") + (t.reason.map { " \($0.rawValue)" } ?? "")
         case .ok(let ack):
             return "ok \(ack.line)"
         case .error(let report):
@@ -84,7 +84,7 @@ struct Harness {
             return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)\(extras)"
         case .streak(let s):
             let place = s.thread.map { "\(s.conv)#\($0)" } ?? "\(s.conv)"
-            let activity = s.activity == .typing ? "" : " \(s.activity.name)"
+            let activity = (s.activity == .typing ? "" : " \(s.activity.name)") + (s.status.map { " \"\($0)\"" } ?? "")
             let started = s.started.map { " started=\($0)" } ?? ""
             return "streak \(place) \(s.user)\(activity) deadline=\(s.deadline) keystroke=\(s.keystroke)\(started)"
         case .snapshot(let s):

@@ -62,16 +62,16 @@ struct PhraseBoundTests {
     @Test("a table just under the bound is taken and renders at most the bound; one byte more per clause is refused")
     func justUnder() throws {
         let room = PhraseTable.maxPhraseBytes - Self.english.phraseBound
-        let pad = room / Activity.allCases.count
+        let pad = room / Activity.phrased.count
         let table = try Self.table(clause: "{names} {verb}" + String(repeating: "x", count: pad))
         #expect(table.phraseBound <= PhraseTable.maxPhraseBytes)
-        #expect(table.phraseBound > PhraseTable.maxPhraseBytes - Activity.allCases.count)
+        #expect(table.phraseBound > PhraseTable.maxPhraseBytes - Activity.phrased.count)
         // Every activity's clause, three names each of the longest display name,
         // each byte of which JSON escapes (`"`), and names longer than that.
         for length in [PhraseTable.maxDisplayNameBytes, 50_000] {
             let name = String(repeating: "\"", count: length)
             var bytes: [UInt8] = []
-            for (index, activity) in Activity.allCases.enumerated() {
+            for (index, activity) in Activity.phrased.enumerated() {
                 if index > 0 { table.appendSeparator(into: &bytes) }
                 table.appendClause(count: 3, shown: 3, activity: activity, names: .init([name, name, name]), into: &bytes)
             }
@@ -90,7 +90,7 @@ struct PhraseBoundTests {
     @Test("a table whose worst case is exactly the bound is taken; one byte more is refused")
     func exactlyAtTheBound() throws {
         let room = PhraseTable.maxPhraseBytes - Self.english.phraseBound
-        let pad = room / Activity.allCases.count, rest = room % Activity.allCases.count
+        let pad = room / Activity.phrased.count, rest = room % Activity.phrased.count
         func table(end extra: Int) throws(PhraseTable.Error) -> PhraseTable {
             try PhraseTable(locale: "xx", plural: Self.english.plural, names: Self.english.names, verbs: Self.english.verbs,
                             clause: "{names} {verb}" + String(repeating: "x", count: pad), separator: Self.english.separator,

@@ -33,6 +33,8 @@ struct ReferenceModel {
         var user: String
         var thread: String?
         var activity: Activity
+        /// The status words (with activity status only).
+        var status: String?
         var deadline: Int
         var keystroke: Int
         var started: Int
@@ -89,7 +91,8 @@ struct ReferenceModel {
     ]
 
     /// The clause for typers (in order, named first; Protocol.md#phrases), with their
-    /// activity's verb (Protocol.md#activities-recording-sending-sharing).
+    /// activity's verb (Protocol.md#activities-recording-sending-sharing), or, for
+    /// one status typer, their words (Protocol.md#status-in-ones-own-words).
     func clause(_ typers: [Streak], style: EngineConfiguration.Style) -> String {
         let n = typers.count
         let named = typers.filter { display($0.user) != nil }.count
@@ -109,6 +112,7 @@ struct ReferenceModel {
         case (2, _): subject = "\(names[0]), \(names[1]), and \(r) others"
         default: subject = "\(names[0]), \(names[1]), and \(names[2])"
         }
+        if let words = typers[0].status { return subject + " " + words }
         let verb = Self.verbs[typers[0].activity] ?? ("?", "?")
         return subject + " " + (n == 1 ? verb.0 : verb.1)
     }
@@ -139,7 +143,8 @@ struct ReferenceModel {
         let more = typers.count - listed.count
         var groups: [(Activity, [Streak])] = []
         for typer in typers {
-            if let index = groups.firstIndex(where: { $0.0 == typer.activity }) {
+            // A status typer is a clause of their own.
+            if typer.activity != .status, let index = groups.firstIndex(where: { $0.0 == typer.activity }) {
                 groups[index].1.append(typer)
             } else {
                 groups.append((typer.activity, [typer]))
@@ -182,13 +187,15 @@ struct ReferenceModel {
         typingEvent(streak, "stopped", " \(reason)")
     }
 
-    mutating func start(_ conv: String, _ user: String, thread: String?, activity: Activity, timeout: Int?) {
+    mutating func start(_ conv: String, _ user: String, thread: String?, activity: Activity, status: String?, timeout: Int?) {
         keystrokes += 1
-        let streak = Streak(conv: conv, user: user, thread: thread, activity: activity,
+        let streak = Streak(conv: conv, user: user, thread: thread, activity: activity, status: status,
                             deadline: deadline(timeout), keystroke: keystrokes, started: keystrokes)
         streaks.append(streak)
-        typingEvent(streak, "started", activity == .typing ? "" : " \(activity.name)")
+        typingEvent(streak, "started", (activity == .typing ? "" : " \(activity.name)") + Self.quoted(status))
     }
+
+    static func quoted(_ status: String?) -> String { status.map { " \"\($0)\"" } ?? "" }
 
     func deadline(_ timeout: Int?) -> Int {
         let timeout = (timeout ?? configuration.timeout).clamped(to: EngineConfiguration.timeoutRange)
@@ -292,8 +299,9 @@ struct ReferenceModel {
             if viewSettings(user, locale: locale, receive: receiveTyping) { visitViews(user, except: conv) }
             if hides, let index = streakIndex(conv, user) { stop(index, reason: "hidden") }
             render(conv)
-        case let .type(conv, user, empty, timeout, activity, thread):
+        case let .type(conv, user, empty, timeout, activity, thread, status):
             let conv = conv.string, user = user.string, thread = thread?.string
+            let status = activity == .status ? status ?? "" : nil
             if let index = streakIndex(conv, user) {
                 if streaks[index].thread == thread {
                     if empty {
@@ -302,21 +310,23 @@ struct ReferenceModel {
                         keystrokes += 1
                         streaks[index].deadline = deadline(timeout)
                         streaks[index].keystroke = keystrokes
-                        if streaks[index].activity != activity {
+                        if streaks[index].activity != activity
+                            || !(streaks[index].status ?? "").utf8.elementsEqual((status ?? "").utf8) {
                             streaks[index].activity = activity
-                            typingEvent(streaks[index], "changed", " \(activity.name)")
+                            streaks[index].status = status
+                            typingEvent(streaks[index], "changed", " \(activity.name)" + Self.quoted(status))
                         }
                     }
                 } else if !empty {
                     stop(index, reason: "moved")
-                    start(conv, user, thread: thread, activity: activity, timeout: timeout)
+                    start(conv, user, thread: thread, activity: activity, status: status, timeout: timeout)
                 }
                 render(conv)
             } else if memberIndex(conv, user) == nil {
                 notMember(line)
             } else {
                 if !empty && users[user]?.sendsTyping == true {
-                    start(conv, user, thread: thread, activity: activity, timeout: timeout)
+                    start(conv, user, thread: thread, activity: activity, status: status, timeout: timeout)
                 }
                 render(conv)
             }
@@ -397,6 +407,11 @@ struct ReferenceModel {
 /// The engine against ``ReferenceModel``, step by step.
 @Suite("The engine against a plain model of the protocol")
 struct ReferenceModelTests {
+    /// Status words: a few that repeat (so that a keystroke keeps them), and some
+    /// that look like placeholders or hold marks that reorder or join text.
+    static let statuses = ["is thinking", "is thinking", "is searching {0} the web", "{verb}", "is \u{202E}reversed",
+                           "is \u{200D}joined", "\u{61C}x", "Zoë", "Zoe\u{308}"]
+
     static let names: [String?] = [nil, "", " \t", "N0", "N1", "N2", "N3", "Someone", "Zoë", "Zoe\u{308}", "Maria Fernanda Silva",
                                    "A long name that is cut here", "  padded  ", "padded", "Ana\u{1}\u{7F}", "\u{85}\u{A0}",
                                    "abcdefghijklmn\u{301}opqr", String(repeating: "e\u{301}", count: 20),
@@ -438,9 +453,11 @@ struct ReferenceModelTests {
         case 11: return .forget(conv: conv, user: user)
         case 12: return .tick
         default:
+            let activity = Activity.allCases[rng.below(3) == 0 ? rng.below(Activity.allCases.count) : 0]
             return .type(conv: conv, user: user, empty: rng.below(10) == 0,
                          timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
-                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], thread: thread)
+                         activity: activity, thread: thread,
+                         status: activity == .status ? Self.statuses[rng.below(Self.statuses.count)] : nil)
         }
     }
 

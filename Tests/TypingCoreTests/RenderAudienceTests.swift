@@ -154,7 +154,7 @@ struct RenderAudienceTests {
             let tables = try (0..<languages).map { index in
                 try PhraseTable(locale: "x\(index)", plural: .none,
                                 names: Dictionary(uniqueKeysWithValues: PhraseTable.nameKeys.map { ($0, PhraseTable.Text.plain("n\(index)")) }),
-                                verbs: Dictionary(uniqueKeysWithValues: Activity.allCases.map { ($0, PhraseTable.Text.plain("v\(index)")) }),
+                                verbs: Dictionary(uniqueKeysWithValues: Activity.phrased.map { ($0, PhraseTable.Text.plain("v\(index)")) }),
                                 clause: "{names} {verb}", separator: "; ", end: ".")
             }
             var h = Harness(EngineConfiguration(phrases: try PhraseBook(tables: tables)), checksEveryStep: false)
@@ -309,7 +309,7 @@ extension Command {
     /// The conversation a command names, if any.
     var namedConversation: Identifier? {
         switch self {
-        case let .join(conv, _, _, _, _, _), let .type(conv, _, _, _, _, _), let .send(conv, _, _),
+        case let .join(conv, _, _, _, _, _), let .type(conv, _, _, _, _, _, _), let .send(conv, _, _),
              let .leave(conv, _), let .remove(conv, _, _), let .open(conv, _, _, _, _), let .close(conv, _, _),
              let .query(conv, _), let .forget(conv, _):
             return conv

@@ -104,11 +104,67 @@ struct SnapshotRebuildTests {
         #expect(actual == expected)
     }
 
+    @Test("status streaks keep their words through a snapshot: the rebuilt session writes what the original writes")
+    func statusRoundTrip() throws {
+        let before = #"""
+        {"cmd":"join","conv":"a","user":"ana","name":"Ana","at":1}
+        {"cmd":"join","conv":"a","user":"bot","name":"Claude","at":1}
+        {"cmd":"join","conv":"a","user":"cy","at":1}
+        {"cmd":"join","conv":"a","user":"dee","name":"Dee","at":1}
+        {"cmd":"open","conv":"a","user":"ana","thread":"t","at":1}
+        {"cmd":"type","conv":"a","user":"ana","at":10}
+        {"cmd":"type","conv":"a","user":"bot","activity":"status","status":"is \"searching\" {0} \u202eweb\u200d","timeout_ms":60000,"at":20}
+        {"cmd":"type","conv":"a","user":"cy","activity":"status","status":"{verb}","thread":"t","at":30}
+        {"cmd":"type","conv":"a","user":"dee","activity":"recording_audio","at":40}
+
+        """#
+        let after = #"""
+        {"cmd":"type","conv":"a","user":"bot","activity":"status","status":"is \"searching\" {0} \u202eweb\u200d","at":100}
+        {"cmd":"type","conv":"a","user":"ana","activity":"status","status":"is back","at":200}
+        {"cmd":"type","conv":"a","user":"bot","activity":"status","status":"is thinking","at":300}
+        {"cmd":"query","conv":"a","id":"q","at":400}
+        {"cmd":"open","conv":"a","user":"dee","thread":"t","at":500}
+        {"cmd":"tick","at":4000}
+        {"cmd":"tick","at":70000}
+
+        """#
+        var configuration = Self.configuration()
+        configuration.engine.typingEvents = true
+        let kept = KeepingFormat.Kept()
+        var original = Session(configuration: configuration, format: KeepingFormat(kept: kept), sink: [UInt8]())
+        _ = Self.lines(before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
+        original.flush()
+        #expect(kept.streaks.map { $0.status.map { Array($0.utf8) } }
+            == [nil, Array("is \"searching\" {0} \u{202E}web\u{200D}".utf8), Array("{verb}".utf8), nil])
+        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
+        var rebuilt = Session(configuration: configuration, sink: [UInt8]())
+        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
+        rebuilt.flush()
+        #expect(!String(decoding: rebuilt.sink, as: UTF8.self).contains("\"error\""), "the recipe's lines are all applied")
+        let start = (original.sink.count, rebuilt.sink.count)
+        let tail = Self.lines(after + #"{"cmd":"snapshot","id":"s2"}"# + "\n")
+        _ = tail.withUnsafeBytes { original.feed($0) }
+        _ = tail.withUnsafeBytes { rebuilt.feed($0) }
+        original.flush()
+        rebuilt.flush()
+        let expected = String(decoding: original.sink[start.0...], as: UTF8.self)
+        let actual = String(decoding: rebuilt.sink[start.1...], as: UTF8.self)
+        #expect(expected.contains("Claude is thinking"))
+        #expect(actual == expected)
+    }
+
     @Test("the commands: joins with names and settings, opens, both orders of streaks, forgets")
     func recipeLines() {
         let member = Event.Member(at: 5, conv: Identifier("c"), user: Identifier("u"), name: "A \"q\"", sendTyping: false,
                                   open: true, thread: Identifier("t"), view: .list, receiveTyping: false, forgotten: true)
         let streak = Event.Streak(at: 5, conv: Identifier("c"), user: Identifier("u"), activity: .sendingPhoto, deadline: 3005, keystroke: 1)
+        let status = Event.Streak(at: 5, conv: Identifier("c"), user: Identifier("v"), activity: .status,
+                                  status: "is \"here\" \u{2028}", deadline: 3005, keystroke: 2)
+        #expect(String(decoding: SnapshotRebuild.commands(members: [], streaks: [status]), as: UTF8.self) == """
+        {"cmd":"type","conv":"c","user":"v","at":5,"activity":"status","status":"is \\"here\\" \\u2028","timeout_ms":3000}
+        {"cmd":"type","conv":"c","user":"v","at":5,"activity":"status","status":"is \\"here\\" \\u2028","timeout_ms":3000}
+
+        """)
         let text = String(decoding: SnapshotRebuild.commands(members: [member], streaks: [streak]), as: UTF8.self)
         #expect(text == """
         {"cmd":"join","conv":"c","user":"u","at":5,"name":"A \\"q\\"","send_typing":false,"receive_typing":false}

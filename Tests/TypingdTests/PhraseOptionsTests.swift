@@ -195,7 +195,7 @@ struct PhraseOptionsTests {
     func justUnderTheBound() throws {
         let dir = try Daemon.temporaryFolder("bound-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let pad = (PhraseTable.maxPhraseBytes - PhraseTable.english.phraseBound) / Activity.allCases.count
+        let pad = (PhraseTable.maxPhraseBytes - PhraseTable.english.phraseBound) / Activity.phrased.count
         let under = dir.appendingPathComponent("under.json"), over = dir.appendingPathComponent("over.json")
         try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad)).write(to: under, atomically: true, encoding: .utf8)
         try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad + 1)).write(to: over, atomically: true, encoding: .utf8)

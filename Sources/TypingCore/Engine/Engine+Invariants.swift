@@ -259,6 +259,14 @@ extension Engine {
         }
         check(userIndex.count == users.count, "the user index has \(userIndex.count) entries for \(users.count) users")
         check(streaksSeen == streaks.count, "users' lists hold \(streaksSeen) streaks, the slab \(streaks.count)")
+        var statusStreaks = 0
+        streaks.forEachLive { s, record in
+            guard record.activity == .status else { return }
+            statusStreaks += 1
+            check(statusWords[s] != nil, "status streak \(s) has no words kept")
+        }
+        check(statusWords.count == statusStreaks,
+              "status words are kept for \(statusWords.count) streaks, \(statusStreaks) have the status activity")
         var staleSeen = 0
         conversations.forEachLive { _, record in if !record.staleSlots.isEmpty { staleSeen += 1 } }
         check(staleSeen == staleConversations, "\(staleSeen) conversations have stale members, staleConversations says \(staleConversations)")

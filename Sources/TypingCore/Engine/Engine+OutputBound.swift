@@ -15,15 +15,25 @@ extension Engine {
     static let okOverhead = 80
     /// The bytes of `,"thread":` around a thread id.
     static let threadKey = 12
+    /// The bytes around status words in a `typing` event: `,"status":""`, or text's
+    /// ` (status "")`.
+    static let statusKey = 16
+
+    /// The most bytes status words take in output, in either format: as a display
+    /// name's, at most ``UserRecord/nameEscapeFactor`` times their bytes (they hold
+    /// no control character: Protocol.md#status-in-ones-own-words).
+    static func wordsBound(_ words: String?) -> Int {
+        (words?.utf8.count ?? 0) * UserRecord.nameEscapeFactor
+    }
 
     /// The most bytes of events that applying `command` now could write (replies to
     /// `query`, `stats` and `snapshot` aside: they are what was asked for). It is an
     /// upper bound, not the output: every render of a location it touches is
     /// counted as if every viewer the render compares got a new indicator listing
     /// `--max-listed` ids as long as the longest of the room's members now, each
-    /// with an activity, and a phrase of a clause per activity, each as long as the
-    /// longest clause of any table with three names as long as the longest of its
-    /// typers' now. It depends only on what the protocol shows (members, typers,
+    /// with an activity, and a phrase of a clause per activity and one per status
+    /// typer, each as long as the longest clause of any table with three names as
+    /// long as the longest of its typers' now, the status clauses with their words. It depends only on what the protocol shows (members, typers,
     /// screens), so a process rebuilt from a snapshot computes the same.
     /// O(the conversations the command would render).
     ///
@@ -63,23 +73,27 @@ extension Engine {
                     total.add(sidePaneBound(c, slot: slot))
                 }
             }
-        case let .type(conv, user, empty, _, activity, thread):
+        case let .type(conv, user, empty, _, activity, thread, status):
             guard let (c, u, slot) = membership(of: user, in: conv) else { return 0 }
             // Every command naming a conversation renders it: at least its
             // forgotten screens are told.
             total.add(forgottenBound(c, forgotten))
             let streak = conversations[c].members[slot].streak
             let here = location(of: thread, in: c)
+            // A status keystroke brings a clause of its own, with its words.
+            let words = activity == .status ? status ?? "" : nil
+            let newActivity = activity != .typing && activity != .status
             if !streak.isNone && streaks[streak].location == here {
-                if empty || configuration.order == .recent || streaks[streak].activity != activity {
-                    total.add(renderBound(c, forgotten, at: here, newTyperName: 0, newActivity: activity != .typing))
+                if empty || configuration.order == .recent || streaks[streak].activity != activity
+                    || !sameWords(of: streak, as: words) {
+                    total.add(renderBound(c, forgotten, at: here, newTyperName: 0, newActivity: newActivity, newWords: words))
                 } else {
                     total.add(memberBound(c, at: here, viewer: 0, forgotten: forgotten))
                 }
             } else if !empty && users[u].sendsTyping {
                 if !streak.isNone { total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
-                total.add(renderBound(c, forgotten, at: here, newTyperName: users[u].nameBound, newActivity: activity != .typing,
-                                      thread: thread))
+                total.add(renderBound(c, forgotten, at: here, newTyperName: users[u].nameBound, newActivity: newActivity,
+                                      newWords: words, thread: thread))
             }
         case let .send(conv, user, thread):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
@@ -206,10 +220,11 @@ extension Engine {
 
     /// The most bytes one render of `location` of `c` writes (with one more typer
     /// whose name takes `newTyperName` bytes, when one starts, and maybe a new
-    /// activity): two `typing` events, an indicator for every viewer the render
-    /// compares there, and, when `forgotten`, the stale members.
+    /// activity, or a status clause with `newWords`): two `typing` events, an
+    /// indicator for every viewer the render compares there, and, when `forgotten`,
+    /// the stale members.
     func renderBound(_ c: ConversationIndex, _ forgotten: Bool, at location: Location, newTyperName: Int, newActivity: Bool,
-                     thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
+                     newWords: String? = nil, thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
         let record = conversations[c]
         let viewers: Int
         if location != .main {
@@ -224,10 +239,11 @@ extension Engine {
         if configuration.typingEvents {
             bound.add(2, times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID)
                           + threadBytes(c, at: location, thread: thread))
+            if newWords != nil { bound.add(Engine.statusKey + Engine.wordsBound(newWords)) }
         }
         bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0,
                                               newTyperName: max(newTyperName, renamedTyperName),
-                                              newActivity: newActivity, thread: thread))
+                                              newActivity: newActivity, newWords: newWords, thread: thread))
         let stale = record.staleSlots.count
         if forgotten && stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
@@ -235,9 +251,12 @@ extension Engine {
 
     /// The most bytes of one indicator at `location` of `c` (to a viewer whose id
     /// takes `viewer` bytes, when they may not be a member yet). A location that is
-    /// not in use (-1) has no typers.
+    /// not in use (-1) has no typers. Each status typer there, and `newWords` when
+    /// given, is a clause of its own, with its words (O(status typers there): the
+    /// phrase is as long).
     func viewerBound(_ c: ConversationIndex, at location: Location, viewer: Int = 0, newTyper: Bool = false,
-                     newTyperName: Int = 0, newActivity: Bool = false, thread: Identifier? = nil) -> Int {
+                     newTyperName: Int = 0, newActivity: Bool = false, newWords: String? = nil,
+                     thread: Identifier? = nil) -> Int {
         let record = conversations[c]
         let state = location == .main || location > .main && record.threads.contains(location)
             ? record[location: location] : LocationState()
@@ -245,10 +264,22 @@ extension Engine {
         let listed = min(typers, configuration.maxListed)
         let id = Int(record.longestMemberID)
         let name = max(Int(state.typerNameLengths.longest), newTyperName)
-        var clauses = 1
-        if let groups = state.groups { clauses = groups.trees.filter { !$0.isEmpty }.count }
+        var clauses = 1, words = Bound()
+        var statusTypers: [StreakIndex] = []
+        if let groups = state.groups {
+            clauses = 0
+            for activity in Activity.phrased where !groups.trees[Int(activity.rawValue)].isEmpty { clauses += 1 }
+            let tree = groups.trees[Int(Activity.status.rawValue)]
+            tree.collect(first: tree.count(in: streaks), in: streaks, into: &statusTypers)
+            for s in statusTypers { words.add(Engine.wordsBound(statusWords[s])) }
+        }
         if newActivity { clauses += 1 }
-        clauses = min(clauses, Activity.allCases.count)
+        clauses = min(clauses, Activity.phrased.count)
+        clauses += statusTypers.count
+        if newWords != nil {
+            clauses += 1
+            words.add(Engine.wordsBound(newWords))
+        }
         let phrases = configuration.phrases.bounds
         var bound = Bound()
         bound.add(Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer)
@@ -260,6 +291,7 @@ extension Engine {
         clause.add(phrases.names, times: name)
         clause.add(phrases.counts, times: Engine.clauseOverhead)
         bound.add(clauses, times: clause.value)
+        bound.add(words.value)
         bound.add(clauses, times: phrases.separator)
         bound.add(phrases.end)
         return bound.value

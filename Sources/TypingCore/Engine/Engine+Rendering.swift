@@ -423,7 +423,9 @@ extension Engine {
     }
 
     /// The activity groups at `location`, in the order of their first typer; nil
-    /// when everyone there types. O(groups × log typers).
+    /// when everyone there types. Status typers never group
+    /// (Protocol.md#status-in-ones-own-words): each is a group of one. O((groups +
+    /// status typers) × log typers).
     func groupInfo(of c: ConversationIndex, at location: Location) -> [GroupInfo]? {
         guard let groups = conversations[c].groups(at: location) else { return nil }
         let typers = conversations[c].typers(at: location)
@@ -431,6 +433,15 @@ extension Engine {
         for activity in Activity.allCases {
             let tree = groups.trees[Int(activity.rawValue)]
             guard !tree.isEmpty else { continue }
+            if activity == .status {
+                var members: [StreakIndex] = []
+                tree.collect(first: tree.count(in: streaks), in: streaks, into: &members)
+                for s in members {
+                    result.append(GroupInfo(activity: .status, count: 1, named: streaks[s].isNamed ? 1 : 0, firsts: [s],
+                                            firstRank: typers.rank(of: s, in: streaks), secondRank: Int.max))
+                }
+                continue
+            }
             var firsts: [StreakIndex] = []
             tree.collect(first: 4, in: streaks, into: &firsts)
             let firstRank = typers.rank(of: firsts[0], in: streaks)
@@ -645,8 +656,9 @@ extension Engine {
 
     /// Appends the phrase for the typers of `frame`'s location, leaving out streak
     /// `excluded` (`none`: nobody), at `rank` in the frame's head (`Int.max`: beyond it), in
-    /// variant `key` (its table and style): one clause per activity, in the order of
-    /// each activity's first typer (Protocol.md#activities-recording-sending-sharing),
+    /// variant `key` (its table and style): one clause per activity, and one per
+    /// status typer, with their words (Protocol.md#status-in-ones-own-words), in the
+    /// order of each clause's first typer (Protocol.md#activities-recording-sending-sharing),
     /// joined by the table's separator and ended by its end; nothing when nobody is
     /// left. (The table is read in place, not copied, and the names a clause shows are
     /// looked up before it is built: no closure, which would capture the engine.)
@@ -675,7 +687,7 @@ extension Engine {
         var order: [(rank: Int, group: Int)] = []
         order.reserveCapacity(groups.count)
         for (index, group) in groups.enumerated() {
-            if !excluded.isNone && streaks[excluded].activity == group.activity {
+            if holds(group, excluded) {
                 guard group.count > 1 else { continue }
                 order.append((group.firsts[0] == excluded ? group.secondRank : group.firstRank, index))
             } else {
@@ -688,7 +700,7 @@ extension Engine {
             let group = groups[entry.group]
             var firsts = group.firsts
             var count = group.count, named = group.named
-            if !excluded.isNone && streaks[excluded].activity == group.activity {
+            if holds(group, excluded) {
                 count -= 1
                 if streaks[excluded].isNamed { named -= 1 }
                 firsts.removeAll { $0 == excluded }
@@ -696,10 +708,23 @@ extension Engine {
             let shown = Engine.shownNames(count: count, named: named, style: style)
             var names = PhraseTable.Names()
             for index in 0..<shown { names[index] = users[streaks[firsts[index]].user].displayName }
-            configuration.phrases[table].appendClause(count: count, shown: shown, activity: group.activity,
-                                                      names: names, into: &bytes)
+            if group.activity == .status {
+                configuration.phrases[table].appendStatusClause(shown: shown, names: names,
+                                                                words: statusWords[firsts[0]] ?? "", into: &bytes)
+            } else {
+                configuration.phrases[table].appendClause(count: count, shown: shown, activity: group.activity,
+                                                          names: names, into: &bytes)
+            }
         }
         if !order.isEmpty { configuration.phrases[table].appendEnd(into: &bytes) }
+    }
+
+    /// True when `group` holds streak `s` (`none`: nobody): a status typer's group
+    /// holds only them.
+    @inline(__always)
+    func holds(_ group: GroupInfo, _ s: StreakIndex) -> Bool {
+        guard !s.isNone else { return false }
+        return group.activity == .status ? group.firsts[0] == s : streaks[s].activity == group.activity
     }
 
     /// How many names a clause of `count` typers, `named` of them named, shows

@@ -44,9 +44,9 @@ extension Engine {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
             failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
                            receiveTyping: receiveTyping, sink: &sink)
-        case let .type(conv, user, empty, timeout, activity, thread):
+        case let .type(conv, user, empty, timeout, activity, thread, status):
             failure = keystroke(conv: conv, user: user, empty: empty, timeout: timeout, activity: activity,
-                                thread: thread, sink: &sink)
+                                thread: thread, status: status, sink: &sink)
         case let .send(conv, user, thread):
             failure = send(conv: conv, user: user, thread: thread, sink: &sink)
         case let .leave(conv, user):
@@ -241,6 +241,7 @@ extension Engine {
                 let thread = location == .main ? nil : conversations[c].threads[location].id
                 emit(.streak(Event.Streak(at: now, conv: conversations[c].id, thread: thread,
                                           user: users[streaks[s].user].id, activity: streaks[s].activity,
+                                          status: streaks[s].activity == .status ? statusWords[s] ?? "" : nil,
                                           deadline: streaks[s].deadline, keystroke: rank[s] ?? 0,
                                           started: startRank[s])),
                      to: &sink)

@@ -4,9 +4,14 @@ extension Engine {
     /// one when nil). A user who does not send typing starts no streak. A keystroke
     /// at another location than the user's streak in `conv` moves it there: the
     /// streak stops (`moved`) and a new one starts, in one step (Protocol.md#threads).
+    /// With activity ``Activity/status``, `status` holds the words; a keystroke that
+    /// changes them is a change, as one of activity is
+    /// (Protocol.md#status-in-ones-own-words).
     mutating func keystroke<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, empty: Bool, timeout: Int?,
-                                                      activity: Activity, thread: Identifier?,
+                                                      activity: Activity, thread: Identifier?, status: String? = nil,
                                                       sink: inout S) -> Failure? {
+        // The words only with their activity (none given: empty ones).
+        let words = activity == .status ? status ?? "" : nil
         let pair = pairHash(conv: conv, user: user)
         let timeout = (timeout ?? configuration.timeout).clamped(to: EngineConfiguration.timeoutRange)
         if let streak = findStreak(conv: conv, user: user, hash: pair) {
@@ -19,10 +24,11 @@ extension Engine {
                 }
                 moveDeadline(of: streak, to: deadline(after: timeout))
                 var rerender = false
-                if streaks[streak].activity != activity {
-                    setActivity(of: streak, to: activity)
+                if streaks[streak].activity != activity || words != nil && !sameWords(of: streak, as: words) {
+                    if streaks[streak].activity != activity { setActivity(of: streak, to: activity) }
+                    setWords(of: streak, to: words)
                     if configuration.typingEvents {
-                        emit(.typing(typingEvent(streak, state: .changed, activity: activity)), to: &sink)
+                        emit(.typing(typingEvent(streak, state: .changed, activity: activity, status: words)), to: &sink)
                     }
                     rerender = true
                 }
@@ -36,7 +42,7 @@ extension Engine {
             }
             // The streak is at another location: only a keystroke moves it.
             if !empty {
-                move(streak, to: thread, activity: activity, timeout: timeout, pairHash: pair, sink: &sink)
+                move(streak, to: thread, activity: activity, status: words, timeout: timeout, pairHash: pair, sink: &sink)
             } else {
                 renderForgotten(c, sink: &sink)
             }
@@ -51,23 +57,41 @@ extension Engine {
             return nil
         }
         let location = thread.map { conversations[c].threads.locate($0) } ?? .main
-        startStreak(conv: c, user: u, slot: slot, at: location, activity: activity, deadline: deadline(after: timeout),
-                    pairHash: pair, render: true, sink: &sink)
+        startStreak(conv: c, user: u, slot: slot, at: location, activity: activity, status: words,
+                    deadline: deadline(after: timeout), pairHash: pair, render: true, sink: &sink)
         return nil
+    }
+
+    /// True when live streak `s` has exactly the status words `words` (nil: none).
+    @inline(__always)
+    func sameWords(of s: StreakIndex, as words: String?) -> Bool {
+        let current = streaks[s].activity == .status ? statusWords[s] : nil
+        switch (current, words) {
+        case (nil, nil): return true
+        case let (current?, words?): return current.sameBytes(as: words)
+        default: return false
+        }
+    }
+
+    /// Keeps `words` as the status words of live streak `s` (nil: it has none).
+    @inline(__always)
+    mutating func setWords(of s: StreakIndex, to words: String?) {
+        if words != nil || !statusWords.isEmpty { statusWords[s] = words }
     }
 
     /// Moves streak `s` to the location of `thread` (nil: the main timeline) in its
     /// conversation: it stops there and starts anew here, and both locations render.
     @inline(never)
     mutating func move<S: EventSink & ~Copyable>(_ streak: StreakIndex, to thread: Identifier?, activity: Activity,
-                                                 timeout: Int, pairHash pair: UInt64, sink: inout S) {
+                                                 status words: String?, timeout: Int, pairHash pair: UInt64,
+                                                 sink: inout S) {
         let c = streaks[streak].conv
         let from = streaks[streak].location, u = streaks[streak].user
         guard let slot = conversations[c].slot(of: u) else { return }
         stop(streak, reason: .moved, render: false, sink: &sink)
         let to = thread.map { conversations[c].threads.locate($0) } ?? .main
-        startStreak(conv: c, user: u, slot: slot, at: to, activity: activity, deadline: deadline(after: timeout),
-                    pairHash: pair, render: false, sink: &sink)
+        startStreak(conv: c, user: u, slot: slot, at: to, activity: activity, status: words,
+                    deadline: deadline(after: timeout), pairHash: pair, render: false, sink: &sink)
         render(c, scope: .locations(from, to), sink: &sink)
     }
 
@@ -123,19 +147,20 @@ extension Engine {
     }
 
     /// The `typing` event of streak `s` (live) for `state`.
-    func typingEvent(_ s: StreakIndex, state: Event.Typing.State, activity: Activity? = nil,
+    func typingEvent(_ s: StreakIndex, state: Event.Typing.State, activity: Activity? = nil, status: String? = nil,
                      reason: Event.Typing.Reason? = nil) -> Event.Typing {
         let record = streaks[s]
         let thread = record.location == .main ? nil : conversations[record.conv].threads[record.location].id
         return Event.Typing(at: now, conv: conversations[record.conv].id, thread: thread, user: users[record.user].id,
-                            state: state, activity: activity, reason: reason)
+                            state: state, activity: activity, status: status, reason: reason)
     }
 
     /// Starts a streak of member `slot` (user `u`) in `c` at `location`, doing
-    /// `activity`, ending at `deadline`; renders the location unless told not to.
+    /// `activity` (with `status`, its words, for ``Activity/status``), ending at
+    /// `deadline`; renders the location unless told not to.
     mutating func startStreak<S: EventSink & ~Copyable>(conv c: ConversationIndex, user u: UserIndex, slot: Int, at location: Location,
-                                                        activity: Activity, deadline: Int, pairHash: UInt64,
-                                                        render shouldRender: Bool, sink: inout S) {
+                                                        activity: Activity, status words: String? = nil, deadline: Int,
+                                                        pairHash: UInt64, render shouldRender: Bool, sink: inout S) {
         keystrokes += 1
         let key = TimerQueue.Key(deadline: deadline, keystroke: keystrokes)
         var record = StreakRecord(conv: c, user: u, deadline: deadline, keystroke: keystrokes, alarm: key,
@@ -145,6 +170,7 @@ extension Engine {
         record.activity = activity
         record.userPrevious = users[u].streaks.last
         let s = streaks.insert(record)
+        if activity == .status { statusWords[s] = words ?? "" }
         if !record.userPrevious.isNone {
             streaks[record.userPrevious].userNext = s
         } else {
@@ -156,7 +182,8 @@ extension Engine {
         insertTyper(s, in: c)
         conversations[c].setStreak(s, at: slot)
         if configuration.typingEvents {
-            emit(.typing(typingEvent(s, state: .started, activity: activity == .typing ? nil : activity)), to: &sink)
+            emit(.typing(typingEvent(s, state: .started, activity: activity == .typing ? nil : activity,
+                                     status: activity == .status ? words ?? "" : nil)), to: &sink)
         }
         if shouldRender { render(c, scope: .location(location), sink: &sink) }
     }
@@ -199,6 +226,7 @@ extension Engine {
             conversations[c].setStreak(.none, at: slot)
         }
         streakIndex.remove(hash: record.pairHash, record: s)
+        if record.activity == .status { statusWords[s] = nil }
         streaks.remove(s)
         if shouldRender { render(c, scope: .location(record.location), sink: &sink) }
         compactTimersIfNeeded()

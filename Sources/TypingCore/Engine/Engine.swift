@@ -59,6 +59,10 @@ public struct Engine {
     package var sidePanes = OpenViews()
 
     package var streaks = Slab<StreakRecord, StreakIndex>(vacant: StreakRecord.vacant)
+    /// The words of each live streak whose activity is ``Activity/status``
+    /// (Protocol.md#status-in-ones-own-words), beside the records: few streaks have
+    /// them, and a record stays 168 bytes.
+    package var statusWords = ShrinkingDictionary<StreakIndex, String>()
     /// Live streaks by (conversation id, user id): the fast path of keystrokes.
     package var streakIndex = IndexTable()
     package var timers = TimerQueue()

@@ -10,9 +10,12 @@ public enum Command: Sendable, Equatable {
               locale: String? = nil, receiveTyping: Bool? = nil)
     /// A keystroke in `user`'s input box, at `thread` of `conv` (nil: the main
     /// timeline), doing `activity`; `empty` means the box is now empty; `timeout`,
-    /// when given, is this keystroke's timeout in milliseconds.
+    /// when given, is this keystroke's timeout in milliseconds. `status` holds the
+    /// words of activity ``Activity/status`` (Protocol.md#status-in-ones-own-words):
+    /// the decoder gives them exactly with that activity; the engine shows a status
+    /// keystroke without words as if it had empty ones.
     case type(conv: Identifier, user: Identifier, empty: Bool = false, timeout: Int? = nil,
-              activity: Activity = .typing, thread: Identifier? = nil)
+              activity: Activity = .typing, thread: Identifier? = nil, status: String? = nil)
     /// `user` sent a message at `thread` of `conv` (nil: the main timeline): their
     /// streak there stops at once.
     case send(conv: Identifier, user: Identifier, thread: Identifier? = nil)
@@ -69,7 +72,7 @@ public enum Command: Sendable, Equatable {
     public enum Name: String, Sendable, CaseIterable {
         /// ``Command/join(conv:user:name:sendTyping:locale:receiveTyping:)``
         case join
-        /// ``Command/type(conv:user:empty:timeout:activity:thread:)``
+        /// ``Command/type(conv:user:empty:timeout:activity:thread:status:)``
         case type
         /// ``Command/send(conv:user:thread:)``
         case send

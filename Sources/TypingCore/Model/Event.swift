@@ -160,18 +160,22 @@ extension Event {
         /// The streak's activity: on `changed` always, on `started` when it is not
         /// ``Activity/typing``, else nil.
         public var activity: Activity?
+        /// The streak's status words, with activity ``Activity/status`` (on
+        /// `started` and `changed`), else nil.
+        public var status: String?
         /// Why it stopped (nil unless it stopped).
         public var reason: Reason?
 
         /// Creates a typing event.
         public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier, state: State,
-                    activity: Activity? = nil, reason: Reason? = nil) {
+                    activity: Activity? = nil, status: String? = nil, reason: Reason? = nil) {
             self.at = at
             self.conv = conv
             self.threadID = thread ?? Identifier.none
             self.user = user
             self.state = state
             self.activity = activity
+            self.status = status
             self.reason = reason
         }
     }
@@ -394,6 +398,8 @@ extension Event {
         public var user: Identifier
         /// What the typer is doing.
         public var activity: Activity
+        /// The status words, with activity ``Activity/status``; else nil.
+        public var status: String?
         /// When the streak times out (later than `at`).
         public var deadline: Int
         /// The streak's rank, from 1, among all the streaks listed, by the time of
@@ -406,12 +412,14 @@ extension Event {
 
         /// Creates a streak event.
         public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier,
-                    activity: Activity = .typing, deadline: Int, keystroke: Int, started: Int? = nil) {
+                    activity: Activity = .typing, status: String? = nil, deadline: Int, keystroke: Int,
+                    started: Int? = nil) {
             self.at = at
             self.conv = conv
             self.thread = thread
             self.user = user
             self.activity = activity
+            self.status = status
             self.deadline = deadline
             self.keystroke = keystroke
             self.started = started

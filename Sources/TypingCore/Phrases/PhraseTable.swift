@@ -129,10 +129,14 @@ public struct PhraseTable: Sendable, Equatable {
             subjectCounts = max(subjectCounts, forms.map { $0.uses { $0 == Template.countSlot } }.max() ?? 0)
             subjectForms.append(forms)
         }
+        if verbs[.status] != nil {
+            throw Error(key: "verbs.\(Activity.status.name)",
+                        message: "is not a verb a table gives: a status clause's verb is the typer's own words; \"verbs\" has exactly \(Activity.phrasedList)")
+        }
         var verbForms: [[[UInt8]]] = []
-        for activity in Activity.allCases {
+        for activity in Activity.phrased {
             guard let text = verbs[activity] else {
-                throw Error(key: "verbs.\(activity.name)", message: "is missing; \"verbs\" needs all of \(Activity.list)")
+                throw Error(key: "verbs.\(activity.name)", message: "is missing; \"verbs\" needs all of \(Activity.phrasedList)")
             }
             let forms = try PhraseTable.forms(of: text, key: "verbs.\(activity.name)") { source, key throws(Error) in
                 let literal = try Template(source, allowed: [], key: key).literal
@@ -218,8 +222,11 @@ public struct PhraseTable: Sendable, Equatable {
     /// The most bytes of a count (`{r}`) in a phrase: the digits of `Int.max`, and one.
     package static let maxCountBytes = 20
 
-    /// The most clauses one phrase has: one per activity.
-    static let maxClauses = Activity.allCases.count
+    /// The most clauses with a table's verb one phrase has: one per activity that
+    /// has one. (Status clauses, one per status typer, come on top: their verbs are
+    /// the typers' words, bounded by what the protocol takes of them, not by the
+    /// table: ``appendStatusClause(shown:names:words:into:)``.)
+    static let maxClauses = Activity.phrased.count
 
     /// `a + b + …`, saturating at `Int.max` instead of trapping.
     static func sum(_ terms: Int...) -> Int {
@@ -338,14 +345,25 @@ public struct PhraseTable: Sendable, Equatable {
     /// are the ones the bound counts, a name at most ``maxDisplayNameBytes`` (a
     /// longer one, which only the engine's own API can give, is cut here at a
     /// character), a count at most ``maxCountBytes``. A phrase has at most one
-    /// clause per activity, so no phrase is longer than ``phraseBound``, which the
-    /// table was refused over ``maxPhraseBytes``, whatever the names.
+    /// such clause per activity with a verb, so they take no more than
+    /// ``phraseBound``, which the table was refused over ``maxPhraseBytes``, whatever
+    /// the names; status clauses (``appendStatusClause(shown:names:words:into:)``)
+    /// come on top, one per status typer, each with words the protocol caps.
     package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, into bytes: inout [UInt8]) {
+        // A status clause is phrased with its typer's words (appendStatusClause):
+        // a table has no verb for it.
+        guard activity.hasVerb else { return }
+        let countCategory = PhraseTable.index(of: plural.category(of: count))
+        verbForms[Int(activity.rawValue)][countCategory].withUnsafeBytes { verb in
+            appendClause(count: count, shown: shown, verb: verb, names: names, into: &bytes)
+        }
+    }
+
+    /// Appends one clause of `count` people, `shown` of them named, with `verb`.
+    private func appendClause(count: Int, shown: Int, verb: UnsafeRawBufferPointer, names: Names, into bytes: inout [UInt8]) {
         let rest = count - shown
         let subject = subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
-        let verb = verbForms[Int(activity.rawValue)]
         let restCategory = PhraseTable.index(of: plural.category(of: rest))
-        let countCategory = PhraseTable.index(of: plural.category(of: count))
         for piece in clauseTemplate.pieces {
             switch piece {
             case .literal(let text): bytes.append(contentsOf: text)
@@ -367,8 +385,19 @@ public struct PhraseTable: Sendable, Equatable {
                     }
                 }
             case .slot:
-                bytes.append(contentsOf: verb[countCategory])
+                bytes.append(contentsOf: verb)
             }
+        }
+    }
+
+    /// Appends the clause of one typer whose activity is ``Activity/status``
+    /// (Protocol.md#status-in-ones-own-words): the subject of a clause of one
+    /// (`names[0]` when `shown` is 1, else the `0+1` form), and `words`, as given, for
+    /// the verb: substitution is one pass, so `{0}` or `{verb}` in them stays as it is.
+    package func appendStatusClause(shown: Int, names: Names, words: String, into bytes: inout [UInt8]) {
+        var words = words
+        words.withUTF8 { verb in
+            appendClause(count: 1, shown: shown, verb: UnsafeRawBufferPointer(verb), names: names, into: &bytes)
         }
     }
 

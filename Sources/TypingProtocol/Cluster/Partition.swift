@@ -56,7 +56,7 @@ public enum Partition {
     /// Where `command` goes among `count` partitions.
     public static func route(of command: Command, among count: Int) -> Route {
         switch command {
-        case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
+        case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
              .remove(let conv, _, _), .open(let conv, _, _, _, _), .close(let conv, _, _), .query(let conv, _),
              .forget(let conv, _):
             return .one(of(conv, among: count))

@@ -8,7 +8,7 @@ import TypingCore
 /// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order (the
 /// check order under Protocol.md#commands):
 /// `id`, `cmd`, `at`, `conv`, `user`, `thread`, `name`, `empty`, `activity`,
-/// `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `pane`, `by`.
+/// `status`, `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `pane`, `by`.
 /// The first failure is the one reported; the id is attached to every error after
 /// the id itself was accepted. Each command checks every field it accepts whenever
 /// present; fields a command does not accept are ignored, like unknown keys.
@@ -101,9 +101,11 @@ package struct CommandDecoder: Sendable {
             let thread = try fields.optionalIdentifier("thread", object.thread)
             let empty = try fields.flag("empty", object.empty) ?? false
             let activity = try fields.activity(object.activity) ?? .typing
+            let status = try fields.status(object.status, activity: activity)
             let timeout = try fields.timeout(object.timeoutMs)
             return Request(.type(conv: Identifier(bytes: conv), user: Identifier(bytes: user), empty: empty,
-                            timeout: timeout, activity: activity, thread: thread.map { Identifier(bytes: $0) }),
+                            timeout: timeout, activity: activity, thread: thread.map { Identifier(bytes: $0) },
+                            status: status.map { String(decoding: $0, as: UTF8.self) }),
                            id: id, at: at, line: number)
         case .send:
             let conv = try fields.identifier("conv", object.conv, for: kind)

@@ -17,6 +17,7 @@ struct CommandFields {
     var by: Value?
     var thread: Value?
     var activity: Value?
+    var status: Value?
     var receiveTyping: Value?
     var locale: Value?
     var view: Value?
@@ -44,6 +45,7 @@ struct CommandFields {
         empty = take("empty")
         thread = take("thread")
         activity = take("activity")
+        status = take("status")
         timeoutMs = take("timeout_ms")
         sendTyping = take("send_typing")
         by = take("by")

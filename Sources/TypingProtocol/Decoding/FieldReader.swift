@@ -8,6 +8,8 @@ enum FieldLimits {
     static let maxIdentifierBytes = 256
     /// The most bytes of a `name` (what bounds a phrase table's longest phrase).
     static let maxNameBytes = PhraseTable.maxNameBytes
+    /// The most bytes of a keystroke's `status` words.
+    static let maxStatusBytes = 256
 }
 
 /// Reads and checks the fields of one command object, building errors that carry
@@ -135,6 +137,48 @@ struct FieldReader {
                           "\"activity\" must be one of \(Activity.list), not \(Quote.bytes(bytes))")
         }
         return activity
+    }
+
+    /// The `status` of a keystroke (Protocol.md#status-in-ones-own-words): required
+    /// with activity `status`, refused with any other; 1–256 bytes holding no
+    /// control character (U+0000–U+001F, U+007F–U+009F).
+    @inline(never)
+    func status(_ value: CommandFields.Value?, activity: Activity) throws(Event.Error) -> UnsafeRawBufferPointer? {
+        guard let value else {
+            guard activity != .status else {
+                throw failure(.missingField, field: "status",
+                              "type with \"activity\":\"status\" needs \"status\", the words shown after the typer's name (1 to \(FieldLimits.maxStatusBytes) bytes)")
+            }
+            return nil
+        }
+        guard activity == .status else {
+            throw failure(.badField, field: "status",
+                          "\"status\" goes only with \"activity\":\"status\"; this keystroke's activity is \(activity.name)")
+        }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "status",
+                          "\"status\" must be a string of 1 to \(FieldLimits.maxStatusBytes) bytes, not \(JSONValue.describe(value))")
+        }
+        let bytes = JSONValue.bytes(ofString: value)
+        if bytes.isEmpty {
+            throw failure(.badField, field: "status", "\"status\" must not be empty: it is the words shown after the typer's name")
+        }
+        if bytes.count > FieldLimits.maxStatusBytes {
+            throw failure(.badField, field: "status",
+                          "\"status\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxStatusBytes)")
+        }
+        for index in bytes.indices {
+            let byte = bytes[index]
+            let control: UInt32? = byte < 0x20 || byte == 0x7F ? UInt32(byte)
+                : byte == 0xC2 && index + 1 < bytes.count && (0x80...0x9F).contains(bytes[index + 1]) ? UInt32(bytes[index + 1])
+                : nil
+            if let control {
+                let hex = String(control, radix: 16, uppercase: true)
+                throw failure(.badField, field: "status",
+                              "\"status\" holds U+\(String(repeating: "0", count: 4 - hex.count))\(hex) at byte \(index + 1), a control character, which status words never hold")
+            }
+        }
+        return bytes
     }
 
     /// The optional `locale` of a join or user: a language tag, 1–35 bytes of ASCII

@@ -143,7 +143,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         baseView = view
     }
 
-    /// `{"event":"typing","at":…,"conv":…,"thread":…,"user":…,"state":…,"activity":…,"reason":…}`
+    /// `{"event":"typing","at":…,"conv":…,"thread":…,"user":…,"state":…,"activity":…,"status":…,"reason":…}`
     func encode(_ change: Event.Typing, into out: inout OutputBuffer) {
         out.append("{\"event\":\"typing\",\"at\":")
         out.appendDecimal(change.at)
@@ -160,6 +160,10 @@ public struct JSONFormat: EventFormat, ~Copyable {
         if let activity = change.activity {
             out.append(",\"activity\":")
             out.jsonString(activity.name)
+        }
+        if let status = change.status {
+            out.append(",\"status\":")
+            out.jsonString(status)
         }
         if let reason = change.reason {
             out.append(",\"reason\":")
@@ -291,7 +295,7 @@ extension JSONFormat {
         out.append("}\n")
     }
 
-    /// `{"event":"streak","at":…,"conv":…,"thread":…,"user":…,"activity":…,"deadline":…,"keystroke":…}`
+    /// `{"event":"streak","at":…,"conv":…,"thread":…,"user":…,"activity":…,"status":…,"deadline":…,"keystroke":…}`
     func encode(_ streak: Event.Streak, into out: inout OutputBuffer) {
         out.append("{\"event\":\"streak\",\"at\":")
         out.appendDecimal(streak.at)
@@ -306,6 +310,10 @@ extension JSONFormat {
         if streak.activity != .typing {
             out.append(",\"activity\":")
             out.jsonString(streak.activity.name)
+        }
+        if let status = streak.status {
+            out.append(",\"status\":")
+            out.jsonString(status)
         }
         out.append(",\"deadline\":")
         out.appendDecimal(streak.deadline)

@@ -59,11 +59,13 @@ public struct TextFormat: EventFormat {
                 if let activity = change.activity {
                     out.append(" (")
                     out.append(contentsOf: activity.name)
+                    TextFormat.status(change.status, into: &out)
                     out.append(")")
                 }
             case .changed:
                 out.append(" is now ")
                 out.append(contentsOf: (change.activity ?? .typing).name)
+                TextFormat.status(change.status, into: &out)
             case .stopped:
                 out.append(" stopped typing (")
                 out.append(contentsOf: change.reason?.rawValue ?? "")
@@ -153,6 +155,7 @@ public struct TextFormat: EventFormat {
             if streak.activity != .typing {
                 out.append(" ")
                 out.append(contentsOf: streak.activity.name)
+                TextFormat.status(streak.status, into: &out)
             }
             out.append(" until ")
             TextFormat.seconds(streak.deadline, into: &out)
@@ -232,6 +235,15 @@ public struct TextFormat: EventFormat {
                 out.append(bytes)
             }
         }
+    }
+
+    /// ` "words"`: a streak's status words, quoted (they are user text, and may
+    /// hold anything but control characters: Protocol.md#status-in-ones-own-words);
+    /// nothing for none.
+    static func status(_ words: String?, into out: inout OutputBuffer) {
+        guard var words else { return }
+        out.append(UInt8(ascii: " "))
+        words.withUTF8 { quoted(UnsafeRawBufferPointer($0), into: &out) }
     }
 
     /// `"text"`, with `"` and `\` escaped and unsafe characters as `\u{…}`.

@@ -66,13 +66,13 @@ public enum PhraseTableFile {
         }
         guard let verbsObject = json_object_get(root, "verbs"), cj_is_object(verbsObject) != 0 else {
             throw PhraseTable.Error(key: "verbs", message: json_object_get(root, "verbs") == nil
-                ? "is missing; a table needs a verb for each of \(Activity.list)"
-                : "must be an object from \(Activity.list) to verbs")
+                ? "is missing; a table needs a verb for each of \(Activity.phrasedList)"
+                : "must be an object from \(Activity.phrasedList) to verbs")
         }
         var verbs: [Activity: PhraseTable.Text] = [:]
         for key in keys(of: verbsObject) {
             guard let activity = Activity(name: key) else {
-                throw PhraseTable.Error(key: "verbs.\(key)", message: "is not an activity; they are \(Activity.list)")
+                throw PhraseTable.Error(key: "verbs.\(key)", message: "is not an activity with a verb; they are \(Activity.phrasedList)")
             }
             guard let value = json_object_get(verbsObject, key) else { continue }
             verbs[activity] = try text(value, path: "verbs.\(key)")
@@ -108,7 +108,7 @@ public enum PhraseTableFile {
             encode(table.names[key] ?? .plain(""), into: &out)
         }
         out.append("},\"verbs\":{")
-        for (index, activity) in Activity.allCases.enumerated() {
+        for (index, activity) in Activity.phrased.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             out.jsonString(activity.name)
             out.append(UInt8(ascii: ":"))

@@ -10,7 +10,8 @@ import TypingCore
 ///    thread and view) when the view is open, and an `open` of the side pane at its
 ///    thread when the member has one;
 /// 2. streaks in the order of `started` when given, else as listed: a `type` with
-///    its thread, activity and the time left to its deadline (`timeout_ms`); then
+///    its thread, activity (and status words) and the time left to its deadline
+///    (`timeout_ms`); then
 ///    the same again in the order of `keystroke`, so that both orders are right;
 /// 3. members whose screen an offline changed without a render (`forgotten`): a
 ///    `forget` each, which renders nothing, so that the next render compares them
@@ -70,6 +71,10 @@ public enum SnapshotRebuild {
                 if streak.activity != .typing {
                     out.append(",\"activity\":")
                     out.jsonString(streak.activity.name)
+                }
+                if let status = streak.status {
+                    out.append(",\"status\":")
+                    out.jsonString(status)
                 }
                 out.append(",\"timeout_ms\":")
                 // Deadlines are later than `at`; a subtraction that overflows is
