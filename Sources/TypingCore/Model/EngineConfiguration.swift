@@ -47,6 +47,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public static let maxListedRange = 1...100_000
     /// The values `--max-output-per-line` may have.
     public static let maxOutputPerLineRange = 1...Int.max
+    /// The values `--several-after` may have.
+    public static let severalAfterRange = 1...Int(Int32.max)
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
@@ -79,13 +81,18 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var phrases: PhraseBook
     /// What a command whose `at` is earlier than the current time gets.
     public var lateAt: LateAt
+    /// The most typers a clause names or counts as usual (nil: no limit): a clause
+    /// of more is phrased with its table's `several` subject, naming nobody
+    /// (Protocol.md#several-people). It changes only the text, not the ids listed.
+    public var severalAfter: Int?
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
                 maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
                 order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
-                listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse) {
+                listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse,
+                severalAfter: Int? = nil) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -99,6 +106,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.listStyle = listStyle
         self.phrases = phrases
         self.lateAt = lateAt
+        self.severalAfter = severalAfter
     }
 
     /// The protocol's defaults.
@@ -113,6 +121,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         copy.maxConversations = maxConversations.clamped(to: Self.limitRange)
         copy.maxListed = maxListed.clamped(to: Self.maxListedRange)
         copy.maxOutputPerLine = maxOutputPerLine?.clamped(to: Self.maxOutputPerLineRange)
+        copy.severalAfter = severalAfter?.clamped(to: Self.severalAfterRange)
         return copy
     }
 }
