@@ -85,6 +85,14 @@ public struct SessionOptions: ParsableArguments {
         valueName: "n"))
     package var maxListed: Int = EngineConfiguration.defaults.maxListed
 
+    @Option(name: .customLong("several-after"), parsing: .unconditional, help: ArgumentHelp(
+        "Big rooms: a clause of more than n typers doing the same thing names nobody and is phrased with the reader's table's 'several' (in English, with n = 3, four typers read \"Several people are typing...\"; a table without 'several' says \"4 people\"). Clauses of n or fewer are phrased as usual, and the ids an indicator lists do not change (\(OptionRange.describe(EngineConfiguration.severalAfterRange))).",
+        valueName: "n"))
+    var severalLimit = SeveralLimit(typers: EngineConfiguration.defaults.severalAfter)
+
+    /// `--several-after`, nil when not given.
+    package var severalAfter: Int? { severalLimit.typers }
+
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped (\(OptionRange.describe(SessionConfiguration.maxLineBytesRange))).",
         valueName: "bytes"))
@@ -121,6 +129,9 @@ public struct SessionOptions: ParsableArguments {
             try OptionRange.check("--max-output-per-line", maxOutputPerLine, in: EngineConfiguration.maxOutputPerLineRange)
         }
         try OptionRange.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
+        if let severalAfter {
+            try OptionRange.check("--several-after", severalAfter, in: EngineConfiguration.severalAfterRange)
+        }
         try OptionRange.check("--max-line-bytes", maxLineBytes, in: SessionConfiguration.maxLineBytesRange)
         try OptionRange.check("--max-members", maxMembers, in: EngineConfiguration.limitRange)
         try OptionRange.check("--max-memberships", maxMemberships, in: EngineConfiguration.limitRange)
@@ -149,7 +160,7 @@ public struct SessionOptions: ParsableArguments {
                                         maxConversations: maxConversations, audience: audience, order: order,
                                         maxListed: maxListed, maxOutputPerLine: maxOutputPerLine,
                                         listStyle: listStyle, phrases: try phraseBook(tables),
-                                        lateAt: lateAt),
+                                        lateAt: lateAt, severalAfter: severalAfter),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
@@ -195,6 +206,8 @@ public struct SessionOptions: ParsableArguments {
                      "--max-memberships", String(maxMemberships), "--max-conversations", String(maxConversations)]
         if typingEvents { words.append("--typing-events") }
         if let maxOutputPerLine { words += ["--max-output-per-line", String(maxOutputPerLine)] }
+        // Only when given: a record without it replays as it ran, with no limit.
+        if let severalAfter { words += ["--several-after", String(severalAfter)] }
         return words
     }
 
@@ -233,6 +246,24 @@ struct OutputCap: ExpressibleByArgument {
     }
 
     var defaultValueDescription: String { bytes.map(String.init) ?? "no cap" }
+}
+
+/// `--several-after`'s value: a number of typers, or none. Like ``OutputCap``, so
+/// that `--help` and the manual show `(default: none)`.
+struct SeveralLimit: ExpressibleByArgument {
+    /// The most typers a clause phrases as usual, nil for no limit.
+    var typers: Int?
+
+    init(typers: Int?) {
+        self.typers = typers
+    }
+
+    init?(argument: String) {
+        guard let typers = Int(argument: argument) else { return nil }
+        self.typers = typers
+    }
+
+    var defaultValueDescription: String { typers.map(String.init) ?? "none" }
 }
 
 /// Ranges of option values, in messages and help.

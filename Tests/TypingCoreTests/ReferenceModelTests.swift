@@ -102,6 +102,7 @@ struct ReferenceModel {
         let names = typers.prefix(s).map { display($0.user) ?? "?" }
         let subject: String
         switch (s, r) {
+        case _ where configuration.severalAfter.map { n > $0 } ?? false: subject = "Several people"
         case (0, 1): subject = "Someone"
         case (0, _): subject = "\(r) people"
         case (1, 0): subject = names[0]

@@ -34,6 +34,7 @@ struct OutputBoundTests {
         EngineConfiguration(typingEvents: true, order: .name, maxListed: 1),
         EngineConfiguration(typingEvents: true, listStyle: .group, phrases: book),
         EngineConfiguration(style: .compact, audience: .open, maxListed: 3, phrases: book),
+        EngineConfiguration(typingEvents: true, listStyle: .group, phrases: OutputBoundSeveralTests.book, severalAfter: 1),
     ])
     func boundHolds(configuration: EngineConfiguration) {
         var generator = SplitMix64(seed: 7)

@@ -672,13 +672,14 @@ extension Engine {
             let count = typers.count(in: streaks) - (!excluded.isNone ? 1 : 0)
             guard count > 0 else { return }
             let named = typers.namedCount - (!excluded.isNone && streaks[excluded].isNamed ? 1 : 0)
-            let shown = Engine.shownNames(count: count, named: named, style: style)
+            let several = isSeveral(count)
+            let shown = several ? 0 : Engine.shownNames(count: count, named: named, style: style)
             var names = PhraseTable.Names()
             for position in 0..<shown {
                 names[position] = users[streaks[frame.head[position < rank ? position : position + 1]].user].displayName
             }
             configuration.phrases[table].appendClause(count: count, shown: shown, activity: .typing, names: names,
-                                                      into: &bytes)
+                                                      several: several, into: &bytes)
             configuration.phrases[table].appendEnd(into: &bytes)
             return
         }
@@ -705,7 +706,8 @@ extension Engine {
                 if streaks[excluded].isNamed { named -= 1 }
                 firsts.removeAll { $0 == excluded }
             }
-            let shown = Engine.shownNames(count: count, named: named, style: style)
+            let several = isSeveral(count)
+            let shown = several ? 0 : Engine.shownNames(count: count, named: named, style: style)
             var names = PhraseTable.Names()
             for index in 0..<shown { names[index] = users[streaks[firsts[index]].user].displayName }
             if group.activity == .status {
@@ -713,7 +715,7 @@ extension Engine {
                                                                 words: statusWords[firsts[0]] ?? "", into: &bytes)
             } else {
                 configuration.phrases[table].appendClause(count: count, shown: shown, activity: group.activity,
-                                                          names: names, into: &bytes)
+                                                          names: names, several: several, into: &bytes)
             }
         }
         if !order.isEmpty { configuration.phrases[table].appendEnd(into: &bytes) }
@@ -725,6 +727,14 @@ extension Engine {
     func holds(_ group: GroupInfo, _ s: StreakIndex) -> Bool {
         guard !s.isNone else { return false }
         return group.activity == .status ? group.firsts[0] == s : streaks[s].activity == group.activity
+    }
+
+    /// Whether a clause of `count` typers is phrased with its table's `several`
+    /// subject: more than `--several-after` (Protocol.md#several-people).
+    @inline(__always)
+    func isSeveral(_ count: Int) -> Bool {
+        guard let limit = configuration.severalAfter else { return false }
+        return count > limit
     }
 
     /// How many names a clause of `count` typers, `named` of them named, shows

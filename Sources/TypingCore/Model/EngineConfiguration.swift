@@ -49,6 +49,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public static let maxOutputPerLineRange = 1...Int.max
     /// The values `--quiet-above` may have.
     public static let quietAboveRange = 1...Int(Int32.max)
+    /// The values `--several-after` may have.
+    public static let severalAfterRange = 1...Int(Int32.max)
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
@@ -84,6 +86,10 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// In a conversation with more members than this, every screen shows the empty
     /// indicator (nil: no limit; Protocol.md#quiet-large-rooms).
     public var quietAbove: Int?
+    /// The most typers a clause names or counts as usual (nil: no limit): a clause
+    /// of more is phrased with its table's `several` subject, naming nobody
+    /// (Protocol.md#several-people). It changes only the text, not the ids listed.
+    public var severalAfter: Int?
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
@@ -91,7 +97,7 @@ public struct EngineConfiguration: Sendable, Equatable {
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
                 order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
                 listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse,
-                quietAbove: Int? = nil) {
+                quietAbove: Int? = nil, severalAfter: Int? = nil) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -106,6 +112,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.phrases = phrases
         self.lateAt = lateAt
         self.quietAbove = quietAbove
+        self.severalAfter = severalAfter
     }
 
     /// The protocol's defaults.
@@ -121,6 +128,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         copy.maxListed = maxListed.clamped(to: Self.maxListedRange)
         copy.maxOutputPerLine = maxOutputPerLine?.clamped(to: Self.maxOutputPerLineRange)
         copy.quietAbove = quietAbove?.clamped(to: Self.quietAboveRange)
+        copy.severalAfter = severalAfter?.clamped(to: Self.severalAfterRange)
         return copy
     }
 }

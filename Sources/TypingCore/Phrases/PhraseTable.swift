@@ -12,7 +12,10 @@
 /// Subjects and verbs may have a form per plural category (``PluralRules``): a
 /// subject's form is chosen by the category of r, a verb's by that of the clause's
 /// n. Display names are inserted as they are; substitution is one pass, so a name
-/// holding `{r}` stays as it is. ``english`` is built in; with everyone typing it
+/// holding `{r}` stays as it is. An optional tenth subject, `several`, phrases a
+/// clause of more typers than `--several-after` allows without naming anyone
+/// (Protocol.md#several-people): `{r}` is the clause's n, and a table without it
+/// uses its `0+n` with r = n. ``english`` is built in; with everyone typing it
 /// gives exactly the phrases of Protocol.md#phrases.
 ///
 /// A table's worst-case phrase is at most ``maxPhraseBytes``: a table over it is
@@ -55,11 +58,20 @@ public struct PhraseTable: Sendable, Equatable {
     /// person is counted and `+n` when two or more are (r = 0 without a suffix).
     public static let nameKeys = ["0+1", "0+n", "1", "1+1", "1+n", "2", "2+1", "2+n", "3"]
 
+    /// The optional subject of a clause of more typers than
+    /// ``EngineConfiguration/severalAfter`` (Protocol.md#several-people): nobody
+    /// named, `{r}` the clause's n, its form chosen by n's category.
+    public static let severalKey = "several"
+
+    /// Every key `names` may hold: the nine required ``nameKeys``, then the
+    /// optional ``severalKey``.
+    static let allNameKeys = nameKeys + [severalKey]
+
     /// The tag the table serves.
     public let locale: String
     /// The table's plural rules.
     public let plural: PluralRules
-    /// The subjects, by key (``nameKeys``), as given.
+    /// The subjects, by key (``nameKeys``, and ``severalKey`` when given), as given.
     public let names: [String: Text]
     /// The verbs, by activity, as given.
     public let verbs: [Activity: Text]
@@ -73,6 +85,9 @@ public struct PhraseTable: Sendable, Equatable {
     /// Compiled forms: subjects by key index, then category; verbs by activity,
     /// then category.
     private let subjectForms: [[Template]]
+    /// The `several` subject by category; nil when the table has none (its `0+n`
+    /// serves).
+    private let severalForms: [Template]?
     private let verbForms: [[[UInt8]]]
     private let clauseTemplate: Template
     private let separatorBytes: [UInt8]
@@ -90,10 +105,11 @@ public struct PhraseTable: Sendable, Equatable {
     /// most ``maxPhraseBytes``: a table over it is refused.
     package let phraseBound: Int
 
-    /// Checks and compiles a table. `names` needs exactly the nine ``nameKeys`` and
-    /// `verbs` an entry for every activity; a template may hold only the
-    /// placeholders its key allows (`{0}`–`{2}` as many as the key shows and `{r}`
-    /// in subjects, `{names}` and `{verb}` in `clause`, none elsewhere), and no
+    /// Checks and compiles a table. `names` needs exactly the nine ``nameKeys``, and
+    /// may hold ``severalKey`` too; `verbs` needs an entry for every activity; a
+    /// template may hold only the placeholders its key allows (`{0}`–`{2}` as many
+    /// as the key shows and `{r}` in subjects, only `{r}` in `several`, `{names}`
+    /// and `{verb}` in `clause`, none elsewhere), and no
     /// other `{` or `}`; and its worst-case phrase may take at most
     /// ``maxPhraseBytes`` (else the error names the key whose part of it is
     /// largest).
@@ -102,19 +118,23 @@ public struct PhraseTable: Sendable, Equatable {
         guard PhraseTable.isLocaleTag(locale) else {
             throw Error(key: "locale", message: "\(Quote.string(locale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
         }
-        for key in names.keys.sorted() where !PhraseTable.nameKeys.contains(key) {
-            throw Error(key: "names.\(key)", message: "is not a key of \"names\"; the keys are \(PhraseTable.nameKeys.joined(separator: ", "))")
+        for key in names.keys.sorted() where !PhraseTable.allNameKeys.contains(key) {
+            throw Error(key: "names.\(key)", message: "is not a key of \"names\"; the keys are \(PhraseTable.nameKeys.joined(separator: ", ")) and, optional, \(PhraseTable.severalKey)")
         }
         var subjectForms: [[Template]] = []
         var longestSubject = 0, longestVerb = 0, subjectNames = 0, subjectCounts = 0
         // The worst case of one subject and of one verb, and the key of the form
         // that has it (for the bound on a phrase).
         var worstSubject = (bytes: 0, key: ""), worstVerb = (bytes: 0, key: "")
-        for key in PhraseTable.nameKeys {
+        var severalForms: [Template]?
+        for key in PhraseTable.allNameKeys {
+            let several = key == PhraseTable.severalKey
             guard let text = names[key] else {
+                if several { continue }
                 throw Error(key: "names.\(key)", message: "is missing; \"names\" needs all of \(PhraseTable.nameKeys.joined(separator: ", "))")
             }
-            let shown = Int(String(key.first!))!
+            // A required key starts with how many names it shows; `several` shows none.
+            let shown = several ? 0 : key.first?.wholeNumberValue ?? 0
             let allowed = (0..<shown).map { "{\($0)}" } + ["{r}"]
             let forms = try PhraseTable.forms(of: text, key: "names.\(key)") { source, key throws(Error) in
                 let template = try Template(source, allowed: allowed, key: key)
@@ -127,7 +147,7 @@ public struct PhraseTable: Sendable, Equatable {
             longestSubject = max(longestSubject, forms.map { PhraseTable.jsonBound($0.literal) }.max() ?? 0)
             subjectNames = max(subjectNames, forms.map { $0.uses { $0 < Template.countSlot } }.max() ?? 0)
             subjectCounts = max(subjectCounts, forms.map { $0.uses { $0 == Template.countSlot } }.max() ?? 0)
-            subjectForms.append(forms)
+            if several { severalForms = forms } else { subjectForms.append(forms) }
         }
         if verbs[.status] != nil {
             throw Error(key: "verbs.\(Activity.status.name)",
@@ -158,6 +178,7 @@ public struct PhraseTable: Sendable, Equatable {
         self.separator = separator
         self.end = end
         self.subjectForms = subjectForms
+        self.severalForms = severalForms
         self.verbForms = verbForms
         let namesUses = clauseTemplate.uses { $0 == Template.namesSlot }
         let verbUses = clauseTemplate.uses { $0 == Template.verbSlot }
@@ -339,7 +360,10 @@ public struct PhraseTable: Sendable, Equatable {
     }
 
     /// Appends one clause: `count` people doing `activity`, `shown` of them named
-    /// (`names[i]` for i < shown), the `count − shown` others counted.
+    /// (`names[i]` for i < shown), the `count − shown` others counted. With
+    /// `several`, nobody is named (`shown` and `names` are not read): the subject is
+    /// the table's `several`, or its `0+n` without one, with `{r}` = `count`
+    /// (Protocol.md#several-people).
     ///
     /// It appends at most what ``phraseBound`` counts for one clause: its pieces
     /// are the ones the bound counts, a name at most ``maxDisplayNameBytes`` (a
@@ -348,21 +372,26 @@ public struct PhraseTable: Sendable, Equatable {
     /// such clause per activity with a verb, so they take no more than
     /// ``phraseBound``, which the table was refused over ``maxPhraseBytes``, whatever
     /// the names; status clauses (``appendStatusClause(shown:names:words:into:)``)
-    /// come on top, one per status typer, each with words the protocol caps.
-    package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, into bytes: inout [UInt8]) {
+    /// come on top, one per status typer, each with words the protocol caps. With
+    /// `several`, the subject is the table's `several` (its `0+n` without one), r = n.
+    package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, several: Bool = false,
+                              into bytes: inout [UInt8]) {
         // A status clause is phrased with its typer's words (appendStatusClause):
         // a table has no verb for it.
         guard activity.hasVerb else { return }
         let countCategory = PhraseTable.index(of: plural.category(of: count))
         verbForms[Int(activity.rawValue)][countCategory].withUnsafeBytes { verb in
-            appendClause(count: count, shown: shown, verb: verb, names: names, into: &bytes)
+            appendClause(count: count, shown: shown, verb: verb, names: names, several: several, into: &bytes)
         }
     }
 
-    /// Appends one clause of `count` people, `shown` of them named, with `verb`.
-    private func appendClause(count: Int, shown: Int, verb: UnsafeRawBufferPointer, names: Names, into bytes: inout [UInt8]) {
-        let rest = count - shown
-        let subject = subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
+    /// Appends one clause of `count` people, `shown` of them named, with `verb`
+    /// (with `several`: the `several` subject, nobody named, r = count).
+    private func appendClause(count: Int, shown: Int, verb: UnsafeRawBufferPointer, names: Names, several: Bool = false,
+                              into bytes: inout [UInt8]) {
+        let rest = several ? count : count - shown
+        let subject = several ? severalForms ?? subjectForms[PhraseTable.subjectIndex(shown: 0, rest: rest)]
+            : subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
         let restCategory = PhraseTable.index(of: plural.category(of: rest))
         for piece in clauseTemplate.pieces {
             switch piece {
@@ -522,7 +551,8 @@ extension PhraseTable {
                 names: ["0+1": .plain("Someone"), "0+n": .plain("{r} people"), "1": .plain("{0}"),
                         "1+1": .plain("{0} and someone else"), "1+n": .plain("{0} and {r} others"),
                         "2": .plain("{0} and {1}"), "2+1": .plain("{0}, {1}, and someone else"),
-                        "2+n": .plain("{0}, {1}, and {r} others"), "3": .plain("{0}, {1}, and {2}")],
+                        "2+n": .plain("{0}, {1}, and {r} others"), "3": .plain("{0}, {1}, and {2}"),
+                        "several": .plain("Several people")],
                 verbs: [.typing: verb("is typing", "are typing"),
                         .recordingAudio: verb("is recording audio", "are recording audio"),
                         .recordingVideo: verb("is recording video", "are recording video"),

@@ -11,7 +11,8 @@ public enum PhraseTableFile {
     /// Reads the table in `bytes` (one JSON object, as a file holds it). Any key
     /// but `locale`, `plural`, `names`, `verbs`, `clause`, `separator` and `end`,
     /// a missing key, a value of the wrong type, a bad plural condition or a bad
-    /// template is an error naming the key.
+    /// template is an error naming the key. `names` may hold the optional
+    /// `several` besides its nine required subjects.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(PhraseTable.Error) -> PhraseTable {
         guard bytes.count <= maxBytes else {
             throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it is \(bytes.count) bytes long; a table may have at most \(maxBytes)")
@@ -57,7 +58,7 @@ public enum PhraseTableFile {
         guard let namesObject = json_object_get(root, "names"), cj_is_object(namesObject) != 0 else {
             throw PhraseTable.Error(key: "names", message: json_object_get(root, "names") == nil
                 ? "is missing; a table needs the subjects \(PhraseTable.nameKeys.joined(separator: ", "))"
-                : "must be an object from \(PhraseTable.nameKeys.joined(separator: ", ")) to templates")
+                : "must be an object from \(PhraseTable.nameKeys.joined(separator: ", ")) (and, optional, \(PhraseTable.severalKey)) to templates")
         }
         var names: [String: PhraseTable.Text] = [:]
         for key in keys(of: namesObject) {
@@ -106,6 +107,12 @@ public enum PhraseTableFile {
             out.jsonString(key)
             out.append(UInt8(ascii: ":"))
             encode(table.names[key] ?? .plain(""), into: &out)
+        }
+        if let several = table.names[PhraseTable.severalKey] {
+            out.append(UInt8(ascii: ","))
+            out.jsonString(PhraseTable.severalKey)
+            out.append(UInt8(ascii: ":"))
+            encode(several, into: &out)
         }
         out.append("},\"verbs\":{")
         for (index, activity) in Activity.phrased.enumerated() {
