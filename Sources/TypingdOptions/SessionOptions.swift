@@ -93,6 +93,14 @@ public struct SessionOptions: ParsableArguments {
     /// `--several-after`, nil when not given.
     package var severalAfter: Int? { severalLimit.typers }
 
+    @Option(name: .customLong("quiet-above"), parsing: .unconditional, help: ArgumentHelp(
+        "Big rooms: in a conversation of more than n members every screen shows nobody typing; those that showed someone are sent the empty indicator once, then nothing is written there (a keystroke costs the same in a room of 100,000 as of 100). Streaks, typing events and query go on; back at n members or fewer, every screen is shown its typers again (\(OptionRange.describe(EngineConfiguration.quietAboveRange))).",
+        valueName: "n"))
+    var quietLimit = SeveralLimit(typers: EngineConfiguration.defaults.quietAbove)
+
+    /// `--quiet-above`, nil when not given.
+    package var quietAbove: Int? { quietLimit.typers }
+
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped (\(OptionRange.describe(SessionConfiguration.maxLineBytesRange))).",
         valueName: "bytes"))
@@ -129,6 +137,9 @@ public struct SessionOptions: ParsableArguments {
             try OptionRange.check("--max-output-per-line", maxOutputPerLine, in: EngineConfiguration.maxOutputPerLineRange)
         }
         try OptionRange.check("--max-listed", maxListed, in: EngineConfiguration.maxListedRange)
+        if let quietAbove {
+            try OptionRange.check("--quiet-above", quietAbove, in: EngineConfiguration.quietAboveRange)
+        }
         if let severalAfter {
             try OptionRange.check("--several-after", severalAfter, in: EngineConfiguration.severalAfterRange)
         }
@@ -160,7 +171,7 @@ public struct SessionOptions: ParsableArguments {
                                         maxConversations: maxConversations, audience: audience, order: order,
                                         maxListed: maxListed, maxOutputPerLine: maxOutputPerLine,
                                         listStyle: listStyle, phrases: try phraseBook(tables),
-                                        lateAt: lateAt, severalAfter: severalAfter),
+                                        lateAt: lateAt, quietAbove: quietAbove, severalAfter: severalAfter),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
@@ -207,6 +218,7 @@ public struct SessionOptions: ParsableArguments {
         if typingEvents { words.append("--typing-events") }
         if let maxOutputPerLine { words += ["--max-output-per-line", String(maxOutputPerLine)] }
         // Only when given: a record without it replays as it ran, with no limit.
+        if let quietAbove { words += ["--quiet-above", String(quietAbove)] }
         if let severalAfter { words += ["--several-after", String(severalAfter)] }
         return words
     }
@@ -248,10 +260,11 @@ struct OutputCap: ExpressibleByArgument {
     var defaultValueDescription: String { bytes.map(String.init) ?? "no cap" }
 }
 
-/// `--several-after`'s value: a number of typers, or none. Like ``OutputCap``, so
-/// that `--help` and the manual show `(default: none)`.
+/// The value of `--several-after` (typers) or `--quiet-above` (members): a number,
+/// or none. Like ``OutputCap``, so that `--help` and the manual show
+/// `(default: none)`.
 struct SeveralLimit: ExpressibleByArgument {
-    /// The most typers a clause phrases as usual, nil for no limit.
+    /// The number, nil for no limit.
     var typers: Int?
 
     init(typers: Int?) {

@@ -14,10 +14,13 @@ struct OutputBoundForgetTests {
         EngineConfiguration(typingEvents: true),
         EngineConfiguration(style: .compact, typingEvents: true, audience: .open, order: .recent, maxListed: 2),
         EngineConfiguration(order: .name, maxListed: 1, listStyle: .group, phrases: OutputBoundTests.book),
+        // Rooms cross --quiet-above both ways: the sweep to empty and the render of
+        // every screen back.
+        EngineConfiguration(typingEvents: true, quietAbove: 4),
     ]
 
     @Test("random v3 commands with forget, offline and moving time never write more than their bound",
-          arguments: 0..<3)
+          arguments: OutputBoundForgetTests.configurations.indices)
     func boundHolds(configuration index: Int) {
         let configuration = Self.configurations[index]
         var generator = SplitMix64(seed: 11)

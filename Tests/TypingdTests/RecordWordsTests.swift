@@ -33,7 +33,7 @@ struct RecordWordsTests {
             "max-line-bytes": ["--max-line-bytes", "999"], "max-members": ["--max-members", "11"],
             "max-memberships": ["--max-memberships", "12"], "max-conversations": ["--max-conversations", "13"],
             "max-output-per-line": ["--max-output-per-line", "5000"],
-            "several-after": ["--several-after", "4"],
+            "several-after": ["--several-after", "4"], "quiet-above": ["--quiet-above", "50"],
         ]
     }
 

@@ -62,7 +62,10 @@ extension Engine {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
             let c = findConversation(conv)
             guard let u = findUser(user) else {
-                return c.map { memberBound($0, at: .main, viewer: user.encodedBound, forgotten: forgotten) } ?? 0
+                guard let c else { return 0 }
+                total.add(memberBound(c, at: .main, viewer: user.encodedBound, forgotten: forgotten))
+                total.add(hushBound(c, joining: true))
+                return total.value
             }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
                           forgotten: forgotten, into: &total)
@@ -71,6 +74,8 @@ extension Engine {
                 if let slot = conversations[c].slot(of: u) {
                     total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
                     total.add(sidePaneBound(c, slot: slot))
+                } else {
+                    total.add(hushBound(c, joining: true))
                 }
             }
         case let .type(conv, user, empty, _, activity, thread, status):
@@ -112,6 +117,8 @@ extension Engine {
                 // Closing a thread or the list turns the closer's screen back to the
                 // main timeline: the render compares them there too.
                 total.add(viewerBound(c, at: .main))
+            } else {
+                total.add(hushBound(c, joining: false))
             }
         case let .offline(user):
             guard let u = findUser(user) else { return 0 }
@@ -201,6 +208,38 @@ extension Engine {
         return bound.value
     }
 
+    /// True when `c` is above `--quiet-above` and every screen holds the empty
+    /// indicator (Protocol.md#quiet-large-rooms): its renders write no indicator.
+    @inline(__always)
+    func isHushed(_ c: ConversationIndex) -> Bool {
+        conversations[c].isHushed
+    }
+
+    /// What crossing `--quiet-above` makes a command write in `c`, beyond its own
+    /// renders: a `join` that takes the room past the limit sends every screen the
+    /// empty indicator (every member's main screen and side pane); a leave that
+    /// brings it back renders every screen at every location.
+    func hushBound(_ c: ConversationIndex, joining: Bool) -> Int {
+        guard let quiet = configuration.quietAbove else { return 0 }
+        let record = conversations[c]
+        var bound = Bound()
+        if joining && !record.isHushed && record.memberCount >= quiet {
+            let screens = record.memberCount + record.sideSent.count
+            // The widest empty indicator: at the thread with the longest id.
+            var thread = 0
+            record.threads.forEachLocation { thread = max(thread, record.threads[$0].id.encodedBound + Engine.threadKey) }
+            bound.add(screens, times: Engine.indicatorOverhead + record.id.encodedBound + Int(record.longestMemberID)
+                                      + thread)
+        } else if !joining && record.isHushed && record.memberCount - 1 <= quiet {
+            bound.add(record.mainAudience.count, times: viewerBound(c, at: .main))
+            record.threads.forEachLocation { location in
+                let thread = record.threads[location]
+                bound.add(thread.viewers.count + thread.sideViewers.count, times: viewerBound(c, at: location))
+            }
+        }
+        return bound.value
+    }
+
     /// The most bytes of one indicator to the side pane of member `slot` of `c`,
     /// when they have one (Protocol.md#side-panes); 0 when not.
     func sidePaneBound(_ c: ConversationIndex, slot: Int) -> Int {
@@ -227,7 +266,11 @@ extension Engine {
                      newWords: String? = nil, thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
         let record = conversations[c]
         let viewers: Int
-        if location != .main {
+        if isHushed(c) {
+            // Above --quiet-above every screen already holds the empty indicator: a
+            // render writes none (a leave back to the limit is hushBound's).
+            viewers = 0
+        } else if location != .main {
             // Its viewers' main screens and side panes.
             viewers = location > .main ? record.threads[location].viewers.count + record.threads[location].sideViewers.count : 0
         } else {
@@ -244,7 +287,7 @@ extension Engine {
         bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0,
                                               newTyperName: max(newTyperName, renamedTyperName),
                                               newActivity: newActivity, newWords: newWords, thread: thread))
-        let stale = record.staleSlots.count
+        let stale = isHushed(c) ? 0 : record.staleSlots.count
         if forgotten && stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
     }
