@@ -101,6 +101,14 @@ public struct SessionOptions: ParsableArguments {
     /// `--quiet-above`, nil when not given.
     package var quietAbove: Int? { quietLimit.typers }
 
+    @Option(name: .customLong("announce-after-ms"), parsing: .unconditional, help: ArgumentHelp(
+        "For screen readers: once a screen's sentence has stayed the same for ms milliseconds, it is written once more as an 'announce' event (a live region reads that, not every flicker of the indicator). A sentence already announced to that screen is not announced again until it changes (\(OptionRange.describe(EngineConfiguration.announceAfterRange))).",
+        valueName: "ms"))
+    var announceDelay = SeveralLimit(typers: EngineConfiguration.defaults.announceAfter)
+
+    /// `--announce-after-ms`, nil when not given.
+    package var announceAfter: Int? { announceDelay.typers }
+
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped (\(OptionRange.describe(SessionConfiguration.maxLineBytesRange))).",
         valueName: "bytes"))
@@ -140,6 +148,9 @@ public struct SessionOptions: ParsableArguments {
         if let quietAbove {
             try OptionRange.check("--quiet-above", quietAbove, in: EngineConfiguration.quietAboveRange)
         }
+        if let announceAfter {
+            try OptionRange.check("--announce-after-ms", announceAfter, in: EngineConfiguration.announceAfterRange)
+        }
         if let severalAfter {
             try OptionRange.check("--several-after", severalAfter, in: EngineConfiguration.severalAfterRange)
         }
@@ -171,7 +182,8 @@ public struct SessionOptions: ParsableArguments {
                                         maxConversations: maxConversations, audience: audience, order: order,
                                         maxListed: maxListed, maxOutputPerLine: maxOutputPerLine,
                                         listStyle: listStyle, phrases: try phraseBook(tables),
-                                        lateAt: lateAt, quietAbove: quietAbove, severalAfter: severalAfter),
+                                        lateAt: lateAt, quietAbove: quietAbove, severalAfter: severalAfter,
+                                        announceAfter: announceAfter),
             clock: clock, maxLineBytes: maxLineBytes, drain: !noDrain)
     }
 
@@ -219,6 +231,7 @@ public struct SessionOptions: ParsableArguments {
         if let maxOutputPerLine { words += ["--max-output-per-line", String(maxOutputPerLine)] }
         // Only when given: a record without it replays as it ran, with no limit.
         if let quietAbove { words += ["--quiet-above", String(quietAbove)] }
+        if let announceAfter { words += ["--announce-after-ms", String(announceAfter)] }
         if let severalAfter { words += ["--several-after", String(severalAfter)] }
         return words
     }
@@ -260,8 +273,8 @@ struct OutputCap: ExpressibleByArgument {
     var defaultValueDescription: String { bytes.map(String.init) ?? "no cap" }
 }
 
-/// The value of `--several-after` (typers) or `--quiet-above` (members): a number,
-/// or none. Like ``OutputCap``, so that `--help` and the manual show
+/// The value of `--several-after` (typers), `--quiet-above` (members) or
+/// `--announce-after-ms` (milliseconds): a number, or none. Like ``OutputCap``, so that `--help` and the manual show
 /// `(default: none)`.
 struct SeveralLimit: ExpressibleByArgument {
     /// The number, nil for no limit.

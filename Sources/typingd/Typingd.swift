@@ -83,7 +83,7 @@ package struct Typingd: ParsableCommand {
 
         The full reference is Protocol.md (in the source; installed as share/doc/typingd/Protocol.md).
         """,
-        version: "typingd 3.1.0 (protocol v3)",
+        version: "typingd 4.0.0 (protocol v4)",
         subcommands: [Check.self, Replay.self]
     )
 

@@ -59,6 +59,10 @@ struct Harness {
             let place = i.thread.map { "\(i.conv)#\($0)" } ?? "\(i.conv)"
             let viewer = i.screen == .list ? "\(i.viewer)(list)" : i.pane == .side ? "\(i.viewer)(side)" : "\(i.viewer)"
             return "@\(i.at) \(place) \(viewer): [\(ids)]\(activities)\(more) \(i.view.text)"
+        case .announce(let a):
+            let place = a.thread.map { "\(a.conv)#\($0)" } ?? "\(a.conv)"
+            let viewer = a.screen == .list ? "\(a.viewer)(list)" : a.pane == .side ? "\(a.viewer)(side)" : "\(a.viewer)"
+            return "announce @\(a.at) \(place) \(viewer): \(a.text)"
         case .typing(let t):
             let place = t.thread.map { "\(t.conv)#\($0)" } ?? "\(t.conv)"
             return "@\(t.at) \(place) \(t.user) \(t.state.rawValue)" + (t.activity.map { " \($0.name)" } ?? "")

@@ -100,6 +100,26 @@ struct RandomWorkloadTests {
         }
     }
 
+    @Test("with announcements, every step keeps every structure right, announcements of gone screens included",
+          arguments: [300, 2_500])
+    func invariantsHoldWithAnnouncements(after: Int) {
+        for seed in 0..<4 {
+            var rng = SplitMix(seed: UInt64(90_000 + after + seed))
+            var configuration = Self.configurations[seed % Self.configurations.count]
+            configuration.announceAfter = after
+            var h = Harness(configuration)
+            var time = 0
+            var announced = 0
+            for step in 0..<700 {
+                time += rng.below(300)
+                announced += h.run(Self.command(&rng, step: step), at: time).filter { $0.hasPrefix("announce") }.count
+            }
+            announced += h.drain().filter { $0.hasPrefix("announce") }.count
+            #expect(announced > 0, "seed \(seed): the sessions announce something")
+            #expect(h.engine.announcements.pendingCount == 0)
+        }
+    }
+
     @Test("a snapshot rebuilds a random session, and the rebuilt engine writes what the original writes",
           arguments: RandomWorkloadTests.configurations.indices)
     func snapshotRoundTrip(configuration index: Int) {

@@ -34,6 +34,7 @@ struct RecordWordsTests {
             "max-memberships": ["--max-memberships", "12"], "max-conversations": ["--max-conversations", "13"],
             "max-output-per-line": ["--max-output-per-line", "5000"],
             "several-after": ["--several-after", "4"], "quiet-above": ["--quiet-above", "50"],
+            "announce-after-ms": ["--announce-after-ms", "1500"],
         ]
     }
 

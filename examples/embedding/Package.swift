@@ -7,7 +7,7 @@ import PackageDescription
 // repository's .ci/run points TYPINGD_PACKAGE_URL at a tagged clone of this checkout
 // (file://…), so that CI builds exactly what a dependent would.
 let url = ProcessInfo.processInfo.environment["TYPINGD_PACKAGE_URL"] ?? "https://github.com/typingd/typingd.git"
-let version = Version(stringLiteral: ProcessInfo.processInfo.environment["TYPINGD_PACKAGE_VERSION"] ?? "3.1.0")
+let version = Version(stringLiteral: ProcessInfo.processInfo.environment["TYPINGD_PACKAGE_VERSION"] ?? "4.0.0")
 
 let package = Package(
     name: "embedding",

@@ -7,7 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-version=${TYPINGD_PACKAGE_VERSION:-3.1.0}
+version=${TYPINGD_PACKAGE_VERSION:-4.0.0}
 
 # A clone of the committed tree, tagged with the version the package asks for.
 git clone --quiet --no-hardlinks "$root" "$work/typingd"

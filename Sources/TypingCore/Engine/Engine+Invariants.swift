@@ -201,6 +201,13 @@ extension Engine {
             check(record.staleSlots.elements.allSatisfy { $0 < record.members.count && record.members[$0].isOccupied },
                   "the stale slots of \(record.id) are not occupied slots: \(record.staleSlots.elements)")
         }
+        for screen in announcements.screens {
+            let live = conversations.contains(screen.conv) && users.contains(screen.user)
+                && conversations[screen.conv].slot(of: screen.user).map { !screen.side || conversations[screen.conv].members[$0].side > .main } == true
+            check(configuration.announceAfter != nil && live,
+                  "an announcement is kept for a screen that is gone (conversation \(screen.conv), user \(screen.user), side \(screen.side))")
+        }
+        check(announcements.pending.values.allSatisfy { $0.due >= now }, "an announcement due before now is still pending")
         check(membershipCount == liveMemberships, "\(liveMemberships) memberships counted, \(membershipCount) held")
         check(membershipCount == memberships.count, "\(memberships.count) membership links for \(membershipCount) memberships")
         problems += memberships.violations().map { "membership links: " + $0 }

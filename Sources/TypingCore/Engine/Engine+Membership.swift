@@ -148,6 +148,8 @@ extension Engine {
         let link = conversations[c].members[slot].link
         let wasStale = !conversations[c].staleSlots.isEmpty
         if conversations[c].members[slot].side > .main { sidePanes.remove(c, for: u) }
+        forgetAnnouncements(of: c, u, .main)
+        forgetAnnouncements(of: c, u, .side)
         conversations[c].vacate(slot, id: users[u].id)
         if wasStale && conversations[c].staleSlots.isEmpty { staleConversations -= 1 }
         liveMemberships -= 1

@@ -555,6 +555,30 @@ extension Engine {
         emit(.indicator(Event.Indicator(at: now, conv: conversations[c].id, thread: thread, viewer: viewer,
                                         screen: member.isList ? .list : .chat, pane: pane, view: view)),
              to: &sink)
+        if let after = configuration.announceAfter { scheduleAnnouncement(of: c, member.user, pane, view, after: after) }
+    }
+
+    /// An indicator was written to a screen: one with text is announced `after` ms
+    /// from now unless another comes first; the empty one cancels it, and the screen
+    /// has announced nothing (Protocol.md#announcements-for-screen-readers).
+    @inline(never)
+    mutating func scheduleAnnouncement(of c: ConversationIndex, _ u: UserIndex, _ pane: Command.Pane, _ view: IndicatorView,
+                                       after: Int) {
+        let screen = ScreenKey(conv: c, user: u, side: pane == .side)
+        if view.withTextBytes({ $0.isEmpty }) {
+            announcements.clear(screen)
+        } else {
+            let (due, overflow) = now.addingReportingOverflow(after)
+            announcements.schedule(screen, at: overflow ? Engine.maxTime : min(due, Engine.maxTime))
+        }
+    }
+
+    /// The screen `pane` of member `u` in `c` was forgotten (or is gone): it loses its
+    /// pending announcement and what it last announced.
+    @inline(__always)
+    mutating func forgetAnnouncements(of c: ConversationIndex, _ u: UserIndex, _ pane: Command.Pane) {
+        guard configuration.announceAfter != nil else { return }
+        announcements.forget(ScreenKey(conv: c, user: u, side: pane == .side))
     }
 
     /// The index in `frame.variants` of the shared view of `frame` in variant `key`,

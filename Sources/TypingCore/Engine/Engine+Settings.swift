@@ -126,6 +126,8 @@ extension Engine {
         if conversations[c][member: slot].receives != receives {
             conversations[c].setReceives(receives, at: slot)
             conversations[c].setLastSent(.empty, at: slot)
+            forgetAnnouncements(of: c, u, .main)
+            forgetAnnouncements(of: c, u, .side)
         }
     }
 

@@ -20,8 +20,16 @@ extension Engine {
         EventTarget.with(&sink) { target in fireTimeouts(through: Int.max, sink: &target) }
     }
 
-    /// The earliest deadline of a live streak, if any: the time to wake up at.
+    /// The earliest deadline of a live streak or pending announcement, if any: the
+    /// time to wake up at.
     public mutating func nextDeadline() -> Int? {
+        let timeout = nextTimeout()
+        guard configuration.announceAfter != nil, let announcement = announcements.nextDue() else { return timeout }
+        return min(timeout ?? Int.max, announcement)
+    }
+
+    /// The earliest deadline of a live streak, if any.
+    mutating func nextTimeout() -> Int? {
         while let top = timers.min {
             switch classify(top) {
             case .due: return top.key.deadline
@@ -59,9 +67,48 @@ extension Engine {
         timers.insert(TimerQueue.Entry(key: key, streak: s))
     }
 
-    /// Fires the timeouts due at or before `time`; each is one step at its deadline.
+    /// Fires the timeouts and announcements due at or before `time`, in time order
+    /// (at the same time, timeouts first); each is one step at its time.
     @usableFromInline
     mutating func fireTimeouts(through time: Int, sink: inout EventTarget) {
+        guard configuration.announceAfter != nil else { return fireStreakTimeouts(through: time, sink: &sink) }
+        while true {
+            let timeout = nextTimeout(), announcement = announcements.nextDue()
+            if let timeout, timeout <= time, timeout <= announcement ?? Int.max {
+                fireStreakTimeouts(through: timeout, sink: &sink)
+            } else if let announcement, announcement <= time {
+                fireAnnouncements(through: announcement, sink: &sink)
+            } else {
+                return
+            }
+        }
+    }
+
+    /// Fires the announcements due at or before `time`, in the order they were
+    /// scheduled: each writes the screen's sentence unless it is what the screen
+    /// last announced (Protocol.md#announcements-for-screen-readers).
+    mutating func fireAnnouncements(through time: Int, sink: inout EventTarget) {
+        while let (screen, due) = announcements.takeDue(through: time) {
+            now = max(now, due)
+            let c = screen.conv, u = screen.user
+            guard conversations.contains(c), users.contains(u), let slot = conversations[c].slot(of: u) else { continue }
+            let view = screen.side ? conversations[c].sideLastSent(of: slot) : conversations[c].lastSent(of: slot)
+            let text = view.text
+            guard !text.isEmpty, text != announcements.lastAnnounced(screen) else { continue }
+            announcements.setAnnounced(text, for: screen)
+            let member = conversations[c].members[slot]
+            let location = screen.side ? member.side : member.location
+            let thread = location > .main ? conversations[c].threads[location].id : nil
+            emit(.announce(Event.Announce(at: now, conv: conversations[c].id, thread: thread, viewer: users[u].id,
+                                          pane: screen.side ? .side : .main,
+                                          screen: !screen.side && member.isList ? .list : .chat, text: text)),
+                 to: &sink)
+        }
+    }
+
+    /// Fires the streaks' timeouts due at or before `time`; each is one step at its
+    /// deadline.
+    mutating func fireStreakTimeouts(through time: Int, sink: inout EventTarget) {
         while let top = timers.min, top.key.deadline <= time {
             timers.removeMin()
             switch classify(top) {

@@ -30,7 +30,10 @@ extension Engine {
         }
         conversations[c].move(slot, to: target)
         conversations[c][member: slot].isList = list
-        if screenChanged { conversations[c].setLastSent(.empty, at: slot) }
+        if screenChanged {
+            conversations[c].setLastSent(.empty, at: slot)
+            forgetAnnouncements(of: c, u, .main)
+        }
         if stoppedAt >= 0 {
             render(c, scope: .locationAndMember(stoppedAt, slot), sink: &sink)
         } else {
@@ -77,6 +80,7 @@ extension Engine {
         if from != target {
             if from < .main { sidePanes.insert(c, for: u) }
             conversations[c].setSide(slot, to: target)
+            forgetAnnouncements(of: c, u, .side)
         }
         let streak = conversations[c].members[slot].streak
         if !streak.isNone && !shows(slot, of: c, streaks[streak].location) {
@@ -102,6 +106,7 @@ extension Engine {
         if from > .main {
             conversations[c].setSide(slot, to: -1)
             sidePanes.remove(c, for: u)
+            forgetAnnouncements(of: c, u, .side)
         }
         let streak = conversations[c].members[slot].streak
         if from > .main && !streak.isNone && streaks[streak].location == from && !shows(slot, of: c, from) {
@@ -128,6 +133,7 @@ extension Engine {
             guard let slot = conversations[c].slot(of: u) else { continue }
             let from = conversations[c].members[slot].side
             conversations[c].setSide(slot, to: -1)
+            forgetAnnouncements(of: c, u, .side)
             releaseThread(from, of: c)
         }
     }
@@ -144,6 +150,7 @@ extension Engine {
         }
         let from = closeView(of: u, in: c, slot: slot)
         conversations[c].setLastSent(.empty, at: slot)
+        forgetAnnouncements(of: c, u, .main)
         if configuration.audience == .members && conversations[c][member: slot].receives {
             if conversations[c].staleSlots.isEmpty { staleConversations += 1 }
             conversations[c].markStale(slot)
@@ -168,8 +175,10 @@ extension Engine {
         conversations[c][member: slot].isList = false
         if configuration.audience == .open {
             conversations[c].setLastSent(.empty, at: slot)
+            forgetAnnouncements(of: c, u, .main)
         } else if screenChanged {
             conversations[c].setLastSent(.empty, at: slot)
+            forgetAnnouncements(of: c, u, .main)
             if conversations[c][member: slot].receives {
                 if conversations[c].staleSlots.isEmpty { staleConversations += 1 }
                 conversations[c].markStale(slot)

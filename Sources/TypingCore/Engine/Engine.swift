@@ -57,6 +57,9 @@ public struct Engine {
     /// The side panes of each user: user → the conversations where they have one
     /// (Protocol.md#side-panes), so that `offline` removes them in O(their number).
     package var sidePanes = OpenViews()
+    /// Pending announcements and what each screen last announced (only with
+    /// `--announce-after-ms`; Protocol.md#announcements-for-screen-readers).
+    package var announcements = Announcements()
 
     package var streaks = Slab<StreakRecord, StreakIndex>(vacant: StreakRecord.vacant)
     /// The words of each live streak whose activity is ``Activity/status``

@@ -51,6 +51,8 @@ public struct EngineConfiguration: Sendable, Equatable {
     public static let quietAboveRange = 1...Int(Int32.max)
     /// The values `--several-after` may have.
     public static let severalAfterRange = 1...Int(Int32.max)
+    /// The values `--announce-after-ms` may have (one day at most).
+    public static let announceAfterRange = 1...86_400_000
 
     /// Milliseconds after the last keystroke at which a streak ends.
     public var timeout: Int
@@ -90,6 +92,10 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// of more is phrased with its table's `several` subject, naming nobody
     /// (Protocol.md#several-people). It changes only the text, not the ids listed.
     public var severalAfter: Int?
+    /// Milliseconds a screen's sentence must stay the same before it is announced
+    /// once, for screen readers (nil: no announcements;
+    /// Protocol.md#announcements-for-screen-readers).
+    public var announceAfter: Int?
 
     /// Creates a configuration; the defaults are the protocol's.
     public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
@@ -97,7 +103,7 @@ public struct EngineConfiguration: Sendable, Equatable {
                 maxConversations: Int = 10_000_000, audience: Audience = .members,
                 order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
                 listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse,
-                quietAbove: Int? = nil, severalAfter: Int? = nil) {
+                quietAbove: Int? = nil, severalAfter: Int? = nil, announceAfter: Int? = nil) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents
@@ -113,6 +119,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         self.lateAt = lateAt
         self.quietAbove = quietAbove
         self.severalAfter = severalAfter
+        self.announceAfter = announceAfter
     }
 
     /// The protocol's defaults.
@@ -129,6 +136,7 @@ public struct EngineConfiguration: Sendable, Equatable {
         copy.maxOutputPerLine = maxOutputPerLine?.clamped(to: Self.maxOutputPerLineRange)
         copy.quietAbove = quietAbove?.clamped(to: Self.quietAboveRange)
         copy.severalAfter = severalAfter?.clamped(to: Self.severalAfterRange)
+        copy.announceAfter = announceAfter?.clamped(to: Self.announceAfterRange)
         return copy
     }
 }

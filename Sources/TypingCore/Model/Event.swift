@@ -3,6 +3,9 @@
 public enum Event: Sendable, Equatable {
     /// What a viewer sees changed.
     case indicator(Indicator)
+    /// A screen's sentence, once it has stayed the same for `--announce-after-ms`
+    /// (Protocol.md#announcements-for-screen-readers).
+    case announce(Announce)
     /// A streak started or stopped (only with `--typing-events`).
     case typing(Typing)
     /// A command with an id was applied.
@@ -103,6 +106,38 @@ extension Event {
             self.screen = screen
             self.pane = pane
             self.view = view
+        }
+    }
+
+    /// An `announce` event: the sentence a screen has shown for `--announce-after-ms`,
+    /// for the viewer's assistive technology. `thread`, `pane` and `view` are as in
+    /// that screen's indicators.
+    public struct Announce: Sendable, Equatable {
+        /// The time of the step, in milliseconds.
+        public var at: Int
+        /// The conversation.
+        public var conv: Identifier
+        /// The thread the screen shows (nil: the main timeline).
+        public var thread: Identifier?
+        /// The member the sentence is for.
+        public var viewer: Identifier
+        /// The viewer's screen: the main one, or their side pane.
+        public var pane: Command.Pane
+        /// Whether the screen is the chat or a row of the chat list.
+        public var screen: Command.View
+        /// The sentence (never empty).
+        public var text: String
+
+        /// Creates an announcement.
+        public init(at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
+                    pane: Command.Pane = .main, screen: Command.View = .chat, text: String) {
+            self.at = at
+            self.conv = conv
+            self.thread = thread
+            self.viewer = viewer
+            self.pane = pane
+            self.screen = screen
+            self.text = text
         }
     }
 

@@ -37,6 +37,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
     public mutating func encode(_ event: Event, into out: inout OutputBuffer) {
         switch event {
         case .indicator(let indicator): encode(indicator, into: &out)
+        case .announce(let announce): encode(announce, into: &out)
         case .typing(let change): encode(change, into: &out)
         case .ok(let ok): encode(ok, into: &out)
         case .error(let error): encode(error, into: &out)
@@ -256,6 +257,26 @@ public struct JSONFormat: EventFormat, ~Copyable {
 }
 
 extension JSONFormat {
+    /// `{"event":"announce","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list","text":…}`:
+    /// `thread`, `pane` and `view` as in the screen's indicators.
+    func encode(_ announce: Event.Announce, into out: inout OutputBuffer) {
+        out.append("{\"event\":\"announce\",\"at\":")
+        out.appendDecimal(announce.at)
+        out.append(",\"conv\":")
+        out.jsonIdentifier(announce.conv)
+        if let thread = announce.thread {
+            out.append(",\"thread\":")
+            out.jsonIdentifier(thread)
+        }
+        out.append(",\"viewer\":")
+        out.jsonIdentifier(announce.viewer)
+        if announce.pane == .side { out.append(",\"pane\":\"side\"") }
+        if announce.screen == .list { out.append(",\"view\":\"list\"") }
+        out.append(",\"text\":")
+        out.jsonString(announce.text)
+        out.append("}\n")
+    }
+
     /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"locale":…,"send_typing":…,
     /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true,"side":…}`:
     /// `locale`, `receive_typing`, `thread`, `view`, `forgotten` and `side` (the

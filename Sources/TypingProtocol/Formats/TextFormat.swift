@@ -48,6 +48,14 @@ public struct TextFormat: EventFormat {
                 out.appendDecimal(indicator.view.typerCount)
                 out.append(")")
             }
+        case .announce(let announce):
+            TextFormat.time(announce.at, into: &out)
+            TextFormat.place(announce.conv, announce.thread, into: &out)
+            out.append("  ")
+            TextFormat.id(announce.viewer, into: &out)
+            out.append(announce.screen == .list ? " hears from the chat list: "
+                       : announce.pane == .side ? " hears from the side pane: " : " hears: ")
+            TextFormat.text(announce.text, into: &out)
         case .typing(let change):
             TextFormat.time(change.at, into: &out)
             TextFormat.place(change.conv, change.thread, into: &out)
