@@ -198,6 +198,9 @@ public final class ShardOutput {
         switch event {
         case .indicator(let indicator):
             indicatorEvent(indicator, event, with: &json)
+        case .announce:
+            // Shards run without --announce-after-ms: the cluster has no announcements yet.
+            break
         case .member(let member):
             if mode == .capture { capturedMembers.append(member); return }
             if mode != .publish && mode != .backlog { return }
