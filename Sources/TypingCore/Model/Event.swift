@@ -118,22 +118,28 @@ extension Event {
         /// The conversation.
         public var conv: Identifier
         /// The thread the screen shows (nil: the main timeline).
-        public var thread: Identifier?
+        public var thread: Identifier? {
+            get { threadID.byteCount == 0 ? nil : threadID }
+            set { threadID = newValue ?? Identifier.none }
+        }
+        /// The thread, or an empty id for the main timeline (not an optional: events
+        /// are copied on every write, and an optional id makes every event larger).
+        @usableFromInline var threadID: Identifier
         /// The member the sentence is for.
         public var viewer: Identifier
+        /// The sentence (never empty).
+        public var text: String
         /// The viewer's screen: the main one, or their side pane.
         public var pane: Command.Pane
         /// Whether the screen is the chat or a row of the chat list.
         public var screen: Command.View
-        /// The sentence (never empty).
-        public var text: String
 
         /// Creates an announcement.
         public init(at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
                     pane: Command.Pane = .main, screen: Command.View = .chat, text: String) {
             self.at = at
             self.conv = conv
-            self.thread = thread
+            self.threadID = thread ?? Identifier.none
             self.viewer = viewer
             self.pane = pane
             self.screen = screen
@@ -190,14 +196,16 @@ extension Event {
         @usableFromInline var threadID: Identifier
         /// The typer.
         public var user: Identifier
+        /// The streak's status words, with activity ``Activity/status`` (on
+        /// `started` and `changed`), else nil. (Stored before the one-byte fields:
+        /// events are copied on every write, and this keeps them as small as they
+        /// can be.)
+        public var status: String?
         /// Started, changed or stopped.
         public var state: State
         /// The streak's activity: on `changed` always, on `started` when it is not
         /// ``Activity/typing``, else nil.
         public var activity: Activity?
-        /// The streak's status words, with activity ``Activity/status`` (on
-        /// `started` and `changed`), else nil.
-        public var status: String?
         /// Why it stopped (nil unless it stopped).
         public var reason: Reason?
 
