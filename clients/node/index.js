@@ -664,8 +664,11 @@ class Typingd extends EventEmitter {
     for (const [conv, user, pane, kept] of changes) {
       const screens = this._shown.get(user);
       if (screens === undefined) continue;
-      for (const [key, entry] of [...screens]) {
-        if (entry.pane !== pane || (conv !== undefined && entry.conv !== conv)) continue;
+      const keys = conv !== undefined ? [paneKey(conv, pane)]
+        : [...screens].filter(([, entry]) => entry.pane === pane).map(([key]) => key);
+      for (const key of keys) {
+        const entry = screens.get(key);
+        if (entry === undefined) continue;
         if (kept === null || screenOf(entry.event.thread, entry.event.view) !== kept) screens.delete(key);
       }
       if (screens.size === 0) this._shown.delete(user);

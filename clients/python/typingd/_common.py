@@ -334,8 +334,11 @@ class Dispatcher:
     def forget(self, changes: List[Tuple[Optional[str], str, str, Optional[Screen]]]) -> None:
         for conv, user, pane, kept in changes:
             shown = self.shown.get(user, {})
-            for key in [key for key in shown if key[1] == pane and (conv is None or key[0] == conv)]:
-                event = shown[key]
+            keys = [(conv, pane)] if conv is not None else [key for key in shown if key[1] == pane]
+            for key in keys:
+                event = shown.get(key)
+                if event is None:
+                    continue
                 if kept is None or screen(event.get("thread"), event.get("view")) != kept:
                     del shown[key]
             if not shown:
