@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Check typingd's golden transcripts against command.schema.json and event.schema.json
-(protocol v3; transcripts of v1 and v2 are v3 transcripts too).
+(protocol v4; transcripts of v1, v2 and v3 are v4 transcripts too).
 
     python3 schema/validate.py [PATH ...]     (default: ../examples/transcripts)
 
@@ -11,7 +11,7 @@ For every NAME.in.jsonl / NAME.out.jsonl pair under the PATHs (files or folders)
     typingd reads it: framing (--max-line-bytes from NAME.args), then decoding as
     jansson does, then the command schema (the real-clock variant under --clock real).
 Two keywords of the schemas are this script's: maxUtf8Bytes (byte limits: conv, user,
-by, thread, id, name, locale) and sameLength (typing and activities as long as each other).
+by, thread, id, name, locale, status) and sameLength (typing and activities as long as each other).
 Prints each disagreement on stderr (file:line, the line, the validator's message), then
 "N lines checked, N disagreements" on stdout; exits 0 only with none (1 otherwise,
 2 when jsonschema is missing or a PATH does not exist).

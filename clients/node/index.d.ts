@@ -7,8 +7,9 @@
 // Enumerations (both schemas) ----------------------------------------------------------
 
 /**
- * What the typer is doing (v3 §A); typing is the default. Any other value, or another type,
- * is bad_field.
+ * What the typer is doing (v3 §A); typing is the default. status (v4 §C) shows the words of
+ * the field status instead of a phrased verb. Any other value, or another type, is
+ * bad_field.
  */
 export type Activity =
   | 'typing'
@@ -17,7 +18,14 @@ export type Activity =
   | 'sending_photo'
   | 'sending_video'
   | 'sending_file'
-  | 'sharing_location';
+  | 'sharing_location'
+  | 'status';
+
+/**
+ * Which screen of the membership an open or close is about (v4 §A): the main screen (the
+ * default) or the side pane, which shows a thread beside it.
+ */
+export type Pane = 'main' | 'side';
 
 /**
  * What an open view is (v3 §D): the chat screen (the default) or the conversation's row in
@@ -25,7 +33,7 @@ export type Activity =
  */
 export type View = 'chat' | 'list';
 
-// Commands (one input line): urn:typingd:protocol-v3:command ------------------------
+// Commands (one input line): urn:typingd:protocol-v4:command ------------------------
 
 /**
  * user becomes a member of conv (created if new), view closed, location the main timeline;
@@ -61,8 +69,8 @@ export interface JoinCommand {
 /**
  * A keystroke at thread (or the main timeline), doing activity; empty: true stops the
  * streak there (reason empty). A keystroke at another location than the user's streak stops
- * it (reason moved) and starts one here. activity and timeout_ms are checked also when
- * empty is true.
+ * it (reason moved) and starts one here. With activity status, status holds the words shown
+ * (v4 §C). activity, status and timeout_ms are checked also when empty is true.
  */
 export interface TypeCommand {
   cmd: 'type';
@@ -77,10 +85,17 @@ export interface TypeCommand {
   thread?: string;
   empty?: boolean;
   /**
-   * What the typer is doing (v3 §A); typing is the default. Any other value, or another
-   * type, is bad_field.
+   * What the typer is doing (v3 §A); typing is the default. status (v4 §C) shows the words
+   * of the field status instead of a phrased verb. Any other value, or another type, is
+   * bad_field.
    */
   activity?: Activity;
+  /**
+   * The words shown after the typer's name with the activity status (v4 §C), e.g. "is
+   * thinking": 1 to 256 bytes of UTF-8 with no control character (U+0000–U+001F,
+   * U+007F–U+009F). Anything else is bad_field.
+   */
+  status?: string;
   /** This keystroke's timeout in ms, 1 … 86400000 (v2 §E). */
   timeout_ms?: number;
   /**
@@ -173,7 +188,8 @@ export interface OfflineCommand {
 /**
  * The user's view of conv opens (v2 §A) at thread (or the main timeline), as a chat or a
  * list row (v3 §C, §D). A list view is always at the main timeline: view list with a thread
- * is bad_field (field view).
+ * is bad_field (field view). With pane side, the user's side pane shows thread instead, and
+ * the main screen is left as it is (v4 §A).
  */
 export interface OpenCommand {
   cmd: 'open';
@@ -192,6 +208,11 @@ export interface OpenCommand {
    */
   view?: View;
   /**
+   * Which screen of the membership an open or close is about (v4 §A): the main screen (the
+   * default) or the side pane, which shows a thread beside it.
+   */
+  pane?: Pane;
+  /**
    * Echoed in the command's ok, reply or error. Any other value is bad_field (and that
    * error carries no id).
    */
@@ -202,7 +223,8 @@ export interface OpenCommand {
 
 /**
  * The user's view closes (back to a chat at the main timeline, v3 §C) and their streak in
- * conv stops, reason closed (v2 §A).
+ * conv stops, reason closed (v2 §A), unless their side pane shows where it is. With pane
+ * side, the side pane is removed instead (v4 §A).
  */
 export interface CloseCommand {
   cmd: 'close';
@@ -210,6 +232,11 @@ export interface CloseCommand {
   conv: string;
   /** conv, user, by and thread: 1 to 256 bytes of UTF-8, compared byte for byte. */
   user: string;
+  /**
+   * Which screen of the membership an open or close is about (v4 §A): the main screen (the
+   * default) or the side pane, which shows a thread beside it.
+   */
+  pane?: Pane;
   /**
    * Echoed in the command's ok, reply or error. Any other value is bad_field (and that
    * error carries no id).
@@ -334,7 +361,7 @@ export interface ForgetCommand {
  * One input line of typingd, decoded: a command object. This root schema is the manual
  * clock (--clock manual); use #/$defs/real_clock_command for --clock real. Sources:
  * Protocol.md (Commands, Errors, Limits and memory) and spec/protocol-v1.md §2 +
- * protocol-v2.md §A, §D, §E, §H + protocol-v3.md §A–§G.
+ * protocol-v2.md §A, §D, §E, §H + protocol-v3.md §A–§G + protocol-v4.md §A, §C.
  */
 export type TypingdCommand =
   | JoinCommand
@@ -373,15 +400,16 @@ export interface CommandMap {
   forget: ForgetCommand;
 }
 
-// Events (one output line): urn:typingd:protocol-v3:event ---------------------------
+// Events (one output line): urn:typingd:protocol-v4:event ---------------------------
 
 /**
- * Keys event, at, conv, thread?, viewer, view?, typing, more?, activities?, text. What
- * viewer sees in conv changed. thread: the viewer's location when it is a thread; view:
- * "list" when the viewer's view is open as a chat-list row (never with thread: a list is at
- * the main timeline); typing: at most --max-listed ids; more: the typers left out (only
- * when some are); activities: the activity of each listed id (only when one is not typing);
- * text: the phrase in the viewer's language, "" when nobody types.
+ * Keys event, at, conv, thread?, viewer, pane?, view?, typing, more?, activities?, text.
+ * What viewer sees in conv changed. thread: the viewer's location when it is a thread
+ * (always, for a side pane); pane: "side" when the indicator is for the viewer's side pane
+ * (v4 §A); view: "list" when the viewer's view is open as a chat-list row (never with
+ * thread: a list is at the main timeline); typing: at most --max-listed ids; more: the
+ * typers left out (only when some are); activities: the activity of each listed id (only
+ * when one is not typing); text: the phrase in the viewer's language, "" when nobody types.
  */
 export interface IndicatorEvent {
   event: 'indicator';
@@ -396,6 +424,7 @@ export interface IndicatorEvent {
   thread?: string;
   /** A conversation or user id as given: 1 to 256 bytes of UTF-8. */
   viewer: string;
+  pane?: 'side';
   view?: 'list';
   /** A list of user ids, each at most once. */
   typing: string[];
@@ -409,10 +438,11 @@ export interface IndicatorEvent {
 }
 
 /**
- * Keys event, at, conv, thread?, user, state, activity?, reason?. Only with
- * --typing-events: a streak started, changed its activity (v3 §A) or stopped; thread: the
- * streak's location when it is a thread; activity: always when changed, when started only
- * if not typing, never when stopped; reason only when stopped.
+ * Keys event, at, conv, thread?, user, state, activity?, status?, reason?. Only with
+ * --typing-events: a streak started, changed its activity or status words (v3 §A, v4 §C) or
+ * stopped; thread: the streak's location when it is a thread; activity: always when
+ * changed, when started only if not typing, never when stopped; status: the words, exactly
+ * when activity is status; reason only when stopped.
  */
 export interface TypingEvent {
   event: 'typing';
@@ -428,8 +458,13 @@ export interface TypingEvent {
   /** A conversation or user id as given: 1 to 256 bytes of UTF-8. */
   user: string;
   state: 'started' | 'changed' | 'stopped';
-  /** What a typer is doing (v3 §A). */
+  /** What a typer is doing (v3 §A); status: in their own words (v4 §C). */
   activity?: Activity;
+  /**
+   * A status typer's words as given (v4 §C): 1 to 256 bytes of UTF-8 with no control
+   * character (U+0000–U+001F, U+007F–U+009F).
+   */
+  status?: string;
   reason?:
     | 'timeout'
     | 'empty'
@@ -494,11 +529,13 @@ export interface ErrorEvent {
     | 'name'
     | 'empty'
     | 'activity'
+    | 'status'
     | 'timeout_ms'
     | 'send_typing'
     | 'receive_typing'
     | 'locale'
     | 'view'
+    | 'pane'
     | 'by';
   column?: number;
 }
@@ -564,14 +601,15 @@ export interface StatsEvent {
 
 /**
  * Keys event, at, conv, user, name?, locale?, send_typing, receive_typing?, open, thread?,
- * view?, forgotten?, joined?. Part of the reply to snapshot (typingd's own, not in the
- * spec): one membership. name: the name as the user last gave it, absent when unnamed (at
- * most 1024 bytes; a join with it gives the same display name); locale: the user's, as
+ * view?, forgotten?, side?, joined?. Part of the reply to snapshot (typingd's own, not in
+ * the spec): one membership. name: the name as the user last gave it, absent when unnamed
+ * (at most 1024 bytes; a join with it gives the same display name); locale: the user's, as
  * given, when set; receive_typing: only when false; thread and view ("list"): where the
  * open view is, when not a chat at the main timeline; forgotten: only when true, the
  * member's last indicator was forgotten without an event (their next render compares from
- * empty); joined: only when the listing is not in an order the memberships could have been
- * joined in, this membership's place (from 1) in such an order.
+ * empty); side: the thread the member's side pane shows, when they have one (v4 §A);
+ * joined: only when the listing is not in an order the memberships could have been joined
+ * in, this membership's place (from 1) in such an order.
  */
 export interface MemberEvent {
   event: 'member';
@@ -597,15 +635,21 @@ export interface MemberEvent {
   thread?: string;
   view?: 'list';
   forgotten?: true;
+  /**
+   * A thread within the conversation (v3 §C), as given: 1 to 256 bytes of UTF-8. Absent:
+   * the main timeline.
+   */
+  side?: string;
   joined?: number;
 }
 
 /**
- * Keys event, at, conv, thread?, user, activity?, deadline, keystroke, started?. Part of
- * the reply to snapshot (typingd's own, not in the spec): one live streak; thread: its
- * location when a thread; activity: only when not typing; deadline: when it times out;
- * keystroke: its rank (from 1) by time of last keystroke; started: only when the listing is
- * not in the order the streaks began, its rank (from 1) by when it began.
+ * Keys event, at, conv, thread?, user, activity?, status?, deadline, keystroke, started?.
+ * Part of the reply to snapshot (typingd's own, not in the spec): one live streak; thread:
+ * its location when a thread; activity: only when not typing; status: the words, exactly
+ * when activity is status (v4 §C); deadline: when it times out; keystroke: its rank (from
+ * 1) by time of last keystroke; started: only when the listing is not in the order the
+ * streaks began, its rank (from 1) by when it began.
  */
 export interface StreakEvent {
   event: 'streak';
@@ -625,6 +669,11 @@ export interface StreakEvent {
    * only when it is not typing.
    */
   activity?: Exclude<Activity, 'typing'>;
+  /**
+   * A status typer's words as given (v4 §C): 1 to 256 bytes of UTF-8 with no control
+   * character (U+0000–U+001F, U+007F–U+009F).
+   */
+  status?: string;
   /** A time in ms, 0 … 2^53−1 (deadlines are capped at 2^53−1, v2 §F). */
   deadline: number;
   keystroke: number;
@@ -650,9 +699,33 @@ export interface SnapshotEvent {
 }
 
 /**
+ * Keys event, at, conv, thread?, viewer, pane?, view?, text. Only with --announce-after-ms
+ * (v4 §D): a screen's indicator stayed the same long enough, and its sentence is said once,
+ * for the viewer's assistive technology. thread, pane and view are those of that screen's
+ * indicators; text is the indicator's text, never empty.
+ */
+export interface AnnounceEvent {
+  event: 'announce';
+  /** A time in ms, 0 … 2^53−1 (deadlines are capped at 2^53−1, v2 §F). */
+  at: number;
+  /** A conversation or user id as given: 1 to 256 bytes of UTF-8. */
+  conv: string;
+  /**
+   * A thread within the conversation (v3 §C), as given: 1 to 256 bytes of UTF-8. Absent:
+   * the main timeline.
+   */
+  thread?: string;
+  /** A conversation or user id as given: 1 to 256 bytes of UTF-8. */
+  viewer: string;
+  pane?: 'side';
+  view?: 'list';
+  text: string;
+}
+
+/**
  * One output line of typingd (--format json), decoded. Sources: Protocol.md (Events,
  * Errors, Snapshots), spec/protocol-v1.md §4, protocol-v2.md §A, §F, §H and protocol-v3.md
- * §A–§E, §G; the member and streak events are typingd's own
+ * §A–§E, §G and protocol-v4.md §A, §C, §D; the member and streak events are typingd's own
  * (Sources/TypingProtocol/Formats/JSONFormat.swift).
  */
 export type TypingdEvent =
@@ -664,7 +737,8 @@ export type TypingdEvent =
   | StatsEvent
   | MemberEvent
   | StreakEvent
-  | SnapshotEvent;
+  | SnapshotEvent
+  | AnnounceEvent;
 
 /** The kinds of events: every value of `event`. */
 export type EventName = TypingdEvent['event'];
@@ -680,6 +754,7 @@ export interface EventMap {
   member: MemberEvent;
   streak: StreakEvent;
   snapshot: SnapshotEvent;
+  announce: AnnounceEvent;
 }
 
 // The client (index.js): hand-written, from scripts/client.d.ts.in ----------------------
@@ -747,10 +822,14 @@ export interface SnapshotResult {
   streaks: StreakEvent[];
 }
 
-/** A screen of a conversation: its thread (else the main timeline) and view. */
+/**
+ * A screen of a conversation: its thread (else the main timeline) and view, on the
+ * viewer's main screen or (`pane: 'side'`) in their side pane, which shows a thread.
+ */
 export interface Screen {
   thread?: string | undefined;
   view?: View | undefined;
+  pane?: Pane | undefined;
 }
 
 /**
@@ -799,8 +878,8 @@ export class LineSplitter {
 
 /**
  * A typingd process and its protocol (../API.md). A Node.js EventEmitter: it emits
- * 'indicator', 'typing', 'reply', 'lineError', 'event', 'output' (a line that is not
- * JSON) and 'exit'. A snapshot's member and streak events come with its reply
+ * 'indicator', 'typing', 'announce', 'reply', 'lineError', 'event', 'output' (a line
+ * that is not JSON) and 'exit'. A snapshot's member and streak events come with its reply
  * (snapshot()), not as events.
  */
 export class Typingd {
@@ -820,9 +899,9 @@ export class Typingd {
   leave(conv: string, user: string, options?: CommandOptions<LeaveCommand, 'conv' | 'user'>): Promise<OkEvent>;
   remove(conv: string, user: string, options?: CommandOptions<RemoveCommand, 'conv' | 'user'>): Promise<OkEvent>;
   offline(user: string, options?: CommandOptions<OfflineCommand, 'user'>): Promise<OkEvent>;
-  /** The `open` command: the user's view of conv opens. */
+  /** The `open` command: the user's view of conv opens (with `pane: 'side'`: their side pane shows `thread`). */
   openView(conv: string, user: string, options?: CommandOptions<OpenCommand, 'conv' | 'user'>): Promise<OkEvent>;
-  /** The `close` command (close() ends typingd): the user's view of conv closes. */
+  /** The `close` command (close() ends typingd): the user's view of conv closes (with `pane: 'side'`: their side pane goes). */
   closeView(conv: string, user: string, options?: CommandOptions<CloseCommand, 'conv' | 'user'>): Promise<OkEvent>;
   user(user: string, options?: CommandOptions<UserCommand, 'user'>): Promise<OkEvent>;
   tick(at: number, options?: CommandOptions<TickCommand, 'at'>): Promise<OkEvent>;
@@ -846,6 +925,8 @@ export class Typingd {
   // Events.
   /** Calls `callback` with each indicator for `viewer`; returns a function that removes it. */
   onIndicator(viewer: string, callback: (event: IndicatorEvent) => void): () => void;
+  /** Calls `callback` with each announcement for `viewer` (`--announce-after-ms`); returns a function that removes it. */
+  onAnnounce(viewer: string, callback: (event: AnnounceEvent) => void): () => void;
   /** The last non-empty indicator `viewer` has on that screen of `conv`, or null. */
   shown(viewer: string, conv: string, screen?: Screen): IndicatorEvent | null;
   /** The next event no request waited for (only `viewer`'s when given); null if none comes within `timeout` ms. */
@@ -875,6 +956,7 @@ export class Typingd {
   // EventEmitter.
   on(event: 'indicator', listener: (event: IndicatorEvent) => void): this;
   on(event: 'typing', listener: (event: TypingEvent) => void): this;
+  on(event: 'announce', listener: (event: AnnounceEvent) => void): this;
   on(event: 'reply', listener: (event: ReplyEvent) => void): this;
   on(event: 'lineError', listener: (error: TypingdError) => void): this;
   on(event: 'event', listener: (event: TypingdEvent) => void): this;
@@ -900,4 +982,4 @@ export { Typingd as TypingdClient };
 export const ACTIVITIES: readonly Activity[];
 
 /** The protocol version this client speaks. */
-export const PROTOCOL_VERSION: 3;
+export const PROTOCOL_VERSION: 4;

@@ -1,6 +1,6 @@
 'use strict';
 /**
- * typingd for Node.js: runs a typingd process (protocol v3) and speaks its protocol
+ * typingd for Node.js: runs a typingd process (protocol v4) and speaks its protocol
  * over its pipes. Standard library only, Node 18+. The API is the one of
  * ../API.md, shared with the Python client; README.md beside this file shows it.
  *
@@ -25,9 +25,10 @@
  * is gone (it could not start, a bad option stopped it, it was killed) every request
  * rejects with a TypingdExited (code 'gone', `.status`, `.stderr`).
  *
- * Every other event (indicator, typing, and errors or replies no request waits for) is
- * emitted ('event', plus 'indicator' / 'typing' / 'member' / 'reply' / 'lineError'),
- * delivered to per-viewer callbacks registered with `onIndicator(viewer, cb)`, and
+ * Every other event (indicator, typing, announce, and errors or replies no request
+ * waits for) is emitted ('event', plus 'indicator' / 'typing' / 'announce' / 'member' /
+ * 'reply' / 'lineError'), delivered to per-viewer callbacks registered with
+ * `onIndicator(viewer, cb)` (and `onAnnounce(viewer, cb)` for announcements), and
  * queued for `nextEvent({ timeout, viewer })` and `drainEvents({ viewer })` (unless
  * `queue: false`). stdout is read all the time, so typingd never blocks on a full pipe
  * however many events it writes.
@@ -39,6 +40,12 @@
  * as typingd wrote them (an indicator keeps its `thread`, `view`, `activities` and
  * `more`), and `shown(viewer, conv, { thread, view })` tells what a viewer sees at one
  * location.
+ *
+ * Protocol v4: `pane` ('main' or 'side') on `openView` and `closeView`, `status` (the
+ * words shown) on `type` with `activity: 'status'`. A side pane's indicators carry
+ * `pane: 'side'`, and `shown(viewer, conv, { thread, pane: 'side' })` tells what it
+ * shows; `typing` events of a status streak carry `status`; `announce` events (typingd's
+ * `--announce-after-ms`) are a settled indicator's sentence, for a screen reader.
  *
  * `close({ timeout, drain })` is bounded: typingd drains and exits by itself until half
  * the timeout, then gets SIGTERM, then at nine tenths SIGKILL.
@@ -60,9 +67,14 @@ const MEMBERS = Symbol('members');
 const STDERR_LIMIT = 64 * 1024;
 /** How many recent error events are remembered for late `outcome()` calls. */
 const RECENT_ERRORS = 1024;
-/** The values of `type`'s `activity` (protocol v3 §A); `typing` is the default. */
+/**
+ * The values of `type`'s `activity`; `typing` is the default, and `status` goes with the
+ * field `status`, the words shown after the typer's name.
+ */
 const ACTIVITIES = Object.freeze(['typing', 'recording_audio', 'recording_video', 'sending_photo',
-  'sending_video', 'sending_file', 'sharing_location']);
+  'sending_video', 'sending_file', 'sharing_location', 'status']);
+/** The events that have per-viewer callbacks: onIndicator, onAnnounce. */
+const VIEWER_EVENTS = ['indicator', 'announce'];
 /** Command-line options the config may give by name, and their flags. */
 const CONFIG_OPTIONS = [
   ['audience', '--audience'], ['order', '--order'], ['maxListed', '--max-listed'],
@@ -161,11 +173,21 @@ function fieldsOf(options) {
   return fields;
 }
 
-/** A viewer's screen in one conversation (v3 §C/§D): its thread and its view kind. */
+/** What one pane of a viewer shows in one conversation: its thread and its view kind. */
 function screenOf(thread, view) {
   return `${view === 'list' ? 'list' : 'chat'}:${thread === undefined || thread === null ? '' : `#${thread}`}`;
 }
 const MAIN_CHAT = screenOf();
+
+/** A pane as given (undefined, 'main' or 'side'; an indicator's `pane`) -> 'main' or 'side'. */
+function paneOf(pane) {
+  return pane === 'side' ? 'side' : 'main';
+}
+
+/** The key of one pane of one conversation in a viewer's map of what they see. */
+function paneKey(conv, pane) {
+  return JSON.stringify([paneOf(pane), conv]);
+}
 
 /** The last value given for `flag` in a command line (`--flag value` or `--flag=value`). */
 function optionValue(args, flag) {
@@ -247,8 +269,10 @@ class Typingd extends EventEmitter {
     this._lineWaiters = new Map(); // line -> [{ resolve, reject }]
     this._recentErrors = new Map(); // line -> error event (the last RECENT_ERRORS)
     this._members = [];         // member events waiting for their snapshot event
-    this._viewers = new Map();  // viewer -> Set of callbacks
-    this._shown = new Map();    // viewer -> Map conv -> the indicator on their screen, if not empty
+    this._viewers = new Map();  // event kind ('indicator', 'announce') -> viewer -> Set of callbacks
+    for (const kind of VIEWER_EVENTS) this._viewers.set(kind, new Map());
+    // viewer -> Map paneKey(conv, pane) -> { conv, pane, event }: the indicator on that screen, if not empty
+    this._shown = new Map();
     this._queue = [];
     this._queueWaiters = [];
     this._stderr = '';
@@ -320,10 +344,14 @@ class Typingd extends EventEmitter {
   offline(user, options = {}) { return this.request('offline', { user, ...options }); }
   /**
    * The `open` command: the user's view of conv opens, at `thread` (default: the main
-   * timeline), as a chat (`view: 'chat'`, the default) or a chat-list row (`view: 'list'`).
+   * timeline), as a chat (`view: 'chat'`, the default) or a chat-list row (`view: 'list'`);
+   * with `pane: 'side'`, their side pane shows `thread` instead, beside the main screen.
    */
   openView(conv, user, options = {}) { return this.request('open', { conv, user, ...options }); }
-  /** The `close` command (close() ends typingd): the user's view of conv closes. */
+  /**
+   * The `close` command (close() ends typingd): the user's view of conv closes; with
+   * `pane: 'side'`, their side pane is removed instead.
+   */
   closeView(conv, user, options = {}) { return this.request('close', { conv, user, ...options }); }
   /** The `user` command: sets name, send_typing, locale and/or receive_typing. */
   user(user, options = {}) { return this.request('user', { user, ...options }); }
@@ -410,33 +438,50 @@ class Typingd extends EventEmitter {
    * unsubscribes.
    */
   onIndicator(viewer, callback) {
-    if (!this._viewers.has(viewer)) this._viewers.set(viewer, new Set());
-    this._viewers.get(viewer).add(callback);
+    return this._listen('indicator', viewer, callback);
+  }
+
+  /**
+   * Calls `callback(event)` with every `announce` whose viewer is `viewer` (typingd's
+   * `--announce-after-ms`: a screen's sentence, said once it has settled, for that
+   * person's screen reader), as onIndicator does for indicators. Returns a function that
+   * unsubscribes.
+   */
+  onAnnounce(viewer, callback) {
+    return this._listen('announce', viewer, callback);
+  }
+
+  _listen(kind, viewer, callback) {
+    const viewers = this._viewers.get(kind);
+    if (!viewers.has(viewer)) viewers.set(viewer, new Set());
+    viewers.get(viewer).add(callback);
     return () => {
-      const set = this._viewers.get(viewer);
+      const set = viewers.get(viewer);
       if (!set) return;
       set.delete(callback);
-      if (set.size === 0) this._viewers.delete(viewer);
+      if (set.size === 0) viewers.delete(viewer);
     };
   }
 
   /**
    * What `viewer` sees of `conv` at one location: the main timeline or `thread`, as a
-   * chat or (`view: 'list'`) as a chat-list row. Returns the last `indicator` typingd
-   * sent the viewer for that screen, as received (`text`, `typing`, `activities`, ...),
-   * or null when it shows nothing: nobody types there, or it is not the viewer's screen
-   * (a viewer has one screen per conversation). Only non-empty indicators are kept.
+   * chat or (`view: 'list'`) as a chat-list row, on their main screen or (`pane: 'side'`)
+   * in their side pane. Returns the last `indicator` typingd sent the viewer for that
+   * screen, as received (`text`, `typing`, `activities`, ...), or null when it shows
+   * nothing: nobody types there, or it is not the viewer's screen (a viewer has one main
+   * screen and at most one side pane per conversation). Only non-empty indicators are kept.
    *
    * typingd forgets silently what a viewer was sent when their screen changes (`open`
    * at another thread or view, `close`, `offline`, `leave`, `remove`, `receive_typing`
-   * false); this follows it for commands sent with an id (the command methods and
-   * request()), when their reply arrives, not for lines sent with write()/writeRaw().
+   * false, each for the pane it is about); this follows it for commands sent with an id
+   * (the command methods and request()), when their reply arrives, not for lines sent
+   * with write()/writeRaw().
    */
-  shown(viewer, conv, { thread, view } = {}) {
-    const convs = this._shown.get(viewer);
-    const event = convs === undefined ? undefined : convs.get(conv);
-    if (event === undefined || screenOf(event.thread, event.view) !== screenOf(thread, view)) return null;
-    return event;
+  shown(viewer, conv, { thread, view, pane } = {}) {
+    const screens = this._shown.get(viewer);
+    const entry = screens === undefined ? undefined : screens.get(paneKey(conv, pane));
+    if (entry === undefined || screenOf(entry.event.thread, entry.event.view) !== screenOf(thread, view)) return null;
+    return entry.event;
   }
 
   /**
@@ -576,7 +621,9 @@ class Typingd extends EventEmitter {
 
   /**
    * What a command does, once applied, to its user's screens (see shown()): a list of
-   * [conv, or undefined for every conversation; user; the screen still shown, or null].
+   * [conv, or undefined for every conversation; user; pane; the screen still shown, or
+   * null]. The side pane changes only with `pane: 'side'`, `offline`, `leave`, `remove`
+   * and `receive_typing` false.
    */
   _screenChange(cmd, fields) {
     const { user, conv } = fields;
@@ -584,42 +631,47 @@ class Typingd extends EventEmitter {
     // After `close` a viewer still sees the main timeline under --audience members;
     // under open they see nothing.
     const closed = this._audienceOpen ? null : MAIN_CHAT;
+    const side = paneOf(fields.pane) === 'side';
     switch (cmd) {
-      case 'open': return [[conv, user, screenOf(fields.thread, fields.view)]];
-      case 'close': return [[conv, user, closed]];
-      case 'offline': return [[undefined, user, closed]];
+      case 'open': return side ? [[conv, user, 'side', screenOf(fields.thread)]]
+        : [[conv, user, 'main', screenOf(fields.thread, fields.view)]];
+      case 'close': return side ? [[conv, user, 'side', null]] : [[conv, user, 'main', closed]];
+      case 'offline': return [[undefined, user, 'main', closed], [undefined, user, 'side', null]];
       case 'leave':
-      case 'remove': return [[conv, user, null]];
+      case 'remove': return [[conv, user, 'main', null], [conv, user, 'side', null]];
       case 'join':
-      case 'user': return fields.receive_typing === false ? [[undefined, user, null]] : null;
+      case 'user': return fields.receive_typing === false
+        ? [[undefined, user, 'main', null], [undefined, user, 'side', null]] : null;
       default: return null;
     }
   }
 
-  /** An indicator arrived: it is what its viewer now sees. */
+  /** An indicator arrived: it is what its viewer now sees on that pane. */
   _show(event) {
-    let convs = this._shown.get(event.viewer);
+    let screens = this._shown.get(event.viewer);
+    const key = paneKey(event.conv, event.pane);
     if ((Array.isArray(event.typing) && event.typing.length > 0) || event.more) {
-      if (convs === undefined) this._shown.set(event.viewer, (convs = new Map()));
-      convs.set(event.conv, event);
-    } else if (convs !== undefined) {
-      convs.delete(event.conv);
-      if (convs.size === 0) this._shown.delete(event.viewer);
+      if (screens === undefined) this._shown.set(event.viewer, (screens = new Map()));
+      screens.set(key, { conv: event.conv, pane: paneOf(event.pane), event });
+    } else if (screens !== undefined) {
+      screens.delete(key);
+      if (screens.size === 0) this._shown.delete(event.viewer);
     }
   }
 
   /** Drops what viewers no longer see after a command. */
   _forget(changes) {
-    for (const [conv, user, kept] of changes) {
-      const convs = this._shown.get(user);
-      if (convs === undefined) continue;
-      for (const c of conv === undefined ? [...convs.keys()] : [conv]) {
-        const event = convs.get(c);
-        if (event !== undefined && (kept === null || screenOf(event.thread, event.view) !== kept)) {
-          convs.delete(c);
-        }
+    for (const [conv, user, pane, kept] of changes) {
+      const screens = this._shown.get(user);
+      if (screens === undefined) continue;
+      const keys = conv !== undefined ? [paneKey(conv, pane)]
+        : [...screens].filter(([, entry]) => entry.pane === pane).map(([key]) => key);
+      for (const key of keys) {
+        const entry = screens.get(key);
+        if (entry === undefined) continue;
+        if (kept === null || screenOf(entry.event.thread, entry.event.view) !== kept) screens.delete(key);
       }
-      if (convs.size === 0) this._shown.delete(user);
+      if (screens.size === 0) this._shown.delete(user);
     }
   }
 
@@ -747,8 +799,8 @@ class Typingd extends EventEmitter {
         this._queue.push(event);
       }
     }
-    if (kind === 'indicator') {
-      const callbacks = this._viewers.get(event.viewer);
+    if (VIEWER_EVENTS.includes(kind)) {
+      const callbacks = this._viewers.get(kind).get(event.viewer);
       if (callbacks) {
         for (const callback of [...callbacks]) {
           try {
@@ -758,7 +810,7 @@ class Typingd extends EventEmitter {
           }
         }
       }
-      this.emit('indicator', event);
+      this.emit(kind, event);
     } else if (kind === 'typing' || kind === 'member' || kind === 'streak') {
       this.emit(kind, event);
     } else if (kind === 'error') {
@@ -827,7 +879,7 @@ if (typeof Symbol.asyncDispose === 'symbol') {
 const TypingdClient = Typingd;
 
 /** The protocol version this client speaks. */
-const PROTOCOL_VERSION = 3;
+const PROTOCOL_VERSION = 4;
 
 module.exports = {
   Typingd, TypingdClient, TypingdError, TypingdExited, LineSplitter, ACTIVITIES, PROTOCOL_VERSION,

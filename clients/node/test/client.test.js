@@ -297,11 +297,12 @@ test('the line splitter joins lines and UTF-8 sequences cut across chunks', () =
 
 // Protocol v3 ---------------------------------------------------------------------
 
-/** An indicator event with its keys in typingd's order (v3: thread, view, activities). */
-function ind(at, conv, viewer, typing, text, { thread, view, more, activities } = {}) {
+/** An indicator event with its keys in typingd's order (v3: thread, view, activities; v4: pane). */
+function ind(at, conv, viewer, typing, text, { thread, pane, view, more, activities } = {}) {
   const event = { event: 'indicator', at, conv };
   if (thread !== undefined) event.thread = thread;
   event.viewer = viewer;
+  if (pane !== undefined) event.pane = pane;
   if (view !== undefined) event.view = view;
   event.typing = typing;
   if (more !== undefined) event.more = more;
@@ -310,11 +311,12 @@ function ind(at, conv, viewer, typing, text, { thread, view, more, activities } 
   return event;
 }
 
-function typ(at, conv, user, state, { thread, activity, reason } = {}) {
+function typ(at, conv, user, state, { thread, activity, status, reason } = {}) {
   const event = { event: 'typing', at, conv };
   if (thread !== undefined) event.thread = thread;
   Object.assign(event, { user, state });
   if (activity !== undefined) event.activity = activity;
+  if (status !== undefined) event.status = status;
   if (reason !== undefined) event.reason = reason;
   return event;
 }
@@ -352,7 +354,10 @@ test('protocol v3: activities are listed and phrased per activity', async (t) =>
     ind(40, 'g', 'cy', ['ana', 'ben'], 'Ana and Ben are typing...'),
   ]);
   assert.equal('activities' in (await td.query('g')), false);
-  for (const activity of ACTIVITIES) assert.equal((await td.type('g', 'cy', { activity })).event, 'ok');
+  for (const activity of ACTIVITIES) {
+    const status = activity === 'status' ? 'is busy' : undefined; // the one with words of its own
+    assert.equal((await td.type('g', 'cy', { activity, status })).event, 'ok');
+  }
   await assert.rejects(td.type('g', 'cy', { activity: 'singing' }), { code: 'bad_field', field: 'activity' });
   assert.equal(await td.close(), 0);
 });
@@ -506,6 +511,73 @@ test('protocol v3: snapshot lists members and streaks with their v3 fields', asy
   assert.deepEqual(after.members[2], { event: 'member', at: 40, conv: 'g', user: 'cy', name: 'Cy',
     send_typing: true, open: false, forgotten: true });
   assert.deepEqual(td.drainEvents(), []);                      // none of it leaks to nextEvent()
+  assert.equal(await td.close(), 0);
+});
+
+// Protocol v4 ---------------------------------------------------------------------
+
+test('protocol v4: a side pane has its own indicators, and shown() its own screen', async (t) => {
+  const td = start(t, [...MANUAL, '--typing-events']);
+  for (const [user, name] of [['ana', 'Ana'], ['ben', 'Ben'], ['cy', 'Cy']]) await td.join('g', user, { name });
+  await td.openView('g', 'ben', { thread: 't', pane: 'side', at: 10 }); // beside ben's main timeline
+  await td.type('g', 'ana', { at: 20 });
+  await td.type('g', 'cy', { thread: 't', at: 30 });
+  sameEvents(td.drainEvents(), [
+    typ(20, 'g', 'ana', 'started'),
+    ind(20, 'g', 'ben', ['ana'], 'Ana is typing...'),
+    ind(20, 'g', 'cy', ['ana'], 'Ana is typing...'),
+    typ(30, 'g', 'cy', 'started', { thread: 't' }),
+    ind(30, 'g', 'ben', ['cy'], 'Cy is typing...', { thread: 't', pane: 'side' }),
+  ]);
+  // Two screens of one conversation, each with what it was last sent.
+  assert.equal(td.shown('ben', 'g').text, 'Ana is typing...');
+  assert.equal(td.shown('ben', 'g', { thread: 't', pane: 'side' }).at, 30);
+  assert.equal(td.shown('ben', 'g', { thread: 't' }), null); // not on the main screen
+  assert.equal(td.shown('ben', 'g', { pane: 'side' }), null); // the side pane shows t
+  await td.openView('g', 'ben', { thread: 't', pane: 'main', at: 40 }); // the main screen moves to t too
+  sameEvents(td.drainEvents(), [ind(40, 'g', 'ben', ['cy'], 'Cy is typing...', { thread: 't' })]);
+  assert.equal(td.shown('ben', 'g'), null);
+  assert.equal(td.shown('ben', 'g', { thread: 't' }).at, 40);
+  assert.equal(td.shown('ben', 'g', { thread: 't', pane: 'side' }).at, 30); // left as it was
+  await td.closeView('g', 'ben', { pane: 'side', at: 50 }); // removed without an event
+  assert.deepEqual(td.drainEvents(), []);
+  assert.equal(td.shown('ben', 'g', { thread: 't', pane: 'side' }), null);
+  assert.equal(td.shown('ben', 'g', { thread: 't' }).at, 40);
+  await td.openView('g', 'ben', { thread: 't', pane: 'side', at: 60 }); // back, compared from empty
+  sameEvents(td.drainEvents(), [ind(60, 'g', 'ben', ['cy'], 'Cy is typing...', { thread: 't', pane: 'side' })]);
+  const { members } = await td.snapshot({ at: 65 });
+  assert.deepEqual([members[1].user, members[1].side], ['ben', 't']);
+  await td.offline('ben', { at: 70 }); // both screens go
+  assert.equal(td.shown('ben', 'g', { thread: 't', pane: 'side' }), null);
+  assert.equal(td.shown('ben', 'g', { thread: 't' }), null);
+  for (const options of [{ pane: 'side' }, { pane: 'side', view: 'list' }, { pane: 'top', thread: 't' }]) {
+    await assert.rejects(td.openView('g', 'ben', options), { code: 'bad_field', field: 'pane' });
+  }
+  assert.equal(await td.close(), 0);
+});
+
+test('protocol v4: status words are sent, and come back in typing events and streaks', async (t) => {
+  const td = start(t, [...MANUAL, '--typing-events']);
+  await td.join('g', 'ana', { name: 'Ana' });
+  await td.join('g', 'claude', { name: 'Claude' });
+  await td.type('g', 'claude', { activity: 'status', status: 'is thinking', timeoutMs: 60000, at: 10 });
+  await td.type('g', 'ana', { at: 20 });
+  await td.type('g', 'claude', { activity: 'status', status: 'is writing', timeout_ms: 60000, at: 30 });
+  sameEvents(td.drainEvents(), [
+    typ(10, 'g', 'claude', 'started', { activity: 'status', status: 'is thinking' }),
+    ind(10, 'g', 'ana', ['claude'], 'Claude is thinking...', { activities: ['status'] }),
+    typ(20, 'g', 'ana', 'started'),
+    ind(20, 'g', 'claude', ['ana'], 'Ana is typing...'),
+    typ(30, 'g', 'claude', 'changed', { activity: 'status', status: 'is writing' }),
+    ind(30, 'g', 'ana', ['claude'], 'Claude is writing...', { activities: ['status'] }),
+  ]);
+  assert.deepEqual((await td.query('g', { at: 40 })).activities, ['status', 'typing']);
+  const { streaks } = await td.snapshot({ at: 50 });
+  assert.deepEqual(Object.entries(streaks[0]).slice(4, 6), [['activity', 'status'], ['status', 'is writing']]);
+  for (const [options, code] of [[{ activity: 'status' }, 'missing_field'], [{ status: 'is here' }, 'bad_field'],
+    [{ activity: 'status', status: 'is\u001b[31m red' }, 'bad_field'], [{ activity: 'status', status: '' }, 'bad_field']]) {
+    await assert.rejects(td.type('g', 'ana', options), { code, field: 'status' });
+  }
   assert.equal(await td.close(), 0);
 });
 

@@ -40,6 +40,34 @@ function alive(pid) {
   }
 }
 
+/**
+ * What a typingd run with --announce-after-ms writes (protocol v4), as canned lines: an
+ * indicator for ben's main screen and one for his side pane, then, once they have
+ * settled, an announcement for each screen, and one for cy's chat-list row.
+ */
+const ANNOUNCING = [
+  '{"event":"indicator","at":100,"conv":"g","viewer":"ben","typing":["ana"],"text":"Ana is typing..."}',
+  '{"event":"indicator","at":100,"conv":"g","thread":"t","viewer":"ben","pane":"side","typing":["cy"],'
+    + '"text":"Cy is typing..."}',
+  '{"event":"announce","at":1100,"conv":"g","viewer":"ben","text":"Ana is typing..."}',
+  '{"event":"announce","at":1100,"conv":"g","thread":"t","viewer":"ben","pane":"side","text":"Cy is typing..."}',
+  '{"event":"announce","at":1100,"conv":"g","viewer":"cy","view":"list","text":"Ana is typing..."}',
+];
+
+/**
+ * A stand-in for typingd: once it has read a line, it writes `lines`, then reads its
+ * input to the end and exits 0. The client parses its output as typingd's.
+ */
+function cannedBinary(t, lines) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'typingd-canned-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'out.jsonl'), lines.map((line) => `${line}\n`).join(''));
+  const script = path.join(dir, 'typingd');
+  fs.writeFileSync(script, '#!/bin/sh\nread -r line\ncat "$(dirname "$0")/out.jsonl"\nexec cat >/dev/null\n');
+  fs.chmodSync(script, 0o755);
+  return script;
+}
+
 /** Two members of `g` with names, `a` and `b` (and `c` when asked). */
 async function room(td, users = ['a', 'b']) {
   for (const user of users) await td.join('g', user, { name: user.toUpperCase() });
@@ -286,6 +314,29 @@ test('onIndicator returns a function that removes that callback, and only it', a
   // The events are still queued for nextEvent, subscribed or not.
   assert.deepEqual(td.drainEvents({ viewer: 'b' }).map((ev) => ev.at), [10, 20, 30]);
   assert.equal(await td.close(), 0);
+});
+
+test('announcements are events of their viewer, apart from indicators, and leave shown() as it was', async (t) => {
+  const td = start(t, { binary: cannedBinary(t, ANNOUNCING) });
+  const said = [];
+  const indicated = [];
+  const emitted = [];
+  td.onAnnounce('ben', (ev) => said.push(ev));
+  td.onIndicator('ben', (ev) => indicated.push(ev));
+  td.on('announce', (ev) => emitted.push(ev.viewer));
+  td.writeRaw('{}'); // the stand-in answers it with ANNOUNCING
+  const first = await td.nextEvent({ viewer: 'cy', timeout: 60000 });
+  assert.deepEqual(Object.entries(first), [['event', 'announce'], ['at', 1100], ['conv', 'g'], ['viewer', 'cy'],
+    ['view', 'list'], ['text', 'Ana is typing...']]);
+  assert.equal(await td.close(), 0); // every line read, every callback called
+  assert.deepEqual(td.drainEvents({ viewer: 'ben' }).map((ev) => ev.event), ['indicator', 'indicator', 'announce', 'announce']);
+  assert.deepEqual(said.map((ev) => [ev.text, ev.pane]), [['Ana is typing...', undefined], ['Cy is typing...', 'side']]);
+  assert.deepEqual(indicated.map((ev) => ev.event), ['indicator', 'indicator']);
+  assert.deepEqual(emitted, ['ben', 'ben', 'cy']);
+  // What ben's screens show is the indicators', which an announcement does not change.
+  assert.equal(td.shown('ben', 'g').at, 100);
+  assert.equal(td.shown('ben', 'g', { thread: 't', pane: 'side' }).text, 'Cy is typing...');
+  assert.equal(td.shown('ben', 'g', { thread: 't' }), null);
 });
 
 test('no reply within requestTimeout rejects with a TypingdError of code timeout', async (t) => {

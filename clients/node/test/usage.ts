@@ -4,6 +4,7 @@
 import {
   Typingd, TypingdClient, TypingdError, TypingdExited, ACTIVITIES, PROTOCOL_VERSION,
   Activity, IndicatorEvent, TypingdEvent, TypingdCommand, CommandMap, EventName, StateEvent,
+  AnnounceEvent, Pane,
 } from '..';
 
 async function usage(): Promise<number | null> {
@@ -15,12 +16,22 @@ async function usage(): Promise<number | null> {
     void text; void thread; void activities;
   });
   unsubscribe();
+  const unannounce: () => void = td.onAnnounce('bob', (ev: AnnounceEvent) => {
+    const said: string = ev.text;
+    const pane: 'side' | undefined = ev.pane;
+    void said; void pane;
+  });
+  unannounce();
 
   const ok = await td.join('dm', 'alice', { name: 'Alice', sendTyping: true, locale: 'de', receive_typing: true });
   const line: number = ok.line;
   await td.type('dm', 'alice', { activity: 'recording_audio', thread: 'plans', timeoutMs: 45000, at: undefined });
   await td.type('dm', 'alice', { timeout_ms: 500, empty: true });
   await td.openView('dm', 'bob', { view: 'list' });
+  await td.openView('dm', 'bob', { thread: 'plans', pane: 'side' });
+  const side: Pane = 'side';
+  await td.closeView('dm', 'bob', { pane: side });
+  await td.type('dm', 'alice', { activity: 'status', status: 'is thinking' });
   await td.tick(100);
   const state: StateEvent = await td.query('dm', { thread: 'plans' });
   const typers: string[] = state.typing;
@@ -33,6 +44,10 @@ async function usage(): Promise<number | null> {
 
   // @ts-expect-error: not an activity
   await td.type('dm', 'alice', { activity: 'singing' });
+  // @ts-expect-error: pane is 'main' or 'side'
+  await td.openView('dm', 'bob', { thread: 'plans', pane: 'top' });
+  // @ts-expect-error: status words are a string
+  await td.type('dm', 'alice', { activity: 'status', status: 7 });
   // @ts-expect-error: view is 'chat' or 'list'
   await td.openView('dm', 'bob', { view: 'grid' });
   // @ts-expect-error: join takes no timeout_ms
@@ -47,12 +62,20 @@ async function usage(): Promise<number | null> {
     const viewer: string = next.viewer; // narrowed by `event`
     void viewer;
   }
+  if (next !== null && next.event === 'announce') {
+    const said: string = next.text; // narrowed by `event`
+    void said;
+  }
   if (next !== null && next.event === 'typing') {
+    const words: string | undefined = next.status;
+    void words;
     const reason: 'timeout' | 'empty' | 'send' | 'leave' | 'removed' | 'offline' | 'closed' | 'hidden' | 'moved' | undefined = next.reason;
     void reason;
   }
   const drained: TypingdEvent[] = td.drainEvents({ viewer: 'bob' });
   const shown: IndicatorEvent | null = td.shown('bob', 'dm', { thread: 'plans' });
+  const inSidePane: IndicatorEvent | null = td.shown('bob', 'dm', { thread: 'plans', pane: 'side' });
+  td.on('announce', (ev) => { const where: string = ev.conv; void where; });
   const n: number = td.write('type', { conv: 'dm', user: 'alice' });
   await td.outcome(n);
   td.on('indicator', (ev) => { const who: string[] = ev.typing; void who; });
@@ -77,9 +100,9 @@ async function usage(): Promise<number | null> {
   const incomplete: CommandMap['join'] = { cmd: 'join', conv: 'dm' };
   const kind: EventName = 'streak';
   const activity: Activity = ACTIVITIES[0];
-  const version: 3 = PROTOCOL_VERSION;
+  const version: 4 = PROTOCOL_VERSION;
   const alias: Typingd = new TypingdClient(['--clock', 'manual']);
-  void [line, typers, counted, deadline, events, drained, shown, command, incomplete, kind, activity, version, alias];
+  void [line, typers, counted, deadline, events, drained, shown, inSidePane, command, incomplete, kind, activity, version, alias];
 
   const status: number | null = await td.close({ timeout: 2000, drain: false });
   await td.kill('SIGKILL');

@@ -54,6 +54,33 @@ async def wait_until_async(condition, what):
         await asyncio.sleep(0.001)
 
 
+#: What a typingd run with --announce-after-ms writes (protocol v4), as canned lines: an
+#: indicator for ben's main screen and one for his side pane, then, once they have
+#: settled, an announcement for each screen, and one for cy's chat-list row.
+ANNOUNCING = [
+    '{"event":"indicator","at":100,"conv":"g","viewer":"ben","typing":["ana"],"text":"Ana is typing..."}',
+    '{"event":"indicator","at":100,"conv":"g","thread":"t","viewer":"ben","pane":"side","typing":["cy"],'
+    '"text":"Cy is typing..."}',
+    '{"event":"announce","at":1100,"conv":"g","viewer":"ben","text":"Ana is typing..."}',
+    '{"event":"announce","at":1100,"conv":"g","thread":"t","viewer":"ben","pane":"side","text":"Cy is typing..."}',
+    '{"event":"announce","at":1100,"conv":"g","viewer":"cy","view":"list","text":"Ana is typing..."}',
+]
+
+
+def canned_binary(test, lines):
+    """A stand-in for typingd: once it has read a line, it writes ``lines``, then reads
+    its input to the end and exits 0. The client parses its output as typingd's."""
+    folder = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, folder, True)
+    with open(os.path.join(folder, "out.jsonl"), "w", encoding="utf-8") as file:
+        file.write("".join(line + "\n" for line in lines))
+    script = os.path.join(folder, "typingd")
+    with open(script, "w") as file:
+        file.write('#!/bin/sh\nread -r line\ncat "$(dirname "$0")/out.jsonl"\nexec cat >/dev/null\n')
+    os.chmod(script, 0o755)
+    return script
+
+
 def input_full(pid):
     """True when the pipe that is the process's stdin holds all it can (less PIPE_BUF,
     which a small write needs free at once): whoever writes it waits."""
@@ -69,8 +96,8 @@ class Threaded:
     """The scenarios' view of the threaded client: every call returns its result."""
     make = Typingd
 
-    def __init__(self, *args, **kwargs):
-        self.td = Typingd(BINARY, *args, **kwargs)
+    def __init__(self, *args, binary=BINARY, **kwargs):
+        self.td = Typingd(binary, *args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self.td, name)
@@ -82,14 +109,14 @@ class Threaded:
 class Async:
     """The asyncio client driven from a private loop, so the scenarios read the same."""
 
-    def __init__(self, *args, **kwargs):
-        client = AsyncTypingd(BINARY, *args, **kwargs)   # ValueError before a loop exists
+    def __init__(self, *args, binary=BINARY, **kwargs):
+        client = AsyncTypingd(binary, *args, **kwargs)   # ValueError before a loop exists
         self.loop = asyncio.new_event_loop()
         self.td = self.loop.run_until_complete(client.start())
 
     def __getattr__(self, name):
         attribute = getattr(self.td, name)
-        if not callable(attribute) or name in ("events", "shown", "on_indicator"):
+        if not callable(attribute) or name in ("events", "shown", "on_indicator", "on_announce"):
             return attribute
 
         def call(*args, **kwargs):
@@ -157,6 +184,25 @@ class Scenarios:
             self.assertEqual(td.events(), [])                                  # queue=False keeps none
         finally:
             td.close(5)
+
+    def test_announcements_are_events_of_their_viewer_apart_from_indicators(self):
+        td = self.start(binary=canned_binary(self, ANNOUNCING))
+        said, indicated = [], []
+        td.on_announce("ben", said.append)
+        td.on_indicator("ben", indicated.append)
+        td.write_raw("{}")                                     # the stand-in answers it with ANNOUNCING
+        first = td.next_event(timeout=DEADLINE, viewer="cy")
+        self.assertEqual(list(first.items()), [("event", "announce"), ("at", 1100), ("conv", "g"), ("viewer", "cy"),
+                                               ("view", "list"), ("text", "Ana is typing...")])
+        self.assertEqual(td.close(DEADLINE), 0)                # every line read, every callback called
+        self.assertEqual([e["event"] for e in td.events("ben")], ["indicator", "indicator", "announce", "announce"])
+        self.assertEqual([(e["text"], e.get("pane")) for e in said], [("Ana is typing...", None),
+                                                                      ("Cy is typing...", "side")])
+        self.assertEqual([e["event"] for e in indicated], ["indicator", "indicator"])
+        # What ben's screens show is the indicators', which an announcement does not change.
+        self.assertEqual(td.shown("ben", "g")["at"], 100)
+        self.assertEqual(td.shown("ben", "g", thread="t", pane="side")["text"], "Cy is typing...")
+        self.assertIsNone(td.shown("ben", "g", thread="t"))
 
     def test_close_ends_a_pending_45_second_streak_within_its_timeout(self):
         td = self.start()                                                      # the real clock

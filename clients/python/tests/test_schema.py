@@ -43,6 +43,17 @@ class SchemaNames(unittest.TestCase):
         # The events the client treats specially are events the protocol has.
         self.assertTrue(set(_common.REPLIES) | set(_common.LISTED) <= set(_schema.EVENTS))
 
+    def test_each_event_for_a_viewer_has_its_callback_in_both_clients(self):
+        # An event the schema gives a viewer is one a gateway forwards to that person:
+        # on_indicator, on_announce, ...
+        events = schema("event.schema.json")["$defs"]
+        for_viewers = [kind for kind in _schema.EVENTS if "viewer" in events[kind]["properties"]]
+        self.assertEqual(for_viewers, list(_common.VIEWER_EVENTS))
+        for client in (typingd.Typingd, typingd.AsyncTypingd):
+            for kind in for_viewers:
+                self.assertEqual(list(inspect.signature(getattr(client, f"on_{kind}")).parameters),
+                                 ["self", "viewer", "callback"], f"{client.__name__}.on_{kind}")
+
     def test_the_generator_refuses_schemas_whose_activities_differ(self):
         import shutil
         import tempfile

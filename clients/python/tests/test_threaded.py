@@ -90,12 +90,14 @@ def written(td):
     return events
 
 
-def indicator(at, viewer, typing, text, conv="g", more=None, thread=None, view=None, activities=None):
+def indicator(at, viewer, typing, text, conv="g", more=None, thread=None, view=None, activities=None, pane=None):
     """An indicator event, its keys in typingd's order (the tests compare that too)."""
     event = {"event": "indicator", "at": at, "conv": conv}
     if thread is not None:
         event["thread"] = thread
     event["viewer"] = viewer
+    if pane is not None:
+        event["pane"] = pane
     if view is not None:
         event["view"] = view
     event["typing"] = typing
@@ -107,13 +109,15 @@ def indicator(at, viewer, typing, text, conv="g", more=None, thread=None, view=N
     return event
 
 
-def typing(at, user, state, reason=None, conv="g", thread=None, activity=None):
+def typing(at, user, state, reason=None, conv="g", thread=None, activity=None, status=None):
     event = {"event": "typing", "at": at, "conv": conv}
     if thread is not None:
         event["thread"] = thread
     event.update(user=user, state=state)
     if activity is not None:
         event["activity"] = activity
+    if status is not None:
+        event["status"] = status
     if reason is not None:
         event["reason"] = reason
     return event
@@ -291,7 +295,8 @@ class ProtocolV3Tests(unittest.TestCase):
                                            indicator(40, "cy", ["ana", "ben"], "Ana and Ben are typing...")])
             self.assertNotIn("activities", td.query("g"))
             for activity in ACTIVITIES:                                # every one is accepted
-                self.assertEqual(td.type("g", "cy", activity=activity)["event"], "ok")
+                words = "is busy" if activity == "status" else None    # the one with words of its own
+                self.assertEqual(td.type("g", "cy", activity=activity, status=words)["event"], "ok")
             with self.assertRaises(TypingdError) as caught:
                 td.type("g", "cy", activity="singing")
             self.assertEqual(caught.exception.event["field"], "activity")
@@ -513,6 +518,76 @@ class ProtocolV3Tests(unittest.TestCase):
         expected = [line.split("# -> ", 1)[1].strip() for line in code.splitlines()
                     if line.lstrip().startswith("print(") and "# -> " in line]
         self.assertEqual(result.stdout.splitlines(), expected)
+
+
+class ProtocolV4Tests(unittest.TestCase):
+    """The v4 fields through the wrapper, on the manual clock: side panes and status
+    words. Each assertion is the exact output typingd wrote, keys in order."""
+
+    def test_a_side_pane_has_its_own_indicators_and_its_own_shown(self):
+        with Typingd(BINARY, *MANUAL, "--typing-events") as td:
+            for user, name in (("ana", "Ana"), ("ben", "Ben"), ("cy", "Cy")):
+                td.join("g", user, name=name)
+            td.open_view("g", "ben", thread="t", pane="side", at=10)  # beside ben's main timeline
+            td.type("g", "ana", at=20)
+            td.type("g", "cy", thread="t", at=30)
+            self.assertEqual(in_order(written(td)), in_order([
+                typing(20, "ana", "started"),
+                indicator(20, "ben", ["ana"], "Ana is typing..."),
+                indicator(20, "cy", ["ana"], "Ana is typing..."),
+                typing(30, "cy", "started", thread="t"),
+                indicator(30, "ben", ["cy"], "Cy is typing...", thread="t", pane="side"),
+            ]))
+            # Two screens of one conversation, each with what it was last sent.
+            self.assertEqual(td.shown("ben", "g")["text"], "Ana is typing...")
+            self.assertEqual(td.shown("ben", "g", thread="t", pane="side")["at"], 30)
+            self.assertIsNone(td.shown("ben", "g", thread="t"))       # not on the main screen
+            self.assertIsNone(td.shown("ben", "g", pane="side"))      # the side pane shows t
+            td.open_view("g", "ben", thread="t", pane="main", at=40)  # the main screen moves to t too
+            self.assertEqual(written(td), [indicator(40, "ben", ["cy"], "Cy is typing...", thread="t")])
+            self.assertIsNone(td.shown("ben", "g"))
+            self.assertEqual(td.shown("ben", "g", thread="t")["at"], 40)
+            self.assertEqual(td.shown("ben", "g", thread="t", pane="side")["at"], 30)   # left as it was
+            td.close_view("g", "ben", pane="side", at=50)              # removed without an event
+            self.assertEqual(written(td), [])
+            self.assertIsNone(td.shown("ben", "g", thread="t", pane="side"))
+            self.assertEqual(td.shown("ben", "g", thread="t")["at"], 40)
+            td.open_view("g", "ben", thread="t", pane="side", at=60)  # back, compared from empty
+            self.assertEqual(written(td), [indicator(60, "ben", ["cy"], "Cy is typing...", thread="t", pane="side")])
+            _, members, _ = td.snapshot(at=65)
+            self.assertEqual((members[1]["user"], members[1]["side"]), ("ben", "t"))
+            td.offline("ben", at=70)                                   # both screens go
+            self.assertIsNone(td.shown("ben", "g", thread="t", pane="side"))
+            self.assertIsNone(td.shown("ben", "g", thread="t"))
+            for fields in ({"pane": "side"}, {"pane": "side", "view": "list"}, {"pane": "top", "thread": "t"}):
+                with self.assertRaises(TypingdError) as caught:
+                    td.open_view("g", "ben", **fields)
+                self.assertEqual((caught.exception.code, caught.exception.event["field"]), ("bad_field", "pane"))
+
+    def test_status_words_are_sent_and_come_back_in_typing_events_and_streaks(self):
+        with Typingd(BINARY, *MANUAL, "--typing-events") as td:
+            td.join("g", "ana", name="Ana")
+            td.join("g", "claude", name="Claude")
+            td.type("g", "claude", activity="status", status="is thinking", timeout_ms=60000, at=10)
+            td.type("g", "ana", at=20)
+            td.type("g", "claude", activity="status", status="is writing", timeout_ms=60000, at=30)
+            self.assertEqual(in_order(written(td)), in_order([
+                typing(10, "claude", "started", activity="status", status="is thinking"),
+                indicator(10, "ana", ["claude"], "Claude is thinking...", activities=["status"]),
+                typing(20, "ana", "started"),
+                indicator(20, "claude", ["ana"], "Ana is typing..."),
+                typing(30, "claude", "changed", activity="status", status="is writing"),
+                indicator(30, "ana", ["claude"], "Claude is writing...", activities=["status"]),
+            ]))
+            self.assertEqual(td.query("g", at=40)["activities"], ["status", "typing"])
+            _, _, streaks = td.snapshot(at=50)
+            self.assertEqual(list(streaks[0].items())[4:6], [("activity", "status"), ("status", "is writing")])
+            for fields, code in (({"activity": "status"}, "missing_field"), ({"status": "is here"}, "bad_field"),
+                                 ({"activity": "status", "status": "is\x1b[31m red"}, "bad_field"),
+                                 ({"activity": "status", "status": ""}, "bad_field")):
+                with self.assertRaises(TypingdError) as caught:
+                    td.type("g", "ana", **fields)
+                self.assertEqual((caught.exception.code, caught.exception.event["field"]), (code, "status"), fields)
 
 
 if __name__ == "__main__":

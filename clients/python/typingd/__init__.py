@@ -1,4 +1,4 @@
-"""typingd's Python client: start a typingd process and drive it (protocol v3).
+"""typingd's Python client: start a typingd process and drive it (protocol v4).
 
     from typingd import Typingd
 

@@ -120,10 +120,10 @@ class AsyncTypingd:
                                                   locale=locale, receive_typing=receive_typing, at=at))
 
     async def type(self, conv: str, user: str, *, thread: Optional[str] = None, empty: Optional[bool] = None,
-                   activity: Optional[str] = None, timeout_ms: Optional[int] = None,
+                   activity: Optional[str] = None, status: Optional[str] = None, timeout_ms: Optional[int] = None,
                    at: Optional[float] = None) -> Event:
         return await self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
-                                                  activity=activity, timeout_ms=timeout_ms, at=at))
+                                                  activity=activity, status=status, timeout_ms=timeout_ms, at=at))
 
     async def send(self, conv: str, user: str, *, thread: Optional[str] = None,
                    at: Optional[float] = None) -> Event:
@@ -139,11 +139,12 @@ class AsyncTypingd:
         return await self.request("offline", **given(user=user, at=at))
 
     async def open_view(self, conv: str, user: str, *, thread: Optional[str] = None, view: Optional[str] = None,
-                        at: Optional[float] = None) -> Event:
-        return await self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
+                        pane: Optional[str] = None, at: Optional[float] = None) -> Event:
+        return await self.request("open", **given(conv=conv, user=user, thread=thread, view=view, pane=pane, at=at))
 
-    async def close_view(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
-        return await self.request("close", **given(conv=conv, user=user, at=at))
+    async def close_view(self, conv: str, user: str, *, pane: Optional[str] = None,
+                         at: Optional[float] = None) -> Event:
+        return await self.request("close", **given(conv=conv, user=user, pane=pane, at=at))
 
     async def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
                    receive_typing: Optional[bool] = None, locale: Optional[str] = None,
@@ -230,11 +231,14 @@ class AsyncTypingd:
         return self._events.take_all(viewer)
 
     def on_indicator(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
-        return self._state.listen(viewer, callback)
+        return self._state.listen(viewer, callback, "indicator")
+
+    def on_announce(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        return self._state.listen(viewer, callback, "announce")
 
     def shown(self, viewer: str, conv: str, thread: Optional[str] = None,
-              view: Optional[str] = None) -> Optional[Event]:
-        return self._state.shown_at(viewer, conv, thread, view)
+              view: Optional[str] = None, pane: Optional[str] = None) -> Optional[Event]:
+        return self._state.shown_at(viewer, conv, thread, view, pane)
 
     # Life cycle ------------------------------------------------------------------------
 

@@ -165,15 +165,27 @@ Screen = Tuple[Optional[str], str]
 
 
 def screen(thread: Optional[str] = None, view: Optional[str] = None) -> Screen:
-    """A viewer's screen in one conversation: (thread or None, "chat" or "list")."""
+    """What one pane of a viewer shows in one conversation: (thread or None, "chat" or "list")."""
     return (thread, "list" if view == "list" else "chat")
 
 
 MAIN_CHAT = screen()
 
+#: The panes of a membership (protocol v4): the main screen, and a side pane showing a thread.
+MAIN, SIDE = "main", "side"
+
+
+def pane_of(pane: Optional[str]) -> str:
+    """A pane as given (None, "main" or "side"; an indicator's ``pane`` key) -> "main" or "side"."""
+    return SIDE if pane == SIDE else MAIN
+
+
 # A request's effect on its user's screens, once applied: a list of (conv or None for
-# every conversation, user, the screen kept or None).
-ScreenChanges = Optional[List[Tuple[Optional[str], str, Optional[Screen]]]]
+# every conversation, user, pane, the screen kept or None).
+ScreenChanges = Optional[List[Tuple[Optional[str], str, str, Optional[Screen]]]]
+
+#: The events that have per-viewer callbacks (``on_indicator``, ``on_announce``).
+VIEWER_EVENTS = ("indicator", "announce")
 
 
 class Slot:
@@ -203,8 +215,9 @@ class Dispatcher:
         self.waiting: Dict[str, Slot] = {}   # id -> slot
         self.by_line: Dict[int, str] = {}    # line -> id of a request still waiting
         self.errors: Dict[int, Event] = {}   # line -> error event (the last RECENT_ERRORS)
-        self.shown: Dict[str, Dict[str, Event]] = {}   # viewer -> conv -> non-empty indicator
-        self.listeners: Dict[str, List[Callable[[Event], Any]]] = {}
+        # viewer -> (conv, pane) -> the non-empty indicator on that screen
+        self.shown: Dict[str, Dict[Tuple[str, str], Event]] = {}
+        self.listeners: Dict[Tuple[str, str], List[Callable[[Event], Any]]] = {}   # (event, viewer) ->
         self._listed: List[Event] = []
 
     # Requests ---------------------------------------------------------------
@@ -272,25 +285,30 @@ class Dispatcher:
         return listed, slots
 
     def listeners_of(self, event: Event) -> List[Callable[[Event], Any]]:
-        if event.get("event") != "indicator":
+        kind, viewer = event.get("event"), event.get("viewer")
+        if kind not in VIEWER_EVENTS or not isinstance(viewer, str):
             return []
-        return list(self.listeners.get(event.get("viewer"), ()))
+        return list(self.listeners.get((kind, viewer), ()))
 
-    def listen(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
-        self.listeners.setdefault(viewer, []).append(callback)
+    def listen(self, viewer: str, callback: Callable[[Event], Any], kind: str = "indicator") -> Callable[[], None]:
+        """Calls ``callback`` with each event of ``kind`` (one of VIEWER_EVENTS) for ``viewer``."""
+        key = (kind, viewer)
+        self.listeners.setdefault(key, []).append(callback)
 
         def unsubscribe() -> None:
-            callbacks = self.listeners.get(viewer)
+            callbacks = self.listeners.get(key)
             if callbacks and callback in callbacks:
                 callbacks.remove(callback)
                 if not callbacks:
-                    del self.listeners[viewer]
+                    del self.listeners[key]
         return unsubscribe
 
     # What viewers see -----------------------------------------------------------
 
     def screen_change(self, cmd: str, fields: Dict[str, Any]) -> ScreenChanges:
-        """What a command does, once applied, to its user's screens."""
+        """What a command does, once applied, to its user's screens: the main screen, and
+        the side pane (protocol v4), which only ``pane="side"``, ``offline``, ``leave``,
+        ``remove`` and ``receive_typing`` False change."""
         user = fields.get("user")
         if not isinstance(user, str):
             return None
@@ -298,24 +316,30 @@ class Dispatcher:
         # After `close`, a viewer still sees the main timeline under --audience members;
         # under open they see nothing.
         closed = None if self.audience_open else MAIN_CHAT
+        side = pane_of(fields.get("pane")) == SIDE
         if cmd == "open":
-            return [(conv, user, screen(fields.get("thread"), fields.get("view")))]
+            if side:    # at another thread than it shows, the side pane starts from empty
+                return [(conv, user, SIDE, screen(fields.get("thread")))]
+            return [(conv, user, MAIN, screen(fields.get("thread"), fields.get("view")))]
         if cmd == "close":
-            return [(conv, user, closed)]
+            return [(conv, user, SIDE, None)] if side else [(conv, user, MAIN, closed)]
         if cmd == "offline":
-            return [(None, user, closed)]
+            return [(None, user, MAIN, closed), (None, user, SIDE, None)]
         if cmd in ("leave", "remove"):
-            return [(conv, user, None)]
+            return [(conv, user, MAIN, None), (conv, user, SIDE, None)]
         if cmd in ("join", "user") and fields.get("receive_typing") is False:
-            return [(None, user, None)]
+            return [(None, user, MAIN, None), (None, user, SIDE, None)]
         return None
 
-    def forget(self, changes: List[Tuple[Optional[str], str, Optional[Screen]]]) -> None:
-        for conv, user, kept in changes:
+    def forget(self, changes: List[Tuple[Optional[str], str, str, Optional[Screen]]]) -> None:
+        for conv, user, pane, kept in changes:
             shown = self.shown.get(user, {})
-            for key in [conv] if conv is not None else list(shown):
-                event = shown.get(key) if key is not None else None
-                if event is not None and (kept is None or screen(event.get("thread"), event.get("view")) != kept):
+            keys = [(conv, pane)] if conv is not None else [key for key in shown if key[1] == pane]
+            for key in keys:
+                event = shown.get(key)
+                if event is None:
+                    continue
+                if kept is None or screen(event.get("thread"), event.get("view")) != kept:
                     del shown[key]
             if not shown:
                 self.shown.pop(user, None)
@@ -324,15 +348,17 @@ class Dispatcher:
         viewer, conv = event.get("viewer"), event.get("conv")
         if not isinstance(viewer, str) or not isinstance(conv, str):
             return
+        key = (conv, pane_of(event.get("pane")))
         if event.get("typing") or event.get("more"):
-            self.shown.setdefault(viewer, {})[conv] = event
-        elif conv in self.shown.get(viewer, ()):
-            del self.shown[viewer][conv]
+            self.shown.setdefault(viewer, {})[key] = event
+        elif key in self.shown.get(viewer, ()):
+            del self.shown[viewer][key]
             if not self.shown[viewer]:
                 del self.shown[viewer]
 
-    def shown_at(self, viewer: str, conv: str, thread: Optional[str], view: Optional[str]) -> Optional[Event]:
-        event = self.shown.get(viewer, {}).get(conv)
+    def shown_at(self, viewer: str, conv: str, thread: Optional[str], view: Optional[str],
+                 pane: Optional[str] = None) -> Optional[Event]:
+        event = self.shown.get(viewer, {}).get((conv, pane_of(pane)))
         if event is None or screen(event.get("thread"), event.get("view")) != screen(thread, view):
             return None
         return event

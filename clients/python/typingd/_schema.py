@@ -5,7 +5,7 @@ schema/event.schema.json (at the root of the typingd repository): do not edit, r
 #: The values of ``type``'s ``activity``; ``typing`` is the default.
 ACTIVITIES = (
     "typing", "recording_audio", "recording_video", "sending_photo", "sending_video",
-    "sending_file", "sharing_location",
+    "sending_file", "sharing_location", "status",
 )
 
 #: Every value of a command's ``cmd``.
@@ -17,5 +17,5 @@ COMMANDS = (
 #: Every value of an event's ``event``.
 EVENTS = (
     "indicator", "typing", "ok", "error", "state", "stats", "member", "streak",
-    "snapshot",
+    "snapshot", "announce",
 )

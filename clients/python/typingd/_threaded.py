@@ -123,12 +123,15 @@ class Typingd:
                                             locale=locale, receive_typing=receive_typing, at=at))
 
     def type(self, conv: str, user: str, *, thread: Optional[str] = None, empty: Optional[bool] = None,
-             activity: Optional[str] = None, timeout_ms: Optional[int] = None, at: Optional[float] = None) -> Event:
+             activity: Optional[str] = None, status: Optional[str] = None, timeout_ms: Optional[int] = None,
+             at: Optional[float] = None) -> Event:
         """A keystroke (``empty=True``: the input box is now empty). ``timeout_ms``
         replaces --timeout-ms for this keystroke; ``activity`` is one of ACTIVITIES;
-        ``thread`` types in a thread of ``conv`` (default: the main timeline)."""
+        with ``activity="status"``, ``status`` is the words others see after the
+        typer's name (``"is thinking"``); ``thread`` types in a thread of ``conv``
+        (default: the main timeline)."""
         return self.request("type", **given(conv=conv, user=user, thread=thread, empty=empty or None,
-                                            activity=activity, timeout_ms=timeout_ms, at=at))
+                                            activity=activity, status=status, timeout_ms=timeout_ms, at=at))
 
     def send(self, conv: str, user: str, *, thread: Optional[str] = None, at: Optional[float] = None) -> Event:
         """A message sent: stops the user's streak at ``thread`` (default: the main timeline)."""
@@ -144,14 +147,16 @@ class Typingd:
         return self.request("offline", **given(user=user, at=at))
 
     def open_view(self, conv: str, user: str, *, thread: Optional[str] = None, view: Optional[str] = None,
-                  at: Optional[float] = None) -> Event:
+                  pane: Optional[str] = None, at: Optional[float] = None) -> Event:
         """The ``open`` command: ``user`` has ``conv`` on screen, at ``thread``, as a
-        chat or (``view="list"``) as a row of their chat list."""
-        return self.request("open", **given(conv=conv, user=user, thread=thread, view=view, at=at))
+        chat or (``view="list"``) as a row of their chat list. ``pane="side"``: the
+        user's side pane shows ``thread`` instead, beside the main screen."""
+        return self.request("open", **given(conv=conv, user=user, thread=thread, view=view, pane=pane, at=at))
 
-    def close_view(self, conv: str, user: str, *, at: Optional[float] = None) -> Event:
-        """The ``close`` command: ``user``'s view of ``conv`` closes; their typing there stops."""
-        return self.request("close", **given(conv=conv, user=user, at=at))
+    def close_view(self, conv: str, user: str, *, pane: Optional[str] = None, at: Optional[float] = None) -> Event:
+        """The ``close`` command: ``user``'s view of ``conv`` closes; their typing there
+        stops. ``pane="side"``: the side pane is removed instead."""
+        return self.request("close", **given(conv=conv, user=user, pane=pane, at=at))
 
     def user(self, user: str, *, name: Optional[str] = None, send_typing: Optional[bool] = None,
              receive_typing: Optional[bool] = None, locale: Optional[str] = None,
@@ -258,8 +263,17 @@ class Typingd:
     def on_indicator(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
         """Calls ``callback(event)`` with each indicator for ``viewer`` as it is read (on
         the reader thread: keep it short). Returns a function that unsubscribes."""
+        return self._listen(viewer, callback, "indicator")
+
+    def on_announce(self, viewer: str, callback: Callable[[Event], Any]) -> Callable[[], None]:
+        """Calls ``callback(event)`` with each ``announce`` for ``viewer`` (typingd's
+        --announce-after-ms: a settled indicator's sentence, said once for a screen
+        reader), as ``on_indicator`` does. Returns a function that unsubscribes."""
+        return self._listen(viewer, callback, "announce")
+
+    def _listen(self, viewer: str, callback: Callable[[Event], Any], kind: str) -> Callable[[], None]:
         with self._lock:
-            unsubscribe = self._state.listen(viewer, callback)
+            unsubscribe = self._state.listen(viewer, callback, kind)
 
         def locked() -> None:
             with self._lock:
@@ -267,14 +281,15 @@ class Typingd:
         return locked
 
     def shown(self, viewer: str, conv: str, thread: Optional[str] = None,
-              view: Optional[str] = None) -> Optional[Event]:
+              view: Optional[str] = None, pane: Optional[str] = None) -> Optional[Event]:
         """What ``viewer`` sees of ``conv`` at the main timeline or ``thread``, as a chat
-        or (``view="list"``) as a chat-list row: the last non-empty indicator typingd
-        sent for that screen, or None. Follows the screen changes of commands sent
-        through this object (``open``, ``close``, ``offline``, ``leave``, ``remove``,
-        ``receive_typing`` False) when their reply arrives."""
+        or (``view="list"``) as a chat-list row, on their main screen or (``pane="side"``)
+        in their side pane: the last non-empty indicator typingd sent for that screen,
+        or None. Follows the screen changes of commands sent through this object
+        (``open``, ``close``, ``offline``, ``leave``, ``remove``, ``receive_typing``
+        False) when their reply arrives."""
         with self._lock:
-            return self._state.shown_at(viewer, conv, thread, view)
+            return self._state.shown_at(viewer, conv, thread, view, pane)
 
     # Life cycle ------------------------------------------------------------------------
 
