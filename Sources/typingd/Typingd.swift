@@ -60,8 +60,10 @@ package struct Typingd: ParsableCommand {
         out first, unless --no-drain) or send SIGTERM.
 
         Commands: \(Command.Name.list). \
-        Events: indicator, typing, ok, error, state, stats, and member, streak and \
-        snapshot in the reply to snapshot. Bad lines get an error \
+        Events: indicator, announce (with --announce-after-ms), typing, ok, error, \
+        state, stats, and member, streak and snapshot in the reply to snapshot. open \
+        and close take "pane":"side" for a thread shown in a side pane beside the \
+        main screen; its indicators carry "pane":"side". Bad lines get an error \
         event with the line number and a code; nothing else is affected. A bad \
         option, phrase table or locale stops typingd at start with exit 64.
 

@@ -389,7 +389,7 @@ test('the package: require(\'typingd\') gives the API; package.json describes an
 
   const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE, 'package.json'), 'utf8'));
   assert.equal(pkg.name, 'typingd');
-  assert.equal(pkg.version, '3.1.0');
+  assert.equal(pkg.version, '4.0.0');
   assert.equal(pkg.license, 'MIT');
   assert.deepEqual(pkg.engines, { node: '>=18' });
   assert.equal(pkg.scripts.test, 'node --test');

@@ -17,4 +17,4 @@ from ._schema import ACTIVITIES
 from ._threaded import Typingd
 
 __all__ = ["Typingd", "AsyncTypingd", "TypingdError", "TypingdExited", "ACTIVITIES", "Event"]
-__version__ = "3.1.0"
+__version__ = "4.0.0"
