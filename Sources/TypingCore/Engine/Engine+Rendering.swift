@@ -260,7 +260,7 @@ extension Engine {
                 }
             }
         }
-        for (location, var frame) in frames { finish(&frame, into: -1, of: c) ; _ = location }
+        for var frame in frames.values { finish(&frame, into: -1, of: c) }
         if !conversations[c].staleSlots.isEmpty {
             conversations[c].clearStale()
             staleConversations -= 1
