@@ -4,12 +4,16 @@ Bob and Carol in one room of a running gateway (examples/web-chat/check.sh start
 with --timeout-ms 1500 --max-listed 2). Alice and Bob type; what Carol's page shows
 under the message list is checked against what typingd must say. Then two more
 people (Dave and Eve) come in through the gateway's WebSocket from Python, so that
-four people type; and 200 keystrokes in Alice's window are timed until Carol's
-indicator changes.
+four people type. Bob and Carol follow a thread in the side pane, whose typing line is
+checked apart from the channel's; the bot shows "Bot is thinking..." until it
+replies; the live region (role "status") is read from Chromium's accessibility tree
+and must say only what typingd announced. Last, 200 keystrokes in Alice's window are
+timed until Carol's indicator changes.
 
     check.py --url http://127.0.0.1:PORT/ [--chromedriver /usr/bin/chromedriver]
              [--chromium /usr/bin/chromium] [--screenshot FILE] [--figures FILE]
-             [--keystrokes 200] [--timeout-ms 1500]
+             [--keystrokes 200] [--timeout-ms 1500] [--announce-after-ms 800]
+             [--bot-think-ms 2000]
 
 Prints PASS/FAIL per check and ends with "N passed, N failed"; exits 1 when one failed.
 """
@@ -38,14 +42,20 @@ from websockets.sync.client import ClientConnection, connect
 # (performance.timeOrigin + performance.now(): the windows of one browser share it)
 # stamps each keydown in the message box (window.__keys) and each change of the
 # indicator line's text (window.__seen, from a MutationObserver). __waitSeen(n)
-# resolves once n changes were seen.
+# resolves once n changes were seen. Every write to the live region is stamped too
+# (window.__announced: [time, text], even a write of the same text).
 RECORDER = r"""
 if (!window.__seen) {
   const now = () => performance.timeOrigin + performance.now();
   const indicator = document.getElementById("indicator");
+  const announcer = document.getElementById("announcer");
   window.__keys = [];
   window.__seen = [];
   window.__waiting = [];
+  window.__announced = [];
+  new MutationObserver(() => {
+    window.__announced.push([now(), announcer.textContent]);
+  }).observe(announcer, {childList: true, characterData: true, subtree: true});
   let last = indicator.textContent;
   document.addEventListener("keydown", (e) => {
     if (e.target && e.target.id === "box") window.__keys.push(now());
@@ -151,6 +161,10 @@ class Chat:
         self.on(who)
         self.driver.find_element(By.ID, "box").send_keys(*keys)
 
+    def thread_keys(self, who: str, *keys: str) -> None:
+        self.on(who)
+        self.driver.find_element(By.ID, "thread-box").send_keys(*keys)
+
     def clear_box(self, who: str) -> None:
         self.keys(who, Keys.CONTROL, "a")
         self.keys(who, Keys.BACKSPACE)
@@ -161,22 +175,71 @@ class Chat:
     def seen(self, who: str) -> List[List[Any]]:
         return self.js(who, "return window.__seen")
 
-    def wait_indicator(self, who: str, text: str, timeout: float = 1.2) -> Optional[float]:
-        """Waits until who's indicator line shows exactly text; returns the page time it
-        changed to it (None if it showed it before the recorder was put in)."""
+    def wait_indicator(self, who: str, text: str, timeout: float = 1.2, line: str = "indicator") -> Optional[float]:
+        """Waits until who's indicator line (line: the channel's, or "thread-indicator",
+        the side pane's) shows exactly text; returns the page time the channel's changed
+        to it (None if it showed it before the recorder was put in, or for the side pane)."""
         deadline = time.monotonic() + timeout
         while True:
-            shown, last = self.js(who, "return [document.getElementById('indicator').textContent, "
-                                       "window.__seen && window.__seen[window.__seen.length - 1]]")
+            shown, last = self.js(who, "return [document.getElementById(arguments[0]).textContent, "
+                                       "arguments[0] === 'indicator' && window.__seen "
+                                       "&& window.__seen[window.__seen.length - 1]]", line)
             if shown == text:
                 return last[0] if last and last[1] == text else None
             if time.monotonic() > deadline:
-                raise Failed(f"{who}'s indicator shows {shown!r}, not {text!r}, after {timeout} s")
+                raise Failed(f"{who}'s {line} shows {shown!r}, not {text!r}, after {timeout} s")
             time.sleep(0.02)
 
-    def messages(self, who: str) -> List[str]:
-        return self.js(who, "return [...document.querySelectorAll('#messages li.message')]"
-                            ".map((li) => li.textContent)")
+    def wait_js(self, who: str, script: str, what: str, timeout: float = 5.0) -> Any:
+        """Waits until script returns something true in who's window; returns it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.js(who, script)
+            if got:
+                return got
+            expect(time.monotonic() < deadline, f"{who}: no {what} after {timeout} s")
+            time.sleep(0.02)
+
+    def messages(self, who: str, where: str = "messages") -> List[str]:
+        """Who said what in who's channel (or "thread-messages": the side pane), as
+        name + text."""
+        return self.js(who, "return [...document.querySelectorAll('#' + arguments[0] + ' li.message')]"
+                            ".map((li) => li.querySelector('.who').textContent + li.querySelector('.text').textContent)",
+                       where)
+
+    def live_regions(self, who: str) -> List[Dict[str, Any]]:
+        """The nodes of role "status" in who's accessibility tree, as Chromium gives it to
+        screen readers (DevTools' Accessibility.getFullAXTree): each one's name, and the
+        text of the nodes inside it."""
+        self.on(who)
+        nodes = self.driver.execute_cdp_cmd("Accessibility.getFullAXTree", {})["nodes"]
+        by_id = {node["nodeId"]: node for node in nodes}
+
+        def value(node: Dict[str, Any], key: str) -> str:
+            return str((node.get(key) or {}).get("value", ""))
+
+        def text(node: Dict[str, Any]) -> str:
+            if value(node, "role") in ("StaticText", "text"):
+                return value(node, "name")
+            return "".join(text(by_id[child]) for child in node.get("childIds", []) if child in by_id)
+
+        return [{"name": value(node, "name"), "text": text(node)} for node in nodes
+                if value(node, "role") == "status" and not node.get("ignored")]
+
+    def wait_announced(self, who: str, sentence: str, timeout: float) -> Dict[str, Any]:
+        """Waits until the one live region in who's accessibility tree says sentence."""
+        deadline = time.monotonic() + timeout
+        while True:
+            regions = self.live_regions(who)
+            if len(regions) == 1 and sentence in (regions[0]["name"], regions[0]["text"]):
+                return regions[0]
+            expect(time.monotonic() < deadline,
+                   f"{who}'s accessibility tree: live regions (role status) {regions}, not one saying "
+                   f"{sentence!r}, after {timeout} s")
+            time.sleep(0.05)
+
+    def announced(self, who: str) -> List[List[Any]]:
+        return self.js(who, "return window.__announced")
 
 
 class Socket:
@@ -230,6 +293,8 @@ def main() -> int:
     parser.add_argument("--keystrokes", type=int, default=200)
     parser.add_argument("--timeout-ms", type=int, default=1500, help="the gateway's --timeout-ms")
     parser.add_argument("--limit-ms", type=float, default=100.0, help="p99 must be under this")
+    parser.add_argument("--announce-after-ms", type=int, default=800, help="the gateway's --announce-after-ms")
+    parser.add_argument("--bot-think-ms", type=int, default=2000, help="the gateway's --bot-think-ms")
     args = parser.parse_args()
     url = args.url if args.url.endswith("/") else args.url + "/"
     room = "check-" + secrets.token_hex(3)
@@ -450,6 +515,102 @@ def main() -> int:
             finally:
                 chat.close("dora")
         check(f"a page without ?room= is in #{DEFAULT_ROOM}, ?room=NAME in another room", default_room)
+
+        def side_pane() -> None:
+            settle()
+            root = chat.js("carol", "return document.querySelector('#messages li.message').dataset.id")
+            for who in ("bob", "carol"):   # "Reply" on Alice's first message opens its thread
+                chat.on(who)
+                chat.driver.find_element(By.CSS_SELECTOR, f'#messages li[data-id="{root}"] button.reply').click()
+                chat.wait_js(who, "return !document.getElementById('thread').hidden"
+                                  " && !document.getElementById('thread-box').disabled", "side pane")
+            expect(chat.messages("carol", "thread-messages") == ["Alicehello"],
+                   f"Carol's side pane starts with {chat.messages('carol', 'thread-messages')}")
+            expect(chat.js("alice", "return document.getElementById('thread').hidden"), "Alice has a side pane")
+            # Bob types in the thread: Carol's side pane says so, no channel line does.
+            chat.thread_keys("bob", "on it")
+            chat.wait_indicator("carol", "Bob is typing...", line="thread-indicator")
+            for who in ("alice", "carol"):
+                expect(chat.indicator(who) == "", f"{who}'s channel line shows {chat.indicator(who)!r}")
+            expect(chat.js("bob", "return document.getElementById('thread-indicator').textContent") == "",
+                   "Bob sees himself typing in the thread")
+            # Alice types in the channel, Bob again in the thread: each line its own.
+            chat.keys("alice", "meanwhile")
+            chat.thread_keys("bob", ",")
+            chat.wait_indicator("carol", "Alice is typing...")
+            chat.wait_indicator("bob", "Alice is typing...")
+            both = chat.js("carol", "return ['indicator', 'thread-indicator']"
+                                    ".map((id) => document.getElementById(id).textContent)")
+            expect(both == ["Alice is typing...", "Bob is typing..."], f"Carol's channel and side lines: {both}")
+            # Bob sends in the thread: the side line clears, the channel's still shows Alice.
+            chat.keys("alice", "!")
+            chat.thread_keys("bob", Keys.ENTER)
+            chat.wait_indicator("carol", "", line="thread-indicator")
+            expect(chat.indicator("carol") == "Alice is typing...",
+                   f"Carol's channel line after Bob's reply: {chat.indicator('carol')!r}")
+            chat.wait_js("carol", "return document.querySelectorAll('#thread-messages li.message').length == 2",
+                         "reply in the side pane")
+            expect(chat.messages("carol", "thread-messages") == ["Alicehello", "Bobon it,"],
+                   f"Carol's side pane: {chat.messages('carol', 'thread-messages')}")
+            expect("Bobon it," not in chat.messages("carol"), "the reply is in the channel")
+            expect(chat.js("alice", f"return document.querySelector('button[data-thread=\"{root}\"]').textContent")
+                   == "1 reply", "Alice's channel does not count the reply")
+            chat.clear_box("alice")
+            chat.wait_indicator("carol", "")
+            # Carol closes her pane; Bob's stays.
+            chat.on("carol")
+            chat.driver.find_element(By.ID, "close-thread").click()
+            chat.wait_js("carol", "return document.getElementById('thread').hidden", "closed side pane")
+            expect(not chat.js("bob", "return document.getElementById('thread').hidden"), "Bob's pane closed too")
+            chat.on("bob")
+            chat.driver.find_element(By.ID, "close-thread").click()
+            chat.wait_js("bob", "return document.getElementById('thread').hidden", "closed side pane")
+        check("a thread in the side pane: its typing line and the channel's, each on its own", side_pane)
+
+        def bot() -> None:
+            settle()
+            think = args.bot_think_ms / 1000
+            chat.keys("alice", "@bot what is typingd", Keys.ENTER)
+            chat.wait_indicator("carol", "Bot is thinking...", timeout=think + 3)
+            chat.wait_indicator("alice", "Bot is thinking...")
+            # Its reply ends the status (which would last --bot-think-ms + 10 s).
+            chat.wait_indicator("carol", "", timeout=think + 5)
+            chat.wait_js("carol", "return [...document.querySelectorAll('#messages li.message .who')]"
+                                  ".some((b) => b.textContent == 'Bot')", "reply from the bot")
+            expect(chat.messages("carol")[-2:] == ["Alice@bot what is typingd", "BotI read 3 words: what is typingd"],
+                   f"Carol's last messages: {chat.messages('carol')[-2:]}")
+            # Carol's line went from the bot's words straight to empty: its send, no timeout.
+            expect([text for _, text in chat.seen("carol")[-2:]] == ["Bot is thinking...", ""],
+                   f"Carol's indicator: {chat.seen('carol')[-3:]}")
+        check("the bot's status in its own words: \"Bot is thinking...\" until it replies", bot)
+
+        def announcements() -> None:
+            settle()
+            announce = args.announce_after_ms
+            before = len(chat.announced("carol"))
+            chat.keys("alice", "x")
+            shown_at = chat.wait_indicator("carol", "Alice is typing...")
+            expect(shown_at is not None, "Carol's recorder missed the change")
+            assert shown_at is not None
+            # The indicator changed; the live region waits until the sentence settles.
+            region = chat.wait_announced("carol", "Alice is typing...", timeout=announce / 1000 + 3)
+            new = chat.announced("carol")[before:]
+            expect([text for _, text in new] == ["Alice is typing..."], f"Carol's live region got {new}")
+            after = new[0][0] - shown_at
+            print(f"  Carol's live region: 'Alice is typing...' {after:.0f} ms after her indicator showed it "
+                  f"(--announce-after-ms {announce}); accessibility tree: {region}")
+            # Both times are when Carol's page changed, each some ms after typingd wrote
+            # the event; a region fed by indicators would change at once.
+            expect(after >= announce - 100, f"announced {after:.0f} ms after the indicator, not after {announce}")
+            # The indicator clears (Alice's streak times out): nothing is announced.
+            chat.wait_indicator("carol", "", timeout=args.timeout_ms / 1000 + 2)
+            expect(len(chat.announced("carol")) == before + 1, f"announced: {chat.announced('carol')[before:]}")
+            regions = chat.live_regions("carol")
+            expect(len(regions) == 1 and "Alice is typing..." in (regions[0]["name"], regions[0]["text"]),
+                   f"live regions after the indicator cleared: {regions}")
+            chat.clear_box("alice")
+        check(f"the live region (role status, in the accessibility tree) says only typingd's announcements, "
+              f"{args.announce_after_ms} ms after the sentence settles", announcements)
 
         def latency() -> None:
             settle()

@@ -7,10 +7,14 @@
 # or with sudo), and a venv in examples/web-chat/.venv with the pinned websockets and
 # selenium from PyPI and the Python client (clients/python, reinstalled when it
 # changes). Starts gateway.py on a free 127.0.0.1 port with --timeout-ms 1500
-# --max-listed 2 (stopped by its pid on any exit), then check.py: three windows of a
+# --max-listed 2 --announce-after-ms 800 --bot-think-ms 2000 (stopped by its pid on
+# any exit), then check.py: three windows of a
 # headless Chromium are Alice, Bob and Carol; what Carol's indicator line shows is
-# checked as Alice and Bob type, send and stop, as four people type; a page without
-# ?room= must be in the default room, general; and 200 keystrokes are timed from
+# checked as Alice and Bob type, send and stop, as four people type; a thread's side
+# pane and the channel each have their typing line; the bot's "Bot is thinking...";
+# the live region, in the accessibility tree, says only typingd's announcements
+# (--announce-after-ms 800); a page without ?room= must be in the default room,
+# general; and 200 keystrokes are timed from
 # Alice's keydown to Carol's indicator changing (p99 must be under 100 ms). Ends with
 # "N passed, N failed"; exits 0 when all passed.
 # When a tool cannot be installed it fails under CI=true and skips otherwise.
@@ -101,6 +105,7 @@ trap 'exit 143' TERM
 
 # The gateway on a port the system picks; it says which once it listens.
 "$py" "$here/gateway.py" --host 127.0.0.1 --port 0 --typingd "$typingd" --timeout-ms 1500 --max-listed 2 \
+    --announce-after-ms 800 --bot-think-ms 2000 \
     > "$work/gateway.out" 2> "$work/gateway.log" &
 gateway_pid=$!
 tries=0
@@ -115,11 +120,12 @@ until grep -q "serving http" "$work/gateway.out" 2>/dev/null; do
     sleep 0.05
 done
 url=$(sed -n 's/^web-chat: serving \(http:[^ ]*\).*/\1/p' "$work/gateway.out")
-echo "check.sh: gateway at $url (pid $gateway_pid; typingd --timeout-ms 1500 --max-listed 2)"
+echo "check.sh: gateway at $url (pid $gateway_pid; typingd --timeout-ms 1500 --max-listed 2 --announce-after-ms 800)"
 
 status=0
 SE_OFFLINE=true timeout 150 "$py" "$here/check.py" --url "$url" --chromium "$chromium" --chromedriver "$chromedriver" \
-    --timeout-ms 1500 --keystrokes "${KEYSTROKES:-200}" --screenshot "${SCREENSHOT:-$work/screenshot.png}" \
+    --timeout-ms 1500 --announce-after-ms 800 --bot-think-ms 2000 \
+    --keystrokes "${KEYSTROKES:-200}" --screenshot "${SCREENSHOT:-$work/screenshot.png}" \
     --figures "$work/latency.json" || status=$?
 if [ $status -ne 0 ]; then
     echo "check.sh: check.py exited $status; the gateway's log:" >&2

@@ -3,27 +3,44 @@
 
     python gateway.py [--host 127.0.0.1] [--port 8080] [--typingd PATH]
                       [--timeout-ms 5000] [--max-listed N] [--style group|compact]
+                      [--announce-after-ms 1000] [--bot-think-ms 2000]
                       [-- TYPINGD_OPTION ...]
 
 One asyncio process (the `websockets` package) serves the page (/, /chat.js,
 /chat.css) and a WebSocket endpoint (/ws?room=R&user=U&name=N; without room=, the
 room DEFAULT_ROOM). It runs ONE typingd on the real clock through the Python client
-(`typingd.AsyncTypingd`), with `--audience open`: only the people who have the room
-open get indicators.
+(`typingd.AsyncTypingd`), with `--audience open` (only the people who have the room
+open get indicators) and `--announce-after-ms` (a sentence that stays that long is
+sent once more as an announcement, for the page's live region).
 
 Each WebSocket connection is a person on a screen: the first connection of a user in a
 room joins them (`join`, with their name) and opens their view (`open`); their last
 connection closing makes them leave (`leave`). Several connections of one user (two
-tabs) share the membership and all get its indicators.
+tabs) share the membership and all get its indicators. A member may also follow one
+thread (a message's replies) in a side pane beside the channel: typingd's `open` and
+`close` with "pane": "side"; the side pane has its own indicators.
+
+A message that starts with "@bot" summons the bot (user BOT_USER, named BOT_NAME): it
+joins the room in typingd, types with activity "status" and the words BOT_STATUS
+("Bot is thinking..." in the others' indicator) for --bot-think-ms, then replies where
+it was asked (the channel or the thread); its reply's `send` ends the status.
 
 From the page (JSON text frames):
     {"op": "type"}                 a keystroke, the box not empty
     {"op": "type", "empty": true}  the box became empty
     {"op": "send", "text": "..."}  Enter: typingd's `send`, and the message goes to everyone
+    "thread": ID in type and send: the same, in the thread of the message ID
+    {"op": "open_thread", "thread": ID}   show that thread in the side pane
+    {"op": "close_thread"}                close the side pane
 To the page:
-    {"op": "hello", "room", "user", "name", "members": [{user, name}], "history": [...], "timeout_ms"}
-    {"op": "indicator", "text", "typing", "more"}   exactly what typingd sent this viewer
-    {"op": "message", "user", "name", "text", "time"}   time: ms since the Unix epoch
+    {"op": "hello", "room", "user", "name", "members": [{user, name}], "history": [...],
+     "timeout_ms", "side"}   side: the thread in the side pane, or null
+    {"op": "indicator", "pane", "thread", "text", "typing", "more"}   exactly what typingd
+        sent this viewer; pane "main" (the channel; thread null) or "side" (thread: ID)
+    {"op": "announce", "pane", "thread", "text"}   typingd's announcement for that screen
+    {"op": "side", "thread"}   the side pane now shows this thread (null: it is closed)
+    {"op": "message", "id", "thread", "user", "name", "text", "time"}   thread: null in the
+        channel, else the id of the message replied to; time: ms since the Unix epoch
     {"op": "joined" | "left", "user", "name"}
     {"op": "error", "code", "message"}   a bad frame or a refused command; the socket stays open
 A connection whose parameters typingd refuses (no user, an id over 256 bytes, ...) gets
@@ -46,7 +63,7 @@ import signal
 import sys
 import time
 import urllib.parse
-from typing import Any, Deque, Dict, List, Optional, Set
+from typing import Any, Deque, Dict, List, Optional, Set, Tuple
 
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
@@ -74,6 +91,12 @@ DEFAULT_ROOM = "general"
 HISTORY = 100
 #: A socket whose unsent output passes this is too slow to follow: it is closed.
 MAX_BUFFERED = 1024 * 1024
+#: The bot: its user id (refused to people), its name, and its status words.
+BOT_USER = "bot"
+BOT_NAME = "Bot"
+BOT_STATUS = "is thinking"
+#: What summons the bot: a message starting with it.
+BOT_CALL = "@bot"
 
 
 def log(message: str) -> None:
@@ -86,12 +109,13 @@ def short(text: str) -> str:
 
 
 class Member:
-    __slots__ = ("user", "name", "sockets")
+    __slots__ = ("user", "name", "sockets", "side")
 
     def __init__(self, user: str, name: str) -> None:
         self.user = user
         self.name = name
         self.sockets: Set[ServerConnection] = set()
+        self.side: Optional[str] = None   # the thread in the side pane
 
 
 class Room:
@@ -99,6 +123,8 @@ class Room:
         self.conv = conv
         self.members: Dict[str, Member] = {}
         self.history: Deque[Dict[str, Any]] = collections.deque(maxlen=HISTORY)
+        self.messages = 0    # messages said so far: the next id is m<messages + 1>
+        self.bot = False     # the bot has joined the room in typingd
 
     def sockets(self) -> List[ServerConnection]:
         return [ws for member in self.members.values() for ws in member.sockets]
@@ -123,25 +149,53 @@ class Refused(Exception):
 
 
 class Gateway:
-    def __init__(self, td: AsyncTypingd, timeout_ms: int) -> None:
+    def __init__(self, td: AsyncTypingd, timeout_ms: int, bot_think_ms: int) -> None:
         self.td = td
         self.timeout_ms = timeout_ms
+        self.bot_think_ms = bot_think_ms
+        self.bot_tasks: Set["asyncio.Task[None]"] = set()
         self.rooms: Dict[str, Room] = {}
-        self.listening: Dict[str, Any] = {}   # user -> unsubscribe, while they are in a room
+        self.listening: Dict[str, Any] = {}   # user -> unsubscribes, while they are in a room
         self.lock = asyncio.Lock()             # joins and leaves, one at a time
         self.failed = asyncio.Event()          # typingd is gone
         self.failure = ""
 
     # typingd's indicators --------------------------------------------------------
 
+    def screen_of(self, user: str, event: Dict[str, Any]) -> Optional[Tuple[Member, str, Optional[str]]]:
+        """The member an indicator or announce event is for, and its screen (pane, thread):
+        the channel on the main screen, or a thread in the side pane. None for another."""
+        room = self.rooms.get(event.get("conv", ""))
+        member = room.members.get(user) if room else None
+        if member is None:
+            return None
+        if event.get("pane") == "side":
+            return member, "side", event.get("thread")
+        if event.get("thread") is not None or event.get("view") is not None:
+            return None   # the page's main screen is always the channel
+        return member, "main", None
+
+    @staticmethod
+    def indicator_message(pane: str, thread: Optional[str], event: Dict[str, Any]) -> Dict[str, Any]:
+        return {"op": "indicator", "pane": pane, "thread": thread, "text": event.get("text", ""),
+                "typing": event.get("typing", []), "more": event.get("more", 0)}
+
     def indicator_listener(self, user: str) -> Any:
         def deliver(event: Dict[str, Any]) -> None:
-            room = self.rooms.get(event.get("conv", ""))
-            member = room.members.get(user) if room else None
-            if member is None or event.get("thread") is not None or event.get("view") is not None:
-                return
-            push(member.sockets, {"op": "indicator", "text": event.get("text", ""),
-                                  "typing": event.get("typing", []), "more": event.get("more", 0)})
+            found = self.screen_of(user, event)
+            if found is not None:
+                member, pane, thread = found
+                push(member.sockets, self.indicator_message(pane, thread, event))
+        return deliver
+
+    def announce_listener(self, user: str) -> Any:
+        # Only these reach the page's live region: a sentence once it has settled.
+        def deliver(event: Dict[str, Any]) -> None:
+            found = self.screen_of(user, event)
+            if found is not None:
+                member, pane, thread = found
+                push(member.sockets, {"op": "announce", "pane": pane, "thread": thread,
+                                      "text": event.get("text", "")})
         return deliver
 
     async def watch(self) -> None:
@@ -174,7 +228,8 @@ class Gateway:
                         raise
                     member = room.members[user] = Member(user, name)
                     if user not in self.listening:
-                        self.listening[user] = self.td.on_indicator(user, self.indicator_listener(user))
+                        self.listening[user] = (self.td.on_indicator(user, self.indicator_listener(user)),
+                                                self.td.on_announce(user, self.announce_listener(user)))
                     push(room.sockets(), {"op": "joined", "user": user, "name": name})
                 elif name != member.name:
                     await self.td.user(user, name=name)   # a rename counts everywhere
@@ -189,11 +244,14 @@ class Gateway:
             # every change.
             push([ws], {"op": "hello", "room": conv, "user": user, "name": name,
                         "members": [{"user": m.user, "name": m.name} for m in room.members.values()],
-                        "history": list(room.history), "timeout_ms": self.timeout_ms})
+                        "history": list(room.history), "timeout_ms": self.timeout_ms, "side": member.side})
             shown = self.td.shown(user, conv)
             if shown is not None:
-                push([ws], {"op": "indicator", "text": shown.get("text", ""),
-                            "typing": shown.get("typing", []), "more": shown.get("more", 0)})
+                push([ws], self.indicator_message("main", None, shown))
+            if member.side is not None:
+                shown = self.td.shown(user, conv, thread=member.side, pane="side")
+                if shown is not None:
+                    push([ws], self.indicator_message("side", member.side, shown))
             member.sockets.add(ws)
             return room
 
@@ -209,8 +267,7 @@ class Gateway:
             if not room.members:
                 self.rooms.pop(room.conv, None)
             if not any(user in r.members for r in self.rooms.values()):
-                unsubscribe = self.listening.pop(user, None)
-                if unsubscribe is not None:
+                for unsubscribe in self.listening.pop(user, ()):
                     unsubscribe()
             push(room.sockets(), {"op": "left", "user": user, "name": member.name})
             if not self.failed.is_set():
@@ -220,6 +277,55 @@ class Gateway:
                     self.fail(str(error))
                 except (TypingdError, TimeoutError) as error:
                     log(f"leave {short(user)} from {short(room.conv)}: {error}")
+                if room.bot and not room.members:   # the last person left: the bot goes too
+                    room.bot = False
+                    try:
+                        await self.td.leave(room.conv, BOT_USER)
+                    except TypingdExited as error:
+                        self.fail(str(error))
+                    except (TypingdError, TimeoutError) as error:
+                        log(f"leave the bot from {short(room.conv)}: {error}")
+
+    # Messages and the bot ---------------------------------------------------------------
+
+    def say(self, room: Room, user: str, name: str, text: str, thread: Optional[str]) -> None:
+        """A message to everyone in the room, kept for people who arrive later."""
+        room.messages += 1
+        said = {"op": "message", "id": f"m{room.messages}", "thread": thread, "user": user, "name": name,
+                "text": text, "time": int(time.time() * 1000)}
+        room.history.append(said)
+        push(room.sockets(), said)
+
+    def summon_bot(self, room: Room, thread: Optional[str], asked: str) -> None:
+        task = asyncio.ensure_future(self.bot_replies(room, thread, asked))
+        self.bot_tasks.add(task)
+        task.add_done_callback(self.bot_tasks.discard)
+
+    async def bot_replies(self, room: Room, thread: Optional[str], asked: str) -> None:
+        """The bot shows its status in its own words ("Bot is thinking..."), thinks, and
+        replies; its `send` ends the status at once, as anyone's does."""
+        conv = room.conv
+        try:
+            async with self.lock:
+                if self.rooms.get(conv) is not room:
+                    return
+                if not room.bot:
+                    await self.td.join(conv, BOT_USER, name=BOT_NAME)
+                    room.bot = True
+            # The status lasts past the thinking: only the reply ends it.
+            await self.td.type(conv, BOT_USER, thread=thread, activity="status", status=BOT_STATUS,
+                               timeout_ms=self.bot_think_ms + 10000)
+            await asyncio.sleep(self.bot_think_ms / 1000)
+            if self.rooms.get(conv) is not room or not room.bot:
+                return
+            await self.td.send(conv, BOT_USER, thread=thread)
+            words = len(asked.split())
+            self.say(room, BOT_USER, BOT_NAME,
+                     f"I read {words} word{'' if words == 1 else 's'}: {asked}" if words else "You called?", thread)
+        except TypingdExited as error:
+            self.fail(str(error))
+        except (TypingdError, TimeoutError) as error:
+            log(f"the bot in {short(conv)}: {error}")
 
     # Frames from a page ---------------------------------------------------------------
 
@@ -236,26 +342,46 @@ class Gateway:
         if not isinstance(message, dict):
             return refuse("bad_json", "a frame must be a JSON object")
         op = message.get("op")
+        thread = message.get("thread")
+        if op in ("type", "send", "open_thread") and thread is not None and (not isinstance(thread, str) or not thread):
+            return refuse("bad_field", '"thread" must be a non-empty string')
         try:
+            member = room.members.get(user)
             if op == "type":
                 empty = message.get("empty", False)
                 if not isinstance(empty, bool):
                     return refuse("bad_field", '"empty" must be true or false')
-                await self.td.type(room.conv, user, empty=empty or None)
+                await self.td.type(room.conv, user, thread=thread, empty=empty or None)
             elif op == "send":
                 text = message.get("text")
                 if not isinstance(text, str) or not text.strip():
                     return refuse("bad_field", '"text" must be a non-empty string')
                 if len(text) > MAX_MESSAGE:
                     return refuse("bad_field", f'"text" may have at most {MAX_MESSAGE} characters')
-                await self.td.send(room.conv, user)
-                member = room.members.get(user)
-                said = {"op": "message", "user": user, "name": member.name if member else user,
-                        "text": text, "time": int(time.time() * 1000)}
-                room.history.append(said)
-                push(room.sockets(), said)
+                await self.td.send(room.conv, user, thread=thread)
+                self.say(room, user, member.name if member else user, text, thread)
+                first, _, rest = text.strip().partition(" ")
+                if first.lower() == BOT_CALL:
+                    self.summon_bot(room, thread, rest.strip())
+            elif op == "open_thread":
+                if thread is None:
+                    return refuse("bad_field", '"thread" must be a non-empty string')
+                await self.td.open_view(room.conv, user, thread=thread, pane="side")
+                if member is not None:
+                    member.side = thread
+                    # Nothing awaits from here: the pages get the pane, then what it shows.
+                    push(member.sockets, {"op": "side", "thread": thread})
+                    shown = self.td.shown(user, room.conv, thread=thread, pane="side")
+                    if shown is not None:
+                        push(member.sockets, self.indicator_message("side", thread, shown))
+            elif op == "close_thread":
+                await self.td.close_view(room.conv, user, pane="side")
+                if member is not None:
+                    member.side = None
+                    push(member.sockets, {"op": "side", "thread": None})
             else:
-                return refuse("bad_op", f'unknown "op" {op!r}: expected "type" or "send"')
+                return refuse("bad_op", f'unknown "op" {op!r}: expected "type", "send", '
+                                        '"open_thread" or "close_thread"')
         except TypingdExited as error:
             self.fail(str(error))
             refuse("gone", "typingd is not running")
@@ -272,6 +398,8 @@ class Gateway:
         try:
             if not user:
                 raise Refused("the URL needs ?user=ID (and &name=NAME, &room=ROOM)")
+            if user == BOT_USER:
+                raise Refused(f"the user id {BOT_USER!r} is the bot's")
             try:
                 room = await self.connect(ws, conv, user, name)
             except TypingdExited as error:
@@ -311,6 +439,7 @@ def static_files(connection: ServerConnection, request: Request) -> Optional[Res
 async def main(args: argparse.Namespace) -> int:
     options = (["--style", args.style] if args.style else []) + list(args.typingd_options)
     try:
+        options += ["--announce-after-ms", str(args.announce_after_ms)]
         td = AsyncTypingd(args.typingd, *options, audience="open", timeout_ms=args.timeout_ms,
                           max_listed=args.max_listed, request_timeout=5.0,
                           queue=False)   # events reach on_indicator only: nothing piles up
@@ -323,7 +452,7 @@ async def main(args: argparse.Namespace) -> int:
     except (TypingdError, TimeoutError) as error:
         log(f"typingd did not start: {error}")
         return 1
-    gateway = Gateway(td, args.timeout_ms)
+    gateway = Gateway(td, args.timeout_ms, args.bot_think_ms)
     tasks = [asyncio.ensure_future(gateway.watch())]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -336,7 +465,8 @@ async def main(args: argparse.Namespace) -> int:
             port = server.sockets[0].getsockname()[1]
             host = args.host if ":" not in args.host else f"[{args.host}]"
             print(f"web-chat: serving http://{host}:{port}/ (typingd pid {td.pid}, "
-                  f"--timeout-ms {args.timeout_ms}, --audience open)", flush=True)
+                  f"--timeout-ms {args.timeout_ms}, --announce-after-ms {args.announce_after_ms}, "
+                  f"--audience open)", flush=True)
             stopped = asyncio.ensure_future(stop.wait())
             failed = asyncio.ensure_future(gateway.failed.wait())
             await asyncio.wait([stopped, failed], return_when=asyncio.FIRST_COMPLETED)
@@ -351,7 +481,7 @@ async def main(args: argparse.Namespace) -> int:
         log(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
         status = 1
     finally:
-        for task in tasks:
+        for task in tasks + list(gateway.bot_tasks):
             task.cancel()
         if td.exit_status is None:
             try:
@@ -373,6 +503,11 @@ def parse(argv: List[str]) -> argparse.Namespace:
                         help="typing stops this long after the last keystroke (default 5000)")
     parser.add_argument("--max-listed", type=int, default=None, help="typingd's --max-listed")
     parser.add_argument("--style", choices=("group", "compact"), default=None, help="typingd's --style")
+    parser.add_argument("--announce-after-ms", type=int, default=1000,
+                        help="typingd's --announce-after-ms: a sentence that stays this long is announced "
+                             "to screen readers (default 1000)")
+    parser.add_argument("--bot-think-ms", type=int, default=2000,
+                        help="how long the bot shows \"Bot is thinking...\" before it replies (default 2000)")
     parser.add_argument("typingd_options", nargs="*", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
