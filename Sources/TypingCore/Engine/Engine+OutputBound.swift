@@ -37,8 +37,8 @@ extension Engine {
     /// screens), so a process rebuilt from a snapshot computes the same.
     /// O(the conversations the command would render).
     ///
-    /// It counts the forgotten screens the command tells too (see
-    /// ``chargedOutputBound(of:)``, what `--max-output-per-line` compares with). So
+    /// It counts the forgotten screens the command tells too (`--max-output-per-line`
+    /// compares it less those: they are owed from earlier steps). So
     /// one line's output is bounded: viewers × (ids listed + 1) × the longest id,
     /// per conversation rendered.
     public func outputBound(of command: Command) -> Int {
