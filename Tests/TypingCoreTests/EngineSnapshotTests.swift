@@ -31,7 +31,9 @@ struct EngineSnapshotTests {
     /// forgotten member, which forgets what they were sent without an event and
     /// renders nothing (a `close` would tell them what they see: every command
     /// naming a conversation renders it).
-    static func rebuild(from events: [Event], into rebuilt: inout Harness) {
+    /// Last, with `--announce-after-ms`, a `restore` per screen with announcement
+    /// keys (`restoring: false` leaves it out, to show what it is for).
+    static func rebuild(from events: [Event], into rebuilt: inout Harness, restoring: Bool = true) {
         var streaks: [Event.Streak] = []
         var members: [Event.Member] = []
         var forgotten: [Event.Member] = []
@@ -59,6 +61,24 @@ struct EngineSnapshotTests {
             }
         }
         for m in forgotten { rebuilt.run(.forget(conv: m.conv, user: m.user), at: m.at) }
+        if restoring { restoreAnnouncements(members, into: &rebuilt) }
+    }
+
+    /// The last step of the rebuild, with `--announce-after-ms`: a `restore` for
+    /// every screen with a pending announcement, in the order of its rank, then for
+    /// every screen that only announced something, so that the rebuilt engine
+    /// announces when and what the original would, whatever the replay scheduled.
+    static func restoreAnnouncements(_ members: [Event.Member], into rebuilt: inout Harness) {
+        var screens: [(member: Event.Member, pane: Command.Pane, state: Event.Member.Announcement)] = []
+        for m in members {
+            if !m.announcement.isNone { screens.append((m, .main, m.announcement)) }
+            if !m.sideAnnouncement.isNone { screens.append((m, .side, m.sideAnnouncement)) }
+        }
+        let pending = screens.filter { $0.state.due != nil }.sorted { ($0.state.rank ?? 0) < ($1.state.rank ?? 0) }
+        for (m, pane, state) in pending + screens.filter({ $0.state.due == nil }) {
+            rebuilt.run(.restore(conv: m.conv, user: m.user, pane: pane, announceAt: state.due, announced: state.announced),
+                        at: m.at)
+        }
     }
 
     @Test("replaying a snapshot rebuilds membership, join order, names, settings, views and typing, in every order",
@@ -106,6 +126,49 @@ struct EngineSnapshotTests {
                 #expect(unnumbered(rebuilt.run(command, at: later)) == unnumbered(h.run(command, at: later)))
             }
         }
+    }
+
+    @Test("pending announcements due at the same time, on main screens and side panes of two conversations, fire in the order their indicators were written after a rebuild; what a screen announced is not announced again")
+    func announcementsAtEqualTimes() {
+        let configuration = EngineConfiguration(announceAfter: 1000)
+        var h = Harness(configuration)
+        h.join("g", "ana", "ben", "cy")
+        h.join("h", "ana", "dan")
+        h.run(.open(conv: ID("g"), user: ID("cy"), thread: ID("t"), pane: .side))
+        h.type("g", "ana", at: 0)
+        #expect(h.run(.tick, at: 1000) == ["announce @1000 g ben: Ana is typing...", "announce @1000 g cy: Ana is typing..."])
+        // At 1200, four screens are written, all due at 2200, in an order that is
+        // not the snapshot's listing (g's members, then h's; a main screen before
+        // its side pane): h's ana, cy's side pane, g's ana, g's ben. Cy's main
+        // screen still shows what it announced.
+        h.type("h", "dan", at: 1200)
+        h.run(.type(conv: ID("g"), user: ID("ben"), thread: ID("t")), at: 1200)
+        h.type("g", "cy", at: 1200)
+        #expect(Self.snapshot(&h).filter { $0.hasPrefix("member") } == [
+            "member g ana name=Ana sendTyping=true open=false announceAt=2200 announceRank=3",
+            "member g ben name=Ben sendTyping=true open=false announceAt=2200 announceRank=4 announced=\"Ana is typing...\"",
+            "member g cy name=Cy sendTyping=true open=false side=t announced=\"Ana is typing...\" sideAnnounceAt=2200 sideAnnounceRank=2",
+            "member h ana name=Ana sendTyping=true open=false announceAt=2200 announceRank=1",
+            "member h dan name=Dan sendTyping=true open=false",
+        ])
+        var events: [Event] = []
+        h.engine.apply(Request(.snapshot, line: 1), to: &events)
+        var rebuilt = Harness(configuration), replayedOnly = Harness(configuration)
+        Self.rebuild(from: events, into: &rebuilt)
+        Self.rebuild(from: events, into: &replayedOnly, restoring: false)
+        #expect(Self.content(&rebuilt) == Self.content(&h))
+        let expected = [
+            "announce @2200 h ana: Dan is typing...", "announce @2200 g#t cy(side): Ben is typing...",
+            "announce @2200 g ana: Cy is typing...", "announce @2200 g ben: Ana and Cy are typing...",
+        ]
+        #expect(h.run(.tick, at: 2200) == expected)
+        #expect(rebuilt.run(.tick, at: 2200) == expected)
+        // The replay alone schedules every screen it writes at 2200, in its own
+        // order, and cy's main screen would say again what it said at 1000.
+        let replayed = replayedOnly.run(.tick, at: 2200)
+        #expect(replayed != expected)
+        #expect(replayed.contains("announce @2200 g cy: Ana is typing..."))
+        #expect(rebuilt.drain() == h.drain())
     }
 
     @Test("a conversation lists its streaks in the order they began, whatever order --order shows them in")

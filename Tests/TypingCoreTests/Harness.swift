@@ -85,6 +85,10 @@ struct Harness {
             if m.forgotten { extras += " forgotten" }
             if let side = m.side { extras += " side=\(side)" }
             if let joined = m.joined { extras += " joined=\(joined)" }
+            for (label, state) in [("announce", m.announcement), ("sideAnnounce", m.sideAnnouncement)] {
+                if let due = state.due { extras += " \(label)At=\(due) \(label)Rank=\(state.rank ?? 0)" }
+                if let text = state.announced { extras += " \(label)d=\"\(text)\"" }
+            }
             return "member \(m.conv) \(m.user) name=\(m.name ?? "-") sendTyping=\(m.sendTyping) open=\(m.open)\(extras)"
         case .streak(let s):
             let place = s.thread.map { "\(s.conv)#\($0)" } ?? "\(s.conv)"

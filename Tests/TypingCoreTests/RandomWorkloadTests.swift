@@ -123,14 +123,44 @@ struct RandomWorkloadTests {
     @Test("a snapshot rebuilds a random session, and the rebuilt engine writes what the original writes",
           arguments: RandomWorkloadTests.configurations.indices)
     func snapshotRoundTrip(configuration index: Int) {
-        let configuration = Self.configurations[index]
-        for seed in 0..<8 {
-            var rng = SplitMix(seed: UInt64(7_000 + index * 100 + seed))
+        Self.roundTrip(Self.configurations[index], seeds: (0..<8).map { UInt64(7_000 + index * 100 + $0) })
+    }
+
+    @Test("with announcements, a snapshot rebuilds every screen's pending announcement and what it last announced",
+          arguments: RandomWorkloadTests.configurations.indices, [300, 700])
+    func snapshotRoundTripWithAnnouncements(configuration index: Int, after: Int) {
+        var configuration = Self.configurations[index]
+        configuration.announceAfter = after
+        // Rooms above 3 are quiet most of the time here, and quiet rooms announce
+        // nothing: above 6, they cross the limit now and then.
+        if configuration.quietAbove != nil { configuration.quietAbove = 6 }
+        Self.roundTrip(configuration, seeds: (0..<10).map { UInt64(8_000 + index * 100 + after + $0) }, announcing: true)
+    }
+
+    /// Runs a random session per seed, rebuilds a second engine from its snapshot,
+    /// and checks that both list the same snapshot and write the same events for
+    /// the same random commands afterwards, and at the end of input. `announcing`:
+    /// each session's snapshot has a pending announcement and a last announced text
+    /// somewhere, and the events after it hold announcements.
+    static func roundTrip(_ configuration: EngineConfiguration, seeds: [UInt64], announcing: Bool = false) {
+        var pendingSeen = 0, announcedSeen = 0, announcementsAfter = 0
+        for seed in seeds {
+            var rng = SplitMix(seed: seed)
             var h = Harness(configuration, checksEveryStep: false)
             var time = 0
             for step in 0..<400 {
                 time += rng.below(300)
+                // With announcements, a pause now and then lets screens settle.
+                if let after = configuration.announceAfter, rng.below(4) == 0 { time += rng.below(2 * after) }
                 h.run(Self.command(&rng, step: step), at: time)
+            }
+            if configuration.announceAfter != nil {
+                // A burst of commands just before the snapshot, whose indicators are
+                // still pending at it.
+                for step in 0..<8 {
+                    time += rng.below(40)
+                    h.run(Self.command(&rng, step: step), at: time)
+                }
             }
             h.engine.checkInvariants()
             var events: [Event] = []
@@ -139,8 +169,15 @@ struct RandomWorkloadTests {
             EngineSnapshotTests.rebuild(from: events, into: &rebuilt)
             rebuilt.engine.checkInvariants()
             #expect(EngineSnapshotTests.content(&rebuilt) == EngineSnapshotTests.content(&h), "seed \(seed)")
+            for case .member(let m) in events {
+                for state in [m.announcement, m.sideAnnouncement] {
+                    if state.due != nil { pendingSeen += 1 }
+                    if state.announced != nil { announcedSeen += 1 }
+                }
+            }
             for step in 0..<300 {
                 time += rng.below(120)
+                if let after = configuration.announceAfter, rng.below(4) == 0 { time += rng.below(2 * after) }
                 let command = Self.command(&rng, step: step)
                 // Line numbers differ (the rebuilt engine read other lines).
                 func unnumbered(_ events: [String]) -> [String] {
@@ -149,7 +186,16 @@ struct RandomWorkloadTests {
                 let expected = unnumbered(h.run(command, at: time)), actual = unnumbered(rebuilt.run(command, at: time))
                 #expect(actual == expected, "seed \(seed), step \(step): \(command)")
                 if actual != expected { return }
+                announcementsAfter += expected.filter { $0.hasPrefix("announce") }.count
             }
+            let expected = h.drain(), actual = rebuilt.drain()
+            #expect(actual == expected, "seed \(seed): the end of input")
+            announcementsAfter += expected.filter { $0.hasPrefix("announce") }.count
+        }
+        if announcing {
+            #expect(pendingSeen > 0, "a pending announcement is rebuilt")
+            #expect(announcedSeen > 0, "a last announced text is rebuilt")
+            #expect(announcementsAfter > 0, "announcements are written after the snapshot")
         }
     }
 }

@@ -385,6 +385,9 @@ struct ReferenceModel {
             guard let index = memberIndex(conv, user) else { notMember(line); break }
             closeView(conv, index)
             conversations[conv]?[index].lastSent = Self.emptyContent
+        case .restore(let conv, let user, _, _, _):
+            // The model keeps no announcements: only the membership is checked.
+            if memberIndex(conv.string, user.string) == nil { notMember(line) }
         case let .user(user, name, sendTyping, locale, receiveTyping):
             let user = user.string
             guard users[user] != nil else { notMember(line); break }

@@ -311,7 +311,7 @@ extension Command {
         switch self {
         case let .join(conv, _, _, _, _, _), let .type(conv, _, _, _, _, _, _), let .send(conv, _, _),
              let .leave(conv, _), let .remove(conv, _, _), let .open(conv, _, _, _, _), let .close(conv, _, _),
-             let .query(conv, _), let .forget(conv, _):
+             let .query(conv, _), let .forget(conv, _), let .restore(conv, _, _, _, _):
             return conv
         case .offline, .user, .tick, .stats, .snapshot:
             return nil

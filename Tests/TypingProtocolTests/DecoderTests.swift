@@ -59,6 +59,33 @@ struct DecoderTests {
         #expect(request.line == 7)
     }
 
+    @Test("restore: a screen's pending announcement and last announced text, with clear bad_field messages")
+    func restore() throws {
+        #expect(try decode(#"{"cmd":"restore","conv":"g","user":"a","pane":"side","announce_at":2200,"announced":"Ben is typing..."}"#)
+            .get().command == .restore(conv: Identifier("g"), user: Identifier("a"), pane: .side, announceAt: 2200,
+                                       announced: "Ben is typing..."))
+        // Without keys, or with "" announced: nothing pending, nothing announced.
+        #expect(try decode(#"{"cmd":"restore","conv":"g","user":"a","announced":""}"#).get().command
+            == .restore(conv: Identifier("g"), user: Identifier("a")))
+        let cases: [(String, String, String)] = [
+            (#"{"cmd":"restore","user":"a"}"#, "missing_field conv", "restore needs \"conv\""),
+            (#"{"cmd":"restore","conv":"g","user":"a","pane":"left"}"#, "bad_field pane", "\"pane\" must be"),
+            (#"{"cmd":"restore","conv":"g","user":"a","announce_at":"soon"}"#, "bad_field announce_at",
+             "\"announce_at\" must be an integer time in milliseconds from 0 to 9007199254740991, when the screen's pending announcement fires, not a string"),
+            (#"{"cmd":"restore","conv":"g","user":"a","announce_at":1.5}"#, "bad_field announce_at", "not a number with a fraction"),
+            (#"{"cmd":"restore","conv":"g","user":"a","announce_at":-1}"#, "bad_field announce_at",
+             "\"announce_at\" must be from 0 to 9007199254740991 milliseconds, not -1"),
+            (#"{"cmd":"restore","conv":"g","user":"a","announced":null}"#, "bad_field announced",
+             "\"announced\" must be a string, the text the screen last announced (\"\" for nothing), not null"),
+            // announce_at is checked before announced.
+            (#"{"cmd":"restore","conv":"g","user":"a","announced":1,"announce_at":true}"#, "bad_field announce_at", "not true"),
+        ]
+        for (line, expected, message) in cases {
+            #expect(verdict(line) == expected, "\(line)")
+            if case .failure(let report) = decode(line) { #expect(report.message.contains(message), "\(report.message)") }
+        }
+    }
+
     @Test("every error code the decoder gives, with its field and id", arguments: [
         ("not json", "bad_json"),
         (#"{"cmd":"stats"} x"#, "bad_json"),

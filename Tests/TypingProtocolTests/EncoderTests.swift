@@ -32,6 +32,11 @@ struct EncoderTests {
                 == #"{"event":"ok","line":3,"id":-3}"# + "\n")
         #expect(encoded(.error(Event.Error(line: 2, id: .string("e"), code: .badJSON, message: "m", field: "f", column: 4)))
                 == #"{"event":"error","line":2,"id":"e","code":"bad_json","message":"m","field":"f","column":4}"# + "\n")
+        #expect(encoded(.member(Event.Member(at: 7, conv: Identifier("g"), user: Identifier("a"), name: nil, sendTyping: true,
+                                             open: false, side: Identifier("t"),
+                                             announcement: .init(announced: "B is \"typing\""),
+                                             sideAnnouncement: .init(due: 1007, rank: 2, announced: "C"))))
+                == #"{"event":"member","at":7,"conv":"g","user":"a","send_typing":true,"open":false,"side":"t","announced":"B is \"typing\"","side_announce_at":1007,"side_announce_rank":2,"side_announced":"C"}"# + "\n")
         #expect(encoded(.error(Event.Error(line: 2, code: .limit, message: "m")))
                 == #"{"event":"error","line":2,"code":"limit","message":"m"}"# + "\n")
         #expect(encoded(.state(Event.State(at: 1, id: .string("q"), conv: Identifier("g"), members: [Identifier("a")], open: [Identifier("a")], typing: [])))

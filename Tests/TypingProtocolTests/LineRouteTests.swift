@@ -130,6 +130,7 @@ struct LineRouteTests {
             .leave: .leave(conv: conv, user: user), .remove: .remove(conv: conv, user: user, by: nil), .offline: .offline(user: user),
             .open: .open(conv: conv, user: user), .close: .close(conv: conv, user: user), .user: .user(user: user),
             .tick: .tick, .query: .query(conv: conv), .stats: .stats, .snapshot: .snapshot, .forget: .forget(conv: conv, user: user),
+            .restore: .restore(conv: conv, user: user),
         ]
         for name in Command.Name.allCases {
             guard let command = samples[name] else {

@@ -153,6 +153,93 @@ struct SnapshotRebuildTests {
         #expect(actual == expected)
     }
 
+    @Test("with announcements, a rebuilt session announces what the original does, at equal times in the same order, and not again what a screen announced")
+    func announcementsRoundTrip() throws {
+        let before = """
+        {"cmd":"join","conv":"g","user":"ana","name":"Ana","at":0}
+        {"cmd":"join","conv":"g","user":"ben","name":"Ben","at":0}
+        {"cmd":"join","conv":"g","user":"cy","name":"Cy","at":0}
+        {"cmd":"join","conv":"h","user":"ana","at":0}
+        {"cmd":"join","conv":"h","user":"dan","name":"Dan","at":0}
+        {"cmd":"open","conv":"g","user":"cy","thread":"t","pane":"side","at":0}
+        {"cmd":"type","conv":"g","user":"ana","at":0}
+        {"cmd":"tick","at":1000}
+        {"cmd":"type","conv":"h","user":"dan","at":1200}
+        {"cmd":"type","conv":"g","user":"ben","thread":"t","at":1200}
+        {"cmd":"type","conv":"g","user":"cy","at":1200}
+
+        """
+        let after = """
+        {"cmd":"tick","at":2200}
+        {"cmd":"type","conv":"g","user":"ben","thread":"t","at":2500}
+        {"cmd":"tick","at":5000}
+        {"cmd":"type","conv":"g","user":"ana","at":6000}
+
+        """
+        var configuration = Self.configuration()
+        configuration.engine.announceAfter = 1000
+        configuration.drain = true
+        let kept = KeepingFormat.Kept()
+        var original = Session(configuration: configuration, format: KeepingFormat(kept: kept), sink: [UInt8]())
+        _ = Self.lines(before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
+        original.flush()
+        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
+        let restores = String(decoding: commands, as: UTF8.self).split(separator: "\n").filter { $0.contains("restore") }
+        #expect(restores == [
+            #"{"cmd":"restore","conv":"h","user":"ana","at":1200,"announce_at":2200}"#,
+            #"{"cmd":"restore","conv":"g","user":"cy","at":1200,"pane":"side","announce_at":2200}"#,
+            #"{"cmd":"restore","conv":"g","user":"ana","at":1200,"announce_at":2200}"#,
+            #"{"cmd":"restore","conv":"g","user":"ben","at":1200,"announce_at":2200,"announced":"Ana is typing..."}"#,
+            #"{"cmd":"restore","conv":"g","user":"cy","at":1200,"announced":"Ana is typing..."}"#,
+        ])
+        var rebuilt = Session(configuration: configuration, sink: [UInt8]())
+        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
+        rebuilt.flush()
+        #expect(!String(decoding: rebuilt.sink, as: UTF8.self).contains("\"error\""), "the recipe's lines are all applied")
+        let start = (original.sink.count, rebuilt.sink.count)
+        _ = Self.lines(after).withUnsafeBytes { original.feed($0) }
+        _ = Self.lines(after).withUnsafeBytes { rebuilt.feed($0) }
+        original.finish()
+        rebuilt.finish()
+        original.flush()
+        rebuilt.flush()
+        let expected = String(decoding: original.sink[start.0...], as: UTF8.self)
+        let actual = String(decoding: rebuilt.sink[start.1...], as: UTF8.self)
+        #expect(expected.hasPrefix("""
+        {"event":"announce","at":2200,"conv":"h","viewer":"ana","text":"Dan is typing..."}
+        {"event":"announce","at":2200,"conv":"g","thread":"t","viewer":"cy","pane":"side","text":"Ben is typing..."}
+        {"event":"announce","at":2200,"conv":"g","viewer":"ana","text":"Cy is typing..."}
+        {"event":"announce","at":2200,"conv":"g","viewer":"ben","text":"Ana and Cy are typing..."}
+
+        """))
+        #expect(actual == expected)
+    }
+
+    @Test("restore: not a member, a side pane the member lacks, a time already past")
+    func restoreRefusals() {
+        var configuration = Self.configuration()
+        configuration.engine.announceAfter = 1000
+        configuration.engine.lateAt = .refuse
+        var session = Session(configuration: configuration, sink: [UInt8]())
+        let input = """
+        {"cmd":"join","conv":"g","user":"ana","at":100}
+        {"cmd":"restore","conv":"g","user":"zed","announce_at":500}
+        {"cmd":"restore","conv":"g","user":"ana","pane":"side","announce_at":500}
+        {"cmd":"restore","conv":"g","user":"ana","announce_at":99}
+        {"cmd":"restore","conv":"g","user":"ana","announce_at":100,"id":"r"}
+
+        """
+        _ = Self.lines(input).withUnsafeBytes { session.feed($0) }
+        session.flush()
+        #expect(String(decoding: session.sink, as: UTF8.self) == #"""
+        {"event":"error","line":2,"code":"not_member","message":"user \"zed\" is not a member of conversation \"g\"","field":"user"}
+        {"event":"error","line":3,"code":"bad_field","message":"user \"ana\" has no side pane in conversation \"g\" to restore","field":"pane"}
+        {"event":"error","line":4,"code":"bad_field","message":"\"announce_at\" 99 is earlier than the current time 100; a pending announcement fires later","field":"announce_at"}
+        {"event":"ok","line":5,"id":"r"}
+
+        """#)
+    }
+
     @Test("the commands: joins with names and settings, opens, both orders of streaks, forgets")
     func recipeLines() {
         let member = Event.Member(at: 5, conv: Identifier("c"), user: Identifier("u"), name: "A \"q\"", sendTyping: false,

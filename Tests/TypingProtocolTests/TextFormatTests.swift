@@ -51,7 +51,20 @@ struct TextFormatTests {
     @Test("the reported line: an unknown command with a newline and a colour escape prints one line, escaped")
     func reported() {
         let output = Self.text([#"{"cmd":"a\nb\u001b[31mX"}"#])
-        #expect(output == #"0.000  error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot, forget"# + "\n")
+        #expect(output == #"0.000  error line 1 unknown_cmd: unknown command "a\u{a}b\u{1b}[31mX"; the commands are join, type, send, leave, remove, offline, open, close, user, tick, query, stats, snapshot, forget, restore"# + "\n")
+    }
+
+    @Test("a member line says each screen's pending announcement and what it announced")
+    func memberAnnouncements() {
+        let text = Self.text([
+            #"{"cmd":"join","conv":"c","user":"a","name":"Ana"}"#, #"{"cmd":"join","conv":"c","user":"b"}"#,
+            #"{"cmd":"open","conv":"c","user":"b","thread":"t","pane":"side"}"#,
+            #"{"cmd":"type","conv":"c","user":"a","at":0}"#, #"{"cmd":"tick","at":1000}"#,
+            #"{"cmd":"join","conv":"c","user":"d"}"#,
+            #"{"cmd":"type","conv":"c","user":"d","thread":"t","at":1200}"#, #"{"cmd":"snapshot","at":1200}"#,
+        ], engine: EngineConfiguration(announceAfter: 1000))
+        #expect(text.contains(#"member b, side pane at thread t, screen announced "Ana is typing...", side pane announces at 2.200 (rank 2)"#),
+                "\(text)")
     }
 
     @Test("the snapshot line counts in words: 1 member in 1 conversation, 2 members")

@@ -145,7 +145,7 @@ extension Engine {
             guard let u = findUser(user) else { return 0 }
             settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
                           forgotten: forgotten, into: &total)
-        case .tick, .query, .stats, .snapshot, .forget:
+        case .tick, .query, .stats, .snapshot, .forget, .restore:
             return 0
         }
         return total.value

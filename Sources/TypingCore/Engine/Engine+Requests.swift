@@ -67,6 +67,8 @@ extension Engine {
             failure = close(conv: conv, user: user, sink: &sink)
         case let .forget(conv, user):
             failure = forget(conv: conv, user: user)
+        case let .restore(conv, user, pane, announceAt, announced):
+            failure = restore(conv: conv, user: user, pane: pane, announceAt: announceAt, announced: announced)
         case let .user(user, name, sendTyping, locale, receiveTyping):
             failure = self.user(user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
                                 sink: &sink)
@@ -216,6 +218,14 @@ extension Engine {
             }
         }
         let joinRank = joinRanks()
+        // Each pending announcement's time and rank in the order they fire.
+        let pendingRank = configuration.announceAfter == nil ? [:] : announcements.ranked()
+        func announcement(_ c: ConversationIndex, _ u: UserIndex, side: Bool) -> Event.Member.Announcement {
+            guard configuration.announceAfter != nil else { return .none }
+            let screen = ScreenKey(conv: c, user: u, side: side)
+            let pending = pendingRank[screen], text = announcements.lastAnnounced(screen)
+            return Event.Member.Announcement(due: pending?.due, rank: pending?.rank, announced: text.isEmpty ? nil : text)
+        }
 
         var members = 0
         for c in conversations.liveIndices {
@@ -230,7 +240,9 @@ extension Engine {
                                           locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,
                                           forgotten: conversations[c].isStale(slot),
                                           side: member.side > .main ? conversations[c].threads[member.side].id : nil,
-                                          joined: joinRank[member.link])),
+                                          joined: joinRank[member.link],
+                                          announcement: announcement(c, u, side: false),
+                                          sideAnnouncement: announcement(c, u, side: true))),
                      to: &sink)
                 members += 1
             }

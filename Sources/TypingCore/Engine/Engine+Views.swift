@@ -159,6 +159,34 @@ extension Engine {
         return nil
     }
 
+    /// `restore` (typingd's own, for rebuilding a snapshot's announcements): the
+    /// screen `pane` of the user in `conv` gets the pending announcement and the last
+    /// announced text the snapshot gave it, whatever the replay's indicators
+    /// scheduled: it fires at `announceAt` (none when nil), after the announcements
+    /// already pending then, and it last announced `announced` (nothing when nil or
+    /// empty). It renders nothing and writes nothing; without `--announce-after-ms`
+    /// it keeps nothing (Protocol.md#snapshots).
+    mutating func restore(conv: Identifier, user: Identifier, pane: Command.Pane, announceAt: Int?,
+                          announced: String?) -> Failure? {
+        guard let (c, u, slot) = membership(of: user, in: conv) else {
+            return .notMember(user, of: conv, field: "user")
+        }
+        if pane == .side && conversations[c].members[slot].side <= .main {
+            return Failure(code: .badField,
+                           message: "user \(Quote.id(user)) has no side pane in conversation \(Quote.id(conv)) to restore",
+                           field: "pane")
+        }
+        if let announceAt, announceAt < now {
+            return Failure(code: .badField,
+                           message: "\"announce_at\" \(announceAt) is earlier than the current time \(now); a pending announcement fires later",
+                           field: "announce_at")
+        }
+        guard configuration.announceAfter != nil else { return nil }
+        announcements.restore(ScreenKey(conv: c, user: u, side: pane == .side), due: announceAt,
+                              announced: announced ?? "")
+        return nil
+    }
+
     /// Closes the view of member `slot` (user `u`) of `c`, if open, writing nothing,
     /// and returns where its screen was. The member is back at the chat of the main
     /// timeline. Under `--audience open`, what the viewer was last sent is

@@ -49,6 +49,14 @@ public enum Command: Sendable, Equatable {
     /// indicator at the next render of `conv`. For rebuilding a snapshot's
     /// `forgotten` members; it stops no streak and renders nothing.
     case forget(conv: Identifier, user: Identifier)
+    /// Sets the announcement state of one screen of `user` in `conv` (the main
+    /// screen, or with `pane` ``Pane/side`` the side pane), without an event: its
+    /// pending announcement fires at `announceAt` (none when nil), after the ones
+    /// already pending at that time, and it last announced `announced` (nothing
+    /// when nil or empty). For rebuilding a snapshot's announcements
+    /// (Protocol.md#snapshots); it renders nothing, and without
+    /// `--announce-after-ms` it keeps nothing.
+    case restore(conv: Identifier, user: Identifier, pane: Pane = .main, announceAt: Int? = nil, announced: String? = nil)
 
     /// What an open view shows (Protocol.md#the-chat-list).
     public enum View: String, Sendable, CaseIterable {
@@ -98,6 +106,8 @@ public enum Command: Sendable, Equatable {
         case snapshot
         /// ``Command/forget(conv:user:)``
         case forget
+        /// ``Command/restore(conv:user:pane:announceAt:announced:)``
+        case restore
 
         /// The names, comma-separated, for messages and help.
         public static let list = allCases.map(\.rawValue).joined(separator: ", ")

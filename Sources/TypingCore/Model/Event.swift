@@ -404,12 +404,47 @@ extension Event {
         /// been joined in, when the snapshot does not list them in one (a user's
         /// memberships listed out of their join order); nil when it does.
         public var joined: Int?
+        /// The announcement state of the main screen
+        /// (Protocol.md#announcements-for-screen-readers).
+        public var announcement: Announcement
+        /// The announcement state of the side pane.
+        public var sideAnnouncement: Announcement
+
+        /// What a screen's announcements are at the snapshot: its pending
+        /// announcement and what it last announced. Replaying a `restore` with them
+        /// (pending ones in the order of `rank`) rebuilds them.
+        public struct Announcement: Sendable, Equatable {
+            /// When the pending announcement fires (nil: none is pending).
+            public var due: Int?
+            /// Its rank, from 1, among all the pending announcements listed, in the
+            /// order they fire (by time, then by when their indicators were
+            /// written); nil when none is pending.
+            public var rank: Int?
+            /// The text the screen last announced (nil: nothing).
+            public var announced: String?
+
+            /// No pending announcement, nothing announced.
+            public static let none = Announcement()
+
+            /// True when the screen has nothing pending and announced nothing.
+            public var isNone: Bool { due == nil && announced == nil }
+
+            /// Creates a screen's announcement state.
+            public init(due: Int? = nil, rank: Int? = nil, announced: String? = nil) {
+                self.due = due
+                self.rank = rank
+                self.announced = announced
+            }
+        }
 
         /// Creates a membership event.
         public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool,
                     thread: Identifier? = nil, view: Command.View = .chat, locale: String? = nil,
-                    receiveTyping: Bool = true, forgotten: Bool = false, side: Identifier? = nil, joined: Int? = nil) {
+                    receiveTyping: Bool = true, forgotten: Bool = false, side: Identifier? = nil, joined: Int? = nil,
+                    announcement: Announcement = .none, sideAnnouncement: Announcement = .none) {
             self.at = at
+            self.announcement = announcement
+            self.sideAnnouncement = sideAnnouncement
             self.side = side
             self.conv = conv
             self.user = user

@@ -78,6 +78,29 @@ package struct Announcements {
         announced[screen] = text
     }
 
+    /// Sets the state of `screen` as a snapshot gave it (`restore`): its pending
+    /// announcement fires at `due` (none when nil), after every one already pending
+    /// at that time, and it last announced `text` ("" when nothing).
+    mutating func restore(_ screen: ScreenKey, due: Int?, announced text: String) {
+        if let due {
+            schedule(screen, at: due)
+        } else {
+            pending[screen] = nil
+        }
+        announced[screen] = text.isEmpty ? nil : text
+        shrinkIfEmpty()
+    }
+
+    /// The pending announcements, each with its rank (from 1) in the order they
+    /// fire: by time, then by sequence (for a snapshot). O(pending × log pending).
+    func ranked() -> [ScreenKey: (due: Int, rank: Int)] {
+        var ranks: [ScreenKey: (due: Int, rank: Int)] = [:]
+        ranks.reserveCapacity(pending.count)
+        let order = pending.sorted { ($0.value.due, $0.value.sequence) < ($1.value.due, $1.value.sequence) }
+        for (index, entry) in order.enumerated() { ranks[entry.key] = (entry.value.due, index + 1) }
+        return ranks
+    }
+
     /// What `screen` last announced ("" when nothing).
     func lastAnnounced(_ screen: ScreenKey) -> String {
         announced[screen] ?? ""

@@ -58,7 +58,7 @@ public enum Partition {
         switch command {
         case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
              .remove(let conv, _, _), .open(let conv, _, _, _, _), .close(let conv, _, _), .query(let conv, _),
-             .forget(let conv, _):
+             .forget(let conv, _), .restore(let conv, _, _, _, _):
             return .one(of(conv, among: count))
         case .offline, .user, .tick, .stats, .snapshot:
             return .every
@@ -90,7 +90,7 @@ extension Partition {
     /// every partition): the same split as ``route(of:among:)``, by name.
     public static func goesToItsConversation(_ name: Command.Name) -> Bool {
         switch name {
-        case .join, .type, .send, .leave, .remove, .open, .close, .query, .forget: return true
+        case .join, .type, .send, .leave, .remove, .open, .close, .query, .forget, .restore: return true
         case .offline, .user, .tick, .stats, .snapshot: return false
         }
     }

@@ -8,7 +8,8 @@ import TypingCore
 /// `JSON_DECODE_ANY`), then the fields are checked in the protocol's order (the
 /// check order under Protocol.md#commands):
 /// `id`, `cmd`, `at`, `conv`, `user`, `thread`, `name`, `empty`, `activity`,
-/// `status`, `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `pane`, `by`.
+/// `status`, `timeout_ms`, `send_typing`, `receive_typing`, `locale`, `view`, `pane`, `by`,
+/// `announce_at`, `announced`.
 /// The first failure is the one reported; the id is attached to every error after
 /// the id itself was accepted. Each command checks every field it accepts whenever
 /// present; fields a command does not accept are ignored, like unknown keys.
@@ -123,6 +124,16 @@ package struct CommandDecoder: Sendable {
             default: .forget(conv: conv, user: user)
             }
             return Request(command, id: id, at: at, line: number)
+        case .restore:
+            let conv = try fields.identifier("conv", object.conv, for: kind)
+            let user = try fields.identifier("user", object.user, for: kind)
+            let pane = try fields.pane(object.pane) ?? .main
+            let announceAt = try fields.announceAt(object.announceAt)
+            let announced = try fields.announced(object.announced)
+            return Request(.restore(conv: Identifier(bytes: conv), user: Identifier(bytes: user), pane: pane,
+                                    announceAt: announceAt,
+                                    announced: announced.flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) }),
+                           id: id, at: at, line: number)
         case .remove:
             let conv = try fields.identifier("conv", object.conv, for: kind)
             let user = try fields.identifier("user", object.user, for: kind)

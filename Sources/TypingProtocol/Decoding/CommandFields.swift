@@ -22,6 +22,8 @@ struct CommandFields {
     var locale: Value?
     var view: Value?
     var pane: Value?
+    var announceAt: Value?
+    var announced: Value?
 
     /// Collects the known fields of `object` (the caller checked it is one).
     ///
@@ -53,6 +55,8 @@ struct CommandFields {
         locale = take("locale")
         view = take("view")
         pane = take("pane")
+        announceAt = take("announce_at")
+        announced = take("announced")
     }
 
     /// The value of `key` in `object`, if present (borrowed).

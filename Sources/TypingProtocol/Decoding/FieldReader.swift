@@ -230,6 +230,36 @@ struct FieldReader {
         return pane
     }
 
+    /// The optional `announce_at` of a restore: when the screen's pending
+    /// announcement fires, an integer from 0 to 2^53 − 1 (and not before the
+    /// command's time, which the engine checks).
+    @inline(never)
+    func announceAt(_ value: CommandFields.Value?) throws(Event.Error) -> Int? {
+        guard let value else { return nil }
+        guard cj_is_integer(value) != 0 else {
+            throw failure(.badField, field: "announce_at",
+                          "\"announce_at\" must be an integer time in milliseconds from 0 to \(Engine.maxTime), when the screen's pending announcement fires, not \(JSONValue.describe(value))")
+        }
+        let integer = json_integer_value(value)
+        guard integer >= 0 && integer <= Int64(Engine.maxTime) else {
+            throw failure(.badField, field: "announce_at",
+                          "\"announce_at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(integer)")
+        }
+        return Int(integer)
+    }
+
+    /// The optional `announced` of a restore: the text the screen last announced,
+    /// a string (empty: nothing).
+    @inline(never)
+    func announced(_ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+        guard let value else { return nil }
+        guard cj_is_string(value) != 0 else {
+            throw failure(.badField, field: "announced",
+                          "\"announced\" must be a string, the text the screen last announced (\"\" for nothing), not \(JSONValue.describe(value))")
+        }
+        return JSONValue.bytes(ofString: value)
+    }
+
     /// An optional boolean field (`empty`, `send_typing`, `receive_typing`).
     @inline(never)
     func flag(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error) -> Bool? {

@@ -278,9 +278,12 @@ extension JSONFormat {
     }
 
     /// `{"event":"member","at":…,"conv":…,"user":…,"name":…,"locale":…,"send_typing":…,
-    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true,"side":…}`:
+    /// "receive_typing":false,"open":…,"thread":…,"view":"list","forgotten":true,"side":…,"joined":…,
+    /// "announce_at":…,"announce_rank":…,"announced":…,"side_announce_at":…,"side_announce_rank":…,"side_announced":…}`:
     /// `locale`, `receive_typing`, `thread`, `view`, `forgotten` and `side` (the
-    /// thread of the side pane) only when they differ from what a plain `join` gives.
+    /// thread of the side pane) only when they differ from what a plain `join` gives;
+    /// the announcement keys only for a screen with a pending announcement or a last
+    /// announced text.
     func encode(_ member: Event.Member, into out: inout OutputBuffer) {
         out.append("{\"event\":\"member\",\"at\":")
         out.appendDecimal(member.at)
@@ -313,7 +316,27 @@ extension JSONFormat {
             out.append(",\"joined\":")
             out.appendDecimal(joined)
         }
+        encode(member.announcement, keys: (",\"announce_at\":", ",\"announce_rank\":", ",\"announced\":"), into: &out)
+        encode(member.sideAnnouncement,
+               keys: (",\"side_announce_at\":", ",\"side_announce_rank\":", ",\"side_announced\":"), into: &out)
         out.append("}\n")
+    }
+
+    /// A screen's announcement state in a `member` event: its pending
+    /// announcement's time and rank, and its last announced text, each when there is
+    /// one, under the three `keys` (those of the main screen or of the side pane).
+    func encode(_ state: Event.Member.Announcement, keys: (due: StaticString, rank: StaticString, text: StaticString),
+                into out: inout OutputBuffer) {
+        if let due = state.due {
+            out.append(keys.due)
+            out.appendDecimal(due)
+            out.append(keys.rank)
+            out.appendDecimal(state.rank ?? 0)
+        }
+        if let text = state.announced {
+            out.append(keys.text)
+            out.jsonString(text)
+        }
     }
 
     /// `{"event":"streak","at":…,"conv":…,"thread":…,"user":…,"activity":…,"status":…,"deadline":…,"keystroke":…}`

@@ -155,6 +155,8 @@ public struct TextFormat: EventFormat {
                 out.appendDecimal(joined)
                 out.append(")")
             }
+            TextFormat.announcement(member.announcement, of: ", screen", into: &out)
+            TextFormat.announcement(member.sideAnnouncement, of: ", side pane", into: &out)
         case .streak(let streak):
             TextFormat.time(streak.at, into: &out)
             TextFormat.place(streak.conv, streak.thread, into: &out)
@@ -252,6 +254,24 @@ public struct TextFormat: EventFormat {
         guard var words else { return }
         out.append(UInt8(ascii: " "))
         words.withUTF8 { quoted(UnsafeRawBufferPointer($0), into: &out) }
+    }
+
+    /// A screen's announcement state in a `member` line: `, screen announces at 2.400
+    /// (rank 1)` and `, screen announced "Ben is typing..."`, each when it applies.
+    static func announcement(_ state: Event.Member.Announcement, of screen: StaticString, into out: inout OutputBuffer) {
+        if let due = state.due {
+            out.append(screen)
+            out.append(" announces at ")
+            seconds(due, into: &out)
+            out.append(" (rank ")
+            out.appendDecimal(state.rank ?? 0)
+            out.append(")")
+        }
+        if var text = state.announced {
+            out.append(screen)
+            out.append(" announced ")
+            text.withUTF8 { quoted(UnsafeRawBufferPointer($0), into: &out) }
+        }
     }
 
     /// `"text"`, with `"` and `\` escaped and unsafe characters as `\u{…}`.

@@ -15,7 +15,12 @@ import TypingCore
 ///    the same again in the order of `keystroke`, so that both orders are right;
 /// 3. members whose screen an offline changed without a render (`forgotten`): a
 ///    `forget` each, which renders nothing, so that the next render compares them
-///    from the empty indicator again.
+///    from the empty indicator again;
+/// 4. screens with announcement keys (with `--announce-after-ms`): a `restore`
+///    each, those with a pending announcement first, in the order of their rank,
+///    then the others as listed; it overrides what the replayed indicators
+///    scheduled, so that each screen fires when it did and announces what it
+///    would have.
 ///
 /// The cluster's shards rebuild a partition with it (cluster/); the engine's
 /// snapshot tests rebuild with the same recipe (`rebuild(from:into:)`).
@@ -88,7 +93,32 @@ public enum SnapshotRebuild {
             head("{\"cmd\":\"forget\",\"conv\":", conv: member.conv, user: member.user, at: member.at, into: &out)
             out.append("}\n")
         }
+        for (member, side, state) in restores(members) {
+            head("{\"cmd\":\"restore\",\"conv\":", conv: member.conv, user: member.user, at: member.at, into: &out)
+            if side { out.append(",\"pane\":\"side\"") }
+            if let due = state.due {
+                out.append(",\"announce_at\":")
+                out.appendDecimal(due)
+            }
+            if let text = state.announced {
+                out.append(",\"announced\":")
+                out.jsonString(text)
+            }
+            out.append("}\n")
+        }
         return out.bytes
+    }
+
+    /// The screens to `restore`, in the recipe's order: those with a pending
+    /// announcement by rank, then those that only announced something, as listed.
+    static func restores(_ members: [Event.Member])
+        -> [(member: Event.Member, side: Bool, state: Event.Member.Announcement)] {
+        var screens: [(member: Event.Member, side: Bool, state: Event.Member.Announcement)] = []
+        for member in members {
+            if !member.announcement.isNone { screens.append((member, false, member.announcement)) }
+            if !member.sideAnnouncement.isNone { screens.append((member, true, member.sideAnnouncement)) }
+        }
+        return stableSorted(screens) { ($0.state.rank ?? Int.max) < ($1.state.rank ?? Int.max) }
     }
 
     /// Appends a command's opening, `start` (`{"cmd":"NAME","conv":`) then the
