@@ -358,6 +358,38 @@ export interface ForgetCommand {
 }
 
 /**
+ * Sets the announcement state of one screen (v4 §D) without an event: the main screen, or
+ * with pane side the side pane (a member without one: bad_field, field pane). Its pending
+ * announcement fires at announce_at (none without it), after those already pending then; it
+ * last announced announced (nothing without it, or with ""). announce_at earlier than the
+ * command's time is bad_field (field announce_at). Renders nothing; without
+ * --announce-after-ms it keeps nothing. For rebuilding a snapshot's announcement keys,
+ * after the rest of the recipe. A typingd addition, not in the v4 spec.
+ */
+export interface RestoreCommand {
+  cmd: 'restore';
+  /** conv, user, by and thread: 1 to 256 bytes of UTF-8, compared byte for byte. */
+  conv: string;
+  /** conv, user, by and thread: 1 to 256 bytes of UTF-8, compared byte for byte. */
+  user: string;
+  /**
+   * Which screen of the membership an open or close is about (v4 §A): the main screen (the
+   * default) or the side pane, which shows a thread beside it.
+   */
+  pane?: Pane;
+  /** The command's time in ms, manual clock only. 0 … 2^53−1. */
+  announce_at?: number;
+  announced?: string;
+  /**
+   * Echoed in the command's ok, reply or error. Any other value is bad_field (and that
+   * error carries no id).
+   */
+  id?: string | number;
+  /** The command's time in ms, manual clock only. 0 … 2^53−1. */
+  at?: number;
+}
+
+/**
  * One input line of typingd, decoded: a command object. This root schema is the manual
  * clock (--clock manual); use #/$defs/real_clock_command for --clock real. Sources:
  * Protocol.md (Commands, Errors, Limits and memory) and spec/protocol-v1.md §2 +
@@ -377,7 +409,8 @@ export type TypingdCommand =
   | QueryCommand
   | StatsCommand
   | SnapshotCommand
-  | ForgetCommand;
+  | ForgetCommand
+  | RestoreCommand;
 
 /** The kinds of commands: every value of `cmd`. */
 export type CommandName = TypingdCommand['cmd'];
@@ -398,6 +431,7 @@ export interface CommandMap {
   stats: StatsCommand;
   snapshot: SnapshotCommand;
   forget: ForgetCommand;
+  restore: RestoreCommand;
 }
 
 // Events (one output line): urn:typingd:protocol-v4:event ---------------------------
@@ -601,15 +635,21 @@ export interface StatsEvent {
 
 /**
  * Keys event, at, conv, user, name?, locale?, send_typing, receive_typing?, open, thread?,
- * view?, forgotten?, side?, joined?. Part of the reply to snapshot (typingd's own, not in
- * the spec): one membership. name: the name as the user last gave it, absent when unnamed
- * (at most 1024 bytes; a join with it gives the same display name); locale: the user's, as
- * given, when set; receive_typing: only when false; thread and view ("list"): where the
- * open view is, when not a chat at the main timeline; forgotten: only when true, the
- * member's last indicator was forgotten without an event (their next render compares from
- * empty); side: the thread the member's side pane shows, when they have one (v4 §A);
- * joined: only when the listing is not in an order the memberships could have been joined
- * in, this membership's place (from 1) in such an order.
+ * view?, forgotten?, side?, joined?, announce_at?, announce_rank?, announced?,
+ * side_announce_at?, side_announce_rank?, side_announced?. Part of the reply to snapshot
+ * (typingd's own, not in the spec): one membership. name: the name as the user last gave
+ * it, absent when unnamed (at most 1024 bytes; a join with it gives the same display name);
+ * locale: the user's, as given, when set; receive_typing: only when false; thread and view
+ * ("list"): where the open view is, when not a chat at the main timeline; forgotten: only
+ * when true, the member's last indicator was forgotten without an event (their next render
+ * compares from empty); side: the thread the member's side pane shows, when they have one
+ * (v4 §A); joined: only when the listing is not in an order the memberships could have been
+ * joined in, this membership's place (from 1) in such an order; with --announce-after-ms
+ * (v4 §D), for the main screen: announce_at, when its pending announcement fires, with
+ * announce_rank, that announcement's rank (from 1) among all the pending announcements
+ * listed, by time and then by the order their indicators were written, and announced, the
+ * text it last announced (never empty); side_announce_at, side_announce_rank and
+ * side_announced the same for the side pane. A restore with them rebuilds them.
  */
 export interface MemberEvent {
   event: 'member';
@@ -641,6 +681,14 @@ export interface MemberEvent {
    */
   side?: string;
   joined?: number;
+  /** A time in ms, 0 … 2^53−1 (deadlines are capped at 2^53−1, v2 §F). */
+  announce_at?: number;
+  announce_rank?: number;
+  announced?: string;
+  /** A time in ms, 0 … 2^53−1 (deadlines are capped at 2^53−1, v2 §F). */
+  side_announce_at?: number;
+  side_announce_rank?: number;
+  side_announced?: string;
 }
 
 /**

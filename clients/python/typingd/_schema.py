@@ -11,7 +11,7 @@ ACTIVITIES = (
 #: Every value of a command's ``cmd``.
 COMMANDS = (
     "join", "type", "send", "leave", "remove", "offline", "open", "close", "user",
-    "tick", "query", "stats", "snapshot", "forget",
+    "tick", "query", "stats", "snapshot", "forget", "restore",
 )
 
 #: Every value of an event's ``event``.
