@@ -88,26 +88,26 @@ public struct SessionOptions: ParsableArguments {
     @Option(name: .customLong("several-after"), parsing: .unconditional, help: ArgumentHelp(
         "Big rooms: a clause of more than n typers doing the same thing names nobody and is phrased with the reader's table's 'several' (in English, with n = 3, four typers read \"Several people are typing...\"; a table without 'several' says \"4 people\"). Clauses of n or fewer are phrased as usual, and the ids an indicator lists do not change (\(OptionRange.describe(EngineConfiguration.severalAfterRange))).",
         valueName: "n"))
-    var severalLimit = SeveralLimit(typers: EngineConfiguration.defaults.severalAfter)
+    var severalLimit = OptionalNumber(value: EngineConfiguration.defaults.severalAfter)
 
     /// `--several-after`, nil when not given.
-    package var severalAfter: Int? { severalLimit.typers }
+    package var severalAfter: Int? { severalLimit.value }
 
     @Option(name: .customLong("quiet-above"), parsing: .unconditional, help: ArgumentHelp(
         "Big rooms: in a conversation of more than n members every screen shows nobody typing; those that showed someone are sent the empty indicator once, then nothing is written there (a keystroke costs the same in a room of 100,000 as of 100). Streaks, typing events and query go on; back at n members or fewer, every screen is shown its typers again (\(OptionRange.describe(EngineConfiguration.quietAboveRange))).",
         valueName: "n"))
-    var quietLimit = SeveralLimit(typers: EngineConfiguration.defaults.quietAbove)
+    var quietLimit = OptionalNumber(value: EngineConfiguration.defaults.quietAbove)
 
     /// `--quiet-above`, nil when not given.
-    package var quietAbove: Int? { quietLimit.typers }
+    package var quietAbove: Int? { quietLimit.value }
 
     @Option(name: .customLong("announce-after-ms"), parsing: .unconditional, help: ArgumentHelp(
         "For screen readers: once a screen's sentence has stayed the same for ms milliseconds, it is written once more as an 'announce' event (a live region reads that, not every flicker of the indicator). A sentence already announced to that screen is not announced again until it changes (\(OptionRange.describe(EngineConfiguration.announceAfterRange))).",
         valueName: "ms"))
-    var announceDelay = SeveralLimit(typers: EngineConfiguration.defaults.announceAfter)
+    var announceDelay = OptionalNumber(value: EngineConfiguration.defaults.announceAfter)
 
     /// `--announce-after-ms`, nil when not given.
-    package var announceAfter: Int? { announceDelay.typers }
+    package var announceAfter: Int? { announceDelay.value }
 
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The longest input line in bytes; longer lines get a line_too_long error and are skipped (\(OptionRange.describe(SessionConfiguration.maxLineBytesRange))).",
@@ -276,20 +276,20 @@ struct OutputCap: ExpressibleByArgument {
 /// The value of `--several-after` (typers), `--quiet-above` (members) or
 /// `--announce-after-ms` (milliseconds): a number, or none. Like ``OutputCap``, so that `--help` and the manual show
 /// `(default: none)`.
-struct SeveralLimit: ExpressibleByArgument {
-    /// The number, nil for no limit.
-    var typers: Int?
+struct OptionalNumber: ExpressibleByArgument {
+    /// The number, nil for none.
+    var value: Int?
 
-    init(typers: Int?) {
-        self.typers = typers
+    init(value: Int?) {
+        self.value = value
     }
 
     init?(argument: String) {
-        guard let typers = Int(argument: argument) else { return nil }
-        self.typers = typers
+        guard let value = Int(argument: argument) else { return nil }
+        self.value = value
     }
 
-    var defaultValueDescription: String { typers.map(String.init) ?? "none" }
+    var defaultValueDescription: String { value.map(String.init) ?? "none" }
 }
 
 /// Ranges of option values, in messages and help.

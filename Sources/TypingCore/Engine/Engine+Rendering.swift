@@ -221,12 +221,20 @@ extension Engine {
             conversations[c].clearStale()
             staleConversations -= 1
         }
-        for location in [changed.0, changed.1] where location >= 0 {
-            if location == .main || conversations[c].threads.contains(location) {
-                conversations[c][location: location].fullViewIsStale = true
-            }
-            if location > .main { conversations[c].threads.release(location) }
+        settle(changed.0, of: c, seen: false)
+        settle(changed.1, of: c, seen: false)
+    }
+
+    /// After a render that did not go through ``finish(_:of:)``: a changed `location`
+    /// (-1: none) nobody was shown (`seen` false) keeps a stale shared view, rebuilt
+    /// when someone looks; a changed thread left with nothing is released.
+    @inline(__always)
+    mutating func settle(_ location: Location, of c: ConversationIndex, seen: Bool) {
+        guard location >= 0 else { return }
+        if !seen && (location == .main || conversations[c].threads.contains(location)) {
+            conversations[c][location: location].fullViewIsStale = true
         }
+        if location > .main { conversations[c].threads.release(location) }
     }
 
     /// The first render of a conversation back at or below `--quiet-above`: every
@@ -265,12 +273,8 @@ extension Engine {
             conversations[c].clearStale()
             staleConversations -= 1
         }
-        for location in [changed.0, changed.1] where location >= 0 {
-            if frames[location] == nil && (location == .main || conversations[c].threads.contains(location)) {
-                conversations[c][location: location].fullViewIsStale = true
-            }
-            if location > .main { conversations[c].threads.release(location) }
-        }
+        settle(changed.0, of: c, seen: frames[changed.0] != nil)
+        settle(changed.1, of: c, seen: frames[changed.1] != nil)
     }
 
     /// ``render(_:scope:sink:)`` of a conversation without threads or stale members

@@ -52,18 +52,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
     /// `{"event":"indicator","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list",
     /// "typing":[…],"more":…,"activities":[…],"text":…}`
     mutating func encode(_ indicator: Event.Indicator, into out: inout OutputBuffer) {
-        out.append("{\"event\":\"indicator\",\"at\":")
-        out.appendDecimal(indicator.at)
-        out.append(",\"conv\":")
-        out.jsonIdentifier(indicator.conv)
-        if let thread = indicator.thread {
-            out.append(",\"thread\":")
-            out.jsonIdentifier(thread)
-        }
-        out.append(",\"viewer\":")
-        out.jsonIdentifier(indicator.viewer)
-        if indicator.pane == .side { out.append(",\"pane\":\"side\"") }
-        if indicator.screen == .list { out.append(",\"view\":\"list\"") }
+        JSONFormat.screenHead("{\"event\":\"indicator\",\"at\":", at: indicator.at, conv: indicator.conv,
+                              thread: indicator.thread, viewer: indicator.viewer, pane: indicator.pane,
+                              screen: indicator.screen, into: &out)
         let view = indicator.view
         if view.base != nil && !view.isVariant {
             // A typer's view: encoded for this viewer alone.
@@ -257,21 +248,31 @@ public struct JSONFormat: EventFormat, ~Copyable {
 }
 
 extension JSONFormat {
-    /// `{"event":"announce","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list","text":…}`:
-    /// `thread`, `pane` and `view` as in the screen's indicators.
-    func encode(_ announce: Event.Announce, into out: inout OutputBuffer) {
-        out.append("{\"event\":\"announce\",\"at\":")
-        out.appendDecimal(announce.at)
+    /// The keys an indicator and an announcement share, after `start` (`{"event":…,"at":`):
+    /// the time, `conv`, `thread`, `viewer`, `pane` and `view`, each as the screen has it.
+    @inline(__always)
+    static func screenHead(_ start: StaticString, at: Int, conv: Identifier, thread: Identifier?, viewer: Identifier,
+                           pane: Command.Pane, screen: Command.View, into out: inout OutputBuffer) {
+        out.append(start)
+        out.appendDecimal(at)
         out.append(",\"conv\":")
-        out.jsonIdentifier(announce.conv)
-        if let thread = announce.thread {
+        out.jsonIdentifier(conv)
+        if let thread {
             out.append(",\"thread\":")
             out.jsonIdentifier(thread)
         }
         out.append(",\"viewer\":")
-        out.jsonIdentifier(announce.viewer)
-        if announce.pane == .side { out.append(",\"pane\":\"side\"") }
-        if announce.screen == .list { out.append(",\"view\":\"list\"") }
+        out.jsonIdentifier(viewer)
+        if pane == .side { out.append(",\"pane\":\"side\"") }
+        if screen == .list { out.append(",\"view\":\"list\"") }
+    }
+
+    /// `{"event":"announce","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list","text":…}`:
+    /// `thread`, `pane` and `view` as in the screen's indicators.
+    func encode(_ announce: Event.Announce, into out: inout OutputBuffer) {
+        JSONFormat.screenHead("{\"event\":\"announce\",\"at\":", at: announce.at, conv: announce.conv,
+                              thread: announce.thread, viewer: announce.viewer, pane: announce.pane,
+                              screen: announce.screen, into: &out)
         out.append(",\"text\":")
         out.jsonString(announce.text)
         out.append("}\n")
