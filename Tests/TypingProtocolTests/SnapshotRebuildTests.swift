@@ -215,6 +215,48 @@ struct SnapshotRebuildTests {
         #expect(actual == expected)
     }
 
+    @Test("a hand-sent restore that clears a shown sentence: the snapshot says \"announced\":\"\" and the rebuild does not announce it either")
+    func restoreClearingAShownSentence() throws {
+        let before = """
+        {"cmd":"join","conv":"g","user":"ana","name":"Ana","at":0}
+        {"cmd":"join","conv":"g","user":"ben","name":"Ben","at":0}
+        {"cmd":"type","conv":"g","user":"ana","at":0}
+        {"cmd":"restore","conv":"g","user":"ben","at":10}
+
+        """
+        let after = """
+        {"cmd":"tick","at":2000}
+        {"cmd":"type","conv":"g","user":"ben","at":2100}
+        {"cmd":"tick","at":4000}
+
+        """
+        var configuration = Self.configuration()
+        configuration.engine.announceAfter = 1000
+        let kept = KeepingFormat.Kept()
+        var original = Session(configuration: configuration, format: KeepingFormat(kept: kept), sink: [UInt8]())
+        _ = Self.lines(before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
+        original.flush()
+        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
+        let restores = String(decoding: commands, as: UTF8.self).split(separator: "\n").filter { $0.contains("restore") }
+        #expect(restores == [#"{"cmd":"restore","conv":"g","user":"ben","at":10,"announced":""}"#])
+        var rebuilt = Session(configuration: configuration, sink: [UInt8]())
+        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
+        rebuilt.flush()
+        #expect(!String(decoding: rebuilt.sink, as: UTF8.self).contains("\"error\""), "the recipe's lines are all applied")
+        let start = (original.sink.count, rebuilt.sink.count)
+        _ = Self.lines(after).withUnsafeBytes { original.feed($0) }
+        _ = Self.lines(after).withUnsafeBytes { rebuilt.feed($0) }
+        original.finish()
+        rebuilt.finish()
+        original.flush()
+        rebuilt.flush()
+        let expected = String(decoding: original.sink[start.0...], as: UTF8.self)
+        let actual = String(decoding: rebuilt.sink[start.1...], as: UTF8.self)
+        #expect(!expected.contains(#""viewer":"ben","text":"Ana is typing...""#), "ben's cleared sentence is not announced")
+        #expect(expected.contains(#""event":"announce""#))
+        #expect(actual == expected)
+    }
+
     @Test("restore: not a member, a side pane the member lacks, a time already past")
     func restoreRefusals() {
         var configuration = Self.configuration()

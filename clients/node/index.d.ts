@@ -648,8 +648,10 @@ export interface StatsEvent {
  * (v4 §D), for the main screen: announce_at, when its pending announcement fires, with
  * announce_rank, that announcement's rank (from 1) among all the pending announcements
  * listed, by time and then by the order their indicators were written, and announced, the
- * text it last announced (never empty); side_announce_at, side_announce_rank and
- * side_announced the same for the side pane. A restore with them rebuilds them.
+ * text it last announced (empty only for a screen that shows a sentence with nothing
+ * pending and nothing announced, which only a hand-sent restore leaves); side_announce_at,
+ * side_announce_rank and side_announced the same for the side pane. A restore with them
+ * rebuilds them.
  */
 export interface MemberEvent {
   event: 'member';

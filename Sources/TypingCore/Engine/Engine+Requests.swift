@@ -44,7 +44,7 @@ extension Engine {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
             failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
                            receiveTyping: receiveTyping, sink: &sink)
-        case let .type(conv, user, empty, timeout, activity, thread, status):
+        case let .type(conv, user, thread, status, timeout, activity, empty):
             failure = keystroke(conv: conv, user: user, empty: empty, timeout: timeout, activity: activity,
                                 thread: thread, status: status, sink: &sink)
         case let .send(conv, user, thread):
@@ -220,11 +220,16 @@ extension Engine {
         let joinRank = joinRanks()
         // Each pending announcement's time and rank in the order they fire.
         let pendingRank = configuration.announceAfter == nil ? [:] : announcements.ranked()
-        func announcement(_ c: ConversationIndex, _ u: UserIndex, side: Bool) -> Event.Member.Announcement {
+        // A screen that shows a sentence it has neither pending nor announced (a
+        // hand-sent `restore` cleared them) says `"announced":""`, so that its
+        // rebuild's `restore` clears what the replayed indicator scheduled.
+        func announcement(_ c: ConversationIndex, _ u: UserIndex, slot: Int, side: Bool) -> Event.Member.Announcement {
             guard configuration.announceAfter != nil else { return .none }
             let screen = ScreenKey(conv: c, user: u, side: side)
             let pending = pendingRank[screen], text = announcements.lastAnnounced(screen)
-            return Event.Member.Announcement(due: pending?.due, rank: pending?.rank, announced: text.isEmpty ? nil : text)
+            let shows = !(side ? conversations[c].sideLastSent(of: slot) : conversations[c].lastSent(of: slot)).text.isEmpty
+            let announced: String? = !text.isEmpty ? text : (pending == nil && shows ? "" : nil)
+            return Event.Member.Announcement(due: pending?.due, rank: pending?.rank, announced: announced)
         }
 
         var members = 0
@@ -241,8 +246,8 @@ extension Engine {
                                           forgotten: conversations[c].isStale(slot),
                                           side: member.side > .main ? conversations[c].threads[member.side].id : nil,
                                           joined: joinRank[member.link],
-                                          announcement: announcement(c, u, side: false),
-                                          sideAnnouncement: announcement(c, u, side: true))),
+                                          announcement: announcement(c, u, slot: slot, side: false),
+                                          sideAnnouncement: announcement(c, u, slot: slot, side: true))),
                      to: &sink)
                 members += 1
             }
