@@ -56,8 +56,8 @@ struct EngineSnapshotTests {
         }
         for pass in [streaks, streaks.sorted { $0.keystroke < $1.keystroke }] {
             for s in pass {
-                rebuilt.run(.type(conv: s.conv, user: s.user, timeout: s.deadline - s.at, activity: s.activity,
-                                  thread: s.thread, status: s.status), at: s.at)
+                rebuilt.run(.type(conv: s.conv, user: s.user, thread: s.thread, status: s.status,
+                                  timeout: s.deadline - s.at, activity: s.activity), at: s.at)
             }
         }
         for m in forgotten { rebuilt.run(.forget(conv: m.conv, user: m.user), at: m.at) }

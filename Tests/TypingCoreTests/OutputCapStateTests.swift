@@ -117,8 +117,8 @@ struct OutputCapStateTests {
         case 7: return .send(conv: conv, user: user, thread: thread)
         case 8: return .forget(conv: conv, user: user)
         default:
-            return .type(conv: conv, user: user, empty: rng.below(10) == 0, timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
-                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], thread: thread)
+            return .type(conv: conv, user: user, thread: thread, timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
+                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], empty: rng.below(10) == 0)
         }
     }
 

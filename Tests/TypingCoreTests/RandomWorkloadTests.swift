@@ -78,9 +78,9 @@ struct RandomWorkloadTests {
         case 8: return .send(conv: conv, user: user, thread: thread)
         case 9: return .query(conv: conv, thread: thread)
         default:
-            return .type(conv: conv, user: user, empty: rng.below(10) == 0,
+            return .type(conv: conv, user: user, thread: thread,
                          timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
-                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], thread: thread)
+                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], empty: rng.below(10) == 0)
         }
     }
 

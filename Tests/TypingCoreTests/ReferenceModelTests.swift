@@ -300,7 +300,7 @@ struct ReferenceModel {
             if viewSettings(user, locale: locale, receive: receiveTyping) { visitViews(user, except: conv) }
             if hides, let index = streakIndex(conv, user) { stop(index, reason: "hidden") }
             render(conv)
-        case let .type(conv, user, empty, timeout, activity, thread, status):
+        case let .type(conv, user, thread, status, timeout, activity, empty):
             let conv = conv.string, user = user.string, thread = thread?.string
             let status = activity == .status ? status ?? "" : nil
             if let index = streakIndex(conv, user) {
@@ -458,10 +458,10 @@ struct ReferenceModelTests {
         case 12: return .tick
         default:
             let activity = Activity.allCases[rng.below(3) == 0 ? rng.below(Activity.allCases.count) : 0]
-            return .type(conv: conv, user: user, empty: rng.below(10) == 0,
-                         timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
-                         activity: activity, thread: thread,
-                         status: activity == .status ? Self.statuses[rng.below(Self.statuses.count)] : nil)
+            return .type(conv: conv, user: user, thread: thread,
+                         status: activity == .status ? Self.statuses[rng.below(Self.statuses.count)] : nil,
+                         timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil, activity: activity,
+                         empty: rng.below(10) == 0)
         }
     }
 

@@ -8,7 +8,7 @@ struct StatusTests {
     /// A keystroke with the status activity and `words`.
     static func status(_ conv: String, _ user: String, _ words: String, thread: String? = nil,
                        timeout: Int? = nil) -> Command {
-        .type(conv: ID(conv), user: ID(user), timeout: timeout, activity: .status, thread: thread.map(ID), status: words)
+        .type(conv: ID(conv), user: ID(user), thread: thread.map(ID), status: words, timeout: timeout, activity: .status)
     }
 
     @Test("status typers never group: a clause each, in the order of their first typer, among the other activities")
@@ -89,7 +89,7 @@ struct StatusTests {
         h.run(Self.status("g", "bot", "is thinking"), at: 60)
         #expect(h.run(.send(conv: ID("g"), user: ID("bot")), at: 70) == ["@70 g bot stopped send", "@70 g ana: [] "])
         h.run(Self.status("g", "bot", "is thinking"), at: 80)
-        #expect(h.run(.type(conv: ID("g"), user: ID("bot"), empty: true, activity: .status, status: "x"), at: 90)
+        #expect(h.run(.type(conv: ID("g"), user: ID("bot"), status: "x", activity: .status, empty: true), at: 90)
             == ["@90 g bot stopped empty", "@90 g ana: [] "])
         h.run(.open(conv: ID("g"), user: ID("ana"), thread: ID("t")), at: 95)
         h.run(Self.status("g", "bot", "is thinking"), at: 100)

@@ -37,8 +37,8 @@ struct OutputBoundForgetTests {
             switch below(16) {
             case 0, 1: command = .join(conv: conv, user: user, name: names[below(names.count)], locale: below(3) == 0 ? "de" : nil,
                                       receiveTyping: below(8) == 0 ? below(2) == 0 : nil)
-            case 2, 3, 4, 5: command = .type(conv: conv, user: user, empty: below(8) == 0, timeout: below(3) == 0 ? 1 + below(900) : nil,
-                                             activity: Activity.allCases[below(2) * below(7)], thread: thread)
+            case 2, 3, 4, 5: command = .type(conv: conv, user: user, thread: thread, timeout: below(3) == 0 ? 1 + below(900) : nil,
+                                             activity: Activity.allCases[below(2) * below(7)], empty: below(8) == 0)
             case 6: command = .send(conv: conv, user: user, thread: thread)
             case 7:
                 if let thread, below(3) == 0 {

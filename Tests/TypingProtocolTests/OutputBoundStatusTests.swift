@@ -55,9 +55,9 @@ struct OutputBoundStatusTests {
                                       locale: generator.next() % 3 == 0 ? "de" : nil)
             case 2, 3, 4, 5:
                 let status = generator.next() % 3 != 0
-                command = .type(conv: conv, user: user, empty: generator.next() % 8 == 0,
-                                activity: status ? .status : Activity.phrased[Int(generator.next() % 7)], thread: thread,
-                                status: status ? Self.words[Int(generator.next() % UInt64(Self.words.count))] : nil)
+                command = .type(conv: conv, user: user, thread: thread,
+                                status: status ? Self.words[Int(generator.next() % UInt64(Self.words.count))] : nil, activity: status ? .status : Activity.phrased[Int(generator.next() % 7)],
+                                empty: generator.next() % 8 == 0)
             case 6: command = .send(conv: conv, user: user, thread: thread)
             case 7: command = .open(conv: conv, user: user, thread: thread)
             case 8: command = .user(user: user, name: names[Int(generator.next() % UInt64(names.count))])
@@ -84,7 +84,7 @@ struct OutputBoundStatusTests {
             }
             for index in 0..<30 {
                 let words = Self.words[index % 6]
-                let command = Command.type(conv: Identifier("g"), user: Identifier("u\(index)"), activity: .status, status: words)
+                let command = Command.type(conv: Identifier("g"), user: Identifier("u\(index)"), status: words, activity: .status)
                 let bound = engine.outputBound(of: command)
                 events.removeAll()
                 engine.apply(Request(command, at: index), to: &events)
@@ -103,15 +103,15 @@ struct OutputBoundStatusTests {
             engine.apply(Request(.join(conv: Identifier("g"), user: Identifier("u\(index)"), name: "N\(index)")), to: &events)
         }
         events.removeAll()
-        engine.apply(Request(.type(conv: Identifier("g"), user: Identifier("u0"), activity: .status, status: "is thinking"), at: 1),
+        engine.apply(Request(.type(conv: Identifier("g"), user: Identifier("u0"), status: "is thinking", activity: .status), at: 1),
                      to: &events)
         #expect(events.count == 4, "\(events)")
         let wide = Self.words[0]
-        #expect(engine.outputBound(of: .type(conv: Identifier("g"), user: Identifier("u1"), activity: .status, status: wide))
-            > engine.outputBound(of: .type(conv: Identifier("g"), user: Identifier("u1"), activity: .status, status: "x")) + 4 * 896)
+        #expect(engine.outputBound(of: .type(conv: Identifier("g"), user: Identifier("u1"), status: wide, activity: .status))
+            > engine.outputBound(of: .type(conv: Identifier("g"), user: Identifier("u1"), status: "x", activity: .status)) + 4 * 896)
         for index in 1..<5 {
             events.removeAll()
-            engine.apply(Request(.type(conv: Identifier("g"), user: Identifier("u\(index)"), activity: .status, status: wide), at: 2),
+            engine.apply(Request(.type(conv: Identifier("g"), user: Identifier("u\(index)"), status: wide, activity: .status), at: 2),
                          to: &events)
         }
         guard case .error(let error)? = events.last else {

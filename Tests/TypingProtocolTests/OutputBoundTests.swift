@@ -57,9 +57,9 @@ struct OutputBoundTests {
                                       sendTyping: generator.next() % 7 == 0 ? false : nil,
                                       locale: locales[Int(generator.next() % 4)],
                                       receiveTyping: generator.next() % 9 == 0 ? generator.next() % 2 == 0 : nil)
-            case 2, 3, 4: command = .type(conv: conv, user: user, empty: generator.next() % 6 == 0,
+            case 2, 3, 4: command = .type(conv: conv, user: user, thread: thread,
                                           activity: Activity.allCases[Int(generator.next() % 14) % 7 * Int(generator.next() % 2)],
-                                          thread: thread)
+                                          empty: generator.next() % 6 == 0)
             case 5: command = .send(conv: conv, user: user, thread: thread)
             case 6: command = .open(conv: conv, user: user, thread: thread, view: generator.next() % 4 == 0 ? .list : .chat)
             case 7: command = generator.next() % 3 == 0 ? .offline(user: user) : .close(conv: conv, user: user)

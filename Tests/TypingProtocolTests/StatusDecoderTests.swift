@@ -11,7 +11,7 @@ struct StatusDecoderTests {
                       String(repeating: "x", count: 256), String(repeating: "é", count: 128)] {
             let line = #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":"# + Self.json(words) + "}"
             let command = try decode(line).get().command
-            guard case let .type(_, _, _, _, activity, _, status) = command else {
+            guard case let .type(_, _, _, status, _, activity, _) = command else {
                 Issue.record("\(command)")
                 continue
             }

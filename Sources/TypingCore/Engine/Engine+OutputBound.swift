@@ -78,7 +78,7 @@ extension Engine {
                     total.add(hushBound(c, joining: true))
                 }
             }
-        case let .type(conv, user, empty, _, activity, thread, status):
+        case let .type(conv, user, thread, status, _, activity, empty):
             guard let (c, u, slot) = membership(of: user, in: conv) else { return 0 }
             // Every command naming a conversation renders it: at least its
             // forgotten screens are told.

@@ -56,7 +56,9 @@ extension Engine {
         let (change, display, asGiven) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.renamed {
             let shown = display ?? DisplayName.unknown
-            retallyName(of: u, from: users[u].nameBound, to: UserRecord.nameBound(of: shown))
+            if !users[u].streaks.first.isNone {
+                retallyName(of: u, from: users[u].nameBound, to: UserRecord.nameBound(of: shown))
+            }
             users[u].displayName = shown
             users[u].isNamed = display != nil
         }

@@ -104,9 +104,10 @@ package struct CommandDecoder: Sendable {
             let activity = try fields.activity(object.activity) ?? .typing
             let status = try fields.status(object.status, activity: activity)
             let timeout = try fields.timeout(object.timeoutMs)
-            return Request(.type(conv: Identifier(bytes: conv), user: Identifier(bytes: user), empty: empty,
-                            timeout: timeout, activity: activity, thread: thread.map { Identifier(bytes: $0) },
-                            status: status.map { String(decoding: $0, as: UTF8.self) }),
+            return Request(.type(conv: Identifier(bytes: conv), user: Identifier(bytes: user),
+                            thread: thread.map { Identifier(bytes: $0) },
+                            status: status.map { String(decoding: $0, as: UTF8.self) }, timeout: timeout,
+                            activity: activity, empty: empty),
                            id: id, at: at, line: number)
         case .send:
             let conv = try fields.identifier("conv", object.conv, for: kind)

@@ -142,8 +142,16 @@ struct FieldReader {
     /// The `status` of a keystroke (Protocol.md#status-in-ones-own-words): required
     /// with activity `status`, refused with any other; 1–256 bytes holding no
     /// control character (U+0000–U+001F, U+007F–U+009F).
-    @inline(never)
+    @inline(__always)
     func status(_ value: CommandFields.Value?, activity: Activity) throws(Event.Error) -> UnsafeRawBufferPointer? {
+        // Most keystrokes have neither: checked here, inline, not in a call per line.
+        if value == nil && activity != .status { return nil }
+        return try checkedStatus(value, activity: activity)
+    }
+
+    /// ``status(_:activity:)`` where a status or its activity is given.
+    @inline(never)
+    func checkedStatus(_ value: CommandFields.Value?, activity: Activity) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else {
             guard activity != .status else {
                 throw failure(.missingField, field: "status",
