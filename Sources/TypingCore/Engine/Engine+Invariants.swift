@@ -219,7 +219,8 @@ extension Engine {
                     for side in [false, true] {
                         let text = (side ? record.sideLastSent(of: slot) : record.lastSent(of: slot)).text
                         let screen = ScreenKey(conv: c, user: u, side: side)
-                        check(text.isEmpty || announcements.pending[screen] != nil || announcements.lastAnnounced(screen) == text,
+                        check(text.isEmpty || announcements.pending[screen] != nil
+                                  || announcements.lastAnnounced(screen).sameBytes(as: text),
                               "\(record.id) shows \(users[u].id) \(side ? "in the side pane " : "")\(Quote.string(text)), which is neither pending nor announced")
                     }
                 }
