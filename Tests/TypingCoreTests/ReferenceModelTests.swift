@@ -9,10 +9,12 @@ import TypingCore
 /// command renders, and when (Protocol.md#who-sees-what), not only that every viewer's
 /// state is right afterwards.
 ///
-/// Protocol v4 (protocol-v4.md) is here too: a member's two screens, the main one and
-/// the side pane (§A); quiet rooms and the several phrase (§B); status words (§C, in
-/// the phrase and the streak rules); announcements (§D), each screen with its own
-/// pending one and last announced text, the due ones found by looking at every screen.
+/// Protocol v4 is here too, written from its spec page: a member's two screens, the
+/// main one and the side pane (Protocol.md#side-panes); quiet rooms
+/// (Protocol.md#quiet-large-rooms) and the several phrase (Protocol.md#several-people);
+/// status words, in the phrase and the streak rules (Protocol.md#status-in-ones-own-words);
+/// announcements (Protocol.md#announcements-for-screen-readers), each screen with its
+/// own pending one and last announced text, the due ones found by looking at every screen.
 struct ReferenceModel {
     /// A rule of the model broken on purpose: the model with a mutant must disagree
     /// with the engine somewhere (ReferenceModelV4Tests' self-test), which shows that
