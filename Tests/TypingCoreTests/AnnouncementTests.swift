@@ -50,6 +50,21 @@ struct AnnouncementTests {
         #expect(h.run(.tick, at: 2_500) == [])
     }
 
+    @Test("a sentence that differs from the last announced one only in its bytes (a name in NFC, then NFD) is announced")
+    func comparedAsBytes() {
+        // Its indicator was written, being another text; so is its announcement
+        // (found by ReferenceModelV4Tests: String's == held them equal).
+        var h = Self.room()
+        h.run(.user(user: ID("ben"), name: "Zo\u{EB}"), at: 0)
+        h.type("dev", "ben", at: 0)
+        let nfc = "Zo\u{EB} is typing...", nfd = "Zoe\u{308} is typing..."
+        let bytes = { (lines: [String]) in lines.map { Array($0.utf8) } }
+        #expect(bytes(h.run(.tick, at: 1_000)) == bytes(["announce @1000 dev ana: \(nfc)", "announce @1000 dev cy: \(nfc)"]))
+        #expect(bytes(h.run(.user(user: ID("ben"), name: "Zoe\u{308}"), at: 1_100))
+                == bytes(["@1100 dev ana: [ben] \(nfd)", "@1100 dev cy: [ben] \(nfd)"]))
+        #expect(bytes(h.run(.tick, at: 2_100)) == bytes(["announce @2100 dev ana: \(nfd)", "announce @2100 dev cy: \(nfd)"]))
+    }
+
     @Test("a forgotten screen loses its pending announcement and what it announced; side panes and list rows carry their keys")
     func forgottenAndPanes() {
         var h = Self.room()

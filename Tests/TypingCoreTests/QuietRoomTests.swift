@@ -38,6 +38,23 @@ struct QuietRoomTests {
                     "@6 hall cy: [ana] Ana is typing..."])
     }
 
+    @Test("under --audience open, a join with no open view takes the room past the limit too: open screens are cleared")
+    func crossingUnderOpenAudience() {
+        // The join renders no screen of its own (the joiner's view is closed), but
+        // the room is above the limit all the same (found by ReferenceModelV4Tests).
+        var h = Harness(EngineConfiguration(audience: .open, quietAbove: 3))
+        h.join("hall", "ana", "ben", "cy")
+        h.run(.open(conv: ID("hall"), user: ID("ana")), at: 1)
+        h.run(.open(conv: ID("hall"), user: ID("ana"), thread: ID("t"), pane: .side), at: 1)
+        h.type("hall", "ben", at: 2)
+        h.run(.type(conv: ID("hall"), user: ID("cy"), thread: ID("t")), at: 2)
+        #expect(h.run(.join(conv: ID("hall"), user: ID("dee"), name: "Dee"), at: 3)
+                == ["@3 hall ana: [] ", "@3 hall#t ana(side): [] "])
+        #expect(h.type("hall", "cy", at: 4) == [])
+        #expect(h.run(.leave(conv: ID("hall"), user: ID("dee")), at: 5)
+                == ["@5 hall ana: [ben,cy] Ben and Cy are typing..."])
+    }
+
     @Test("a keystroke in a room above the limit compares no viewer, however large the room",
           .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func keystrokeCost() {

@@ -2,13 +2,51 @@ import Testing
 import TypingCore
 
 /// Protocol.md's rules written again as plainly as they read, with no cleverness: every
-/// render recomputes every viewer's indicator from scratch (their location, the typers
+/// render recomputes every screen's indicator from scratch (its location, the typers
 /// there, their order, the phrase in English) and writes exactly where it differs from
-/// what that viewer was last sent. Compared event for event with the engine over random
+/// what that screen was last sent. Compared event for event with the engine over random
 /// transcripts, it checks what the invariant checker cannot: which conversations a
 /// command renders, and when (Protocol.md#who-sees-what), not only that every viewer's
 /// state is right afterwards.
+///
+/// Protocol v4 is here too, written from its spec page: a member's two screens, the
+/// main one and the side pane (Protocol.md#side-panes); quiet rooms
+/// (Protocol.md#quiet-large-rooms) and the several phrase (Protocol.md#several-people);
+/// status words, in the phrase and the streak rules (Protocol.md#status-in-ones-own-words);
+/// announcements (Protocol.md#announcements-for-screen-readers), each screen with its
+/// own pending one and last announced text, the due ones found by looking at every screen.
 struct ReferenceModel {
+    /// A rule of the model broken on purpose: the model with a mutant must disagree
+    /// with the engine somewhere (ReferenceModelV4Tests' self-test), which shows that
+    /// the comparison notices when that rule is broken.
+    enum Mutant: String, CaseIterable, Sendable {
+        /// Pane separation: the side pane shows the main screen's location, not its thread.
+        case sidePaneShowsMainLocation
+        /// Pane streak rule: an `open` stops the streak unless the *opened* pane shows it
+        /// (the other pane is not asked).
+        case openAsksOnlyOpenedPane
+        /// Quiet rule: rooms of N members are quiet already (≥ instead of >).
+        case quietAtN
+        /// Several rule: a clause of exactly K typers is several already.
+        case severalAtK
+        /// Status phrase: status typers with the same words share one clause.
+        case statusGrouped
+        /// Status streak: a keystroke with other words keeps the first ones.
+        case statusWordsKept
+        /// Status timeout: a status keystroke's `timeout_ms` is ignored (the default applies).
+        case statusIgnoresTimeoutMs
+        /// Announce timing: a later indicator does not push a pending announcement back.
+        case announceNotPostponed
+        /// Announce timing: announcements due at a timeout's time fire before it.
+        case announceBeforeTimeouts
+        /// Announce dedup: a screen announces again the text it last announced.
+        case announceRepeats
+        /// Announce dedup: the empty indicator leaves the last announced text as it was.
+        case announcedKeptAfterEmpty
+        /// Announce forgetting: a forgotten screen keeps its last announced text.
+        case announcedKeptWhenForgotten
+    }
+
     struct User {
         var name: String?
         var sendsTyping = true
@@ -18,14 +56,31 @@ struct ReferenceModel {
         var memberships: [String] = []
     }
 
+    /// What one screen was last sent, and its announcements
+    /// (Protocol.md#announcements-for-screen-readers). A forgotten screen is `Screen()`.
+    struct Screen {
+        /// What the screen was last sent, as ``ReferenceModel/content(at:in:viewer:list:)`` says it.
+        var lastSent = ReferenceModel.emptyContent
+        /// The text of that indicator.
+        var lastText = ""
+        /// When the pending announcement fires (nil: none).
+        var announceAt: Int?
+        /// When its indicator was written, counted over all screens (for ties).
+        var announceRank = 0
+        /// The text last announced ("" at first, and after an empty indicator).
+        var announced = ""
+    }
+
     struct Member {
         var user: String
         var open = false
-        /// The thread the screen shows (nil: the main timeline).
+        /// The thread the main screen shows (nil: the main timeline).
         var thread: String?
         var isList = false
-        /// What the viewer was last sent, as ``ReferenceModel/content(of:in:)`` says it.
-        var lastSent = ReferenceModel.emptyContent
+        var main = Screen()
+        /// The thread of the side pane (nil: none).
+        var side: String?
+        var sideScreen = Screen()
     }
 
     struct Streak {
@@ -44,6 +99,7 @@ struct ReferenceModel {
     static let maxTime = (1 << 53) - 1
 
     let configuration: EngineConfiguration
+    let mutant: Mutant?
     var users: [String: User] = [:]
     /// Members of each conversation, in join order.
     var conversations: [String: [Member]] = [:]
@@ -51,11 +107,14 @@ struct ReferenceModel {
     var streaks: [Streak] = []
     var now = 0
     var keystrokes = 0
+    /// Indicators written, for the order of announcements due at the same time.
+    var written = 0
     /// What the current step wrote, in ``Harness/describe(_:)``'s form.
     var out: [String] = []
 
-    init(_ configuration: EngineConfiguration) {
+    init(_ configuration: EngineConfiguration, mutant: Mutant? = nil) {
         self.configuration = configuration
+        self.mutant = mutant
     }
 
     // MARK: Names and phrases
@@ -92,7 +151,8 @@ struct ReferenceModel {
 
     /// The clause for typers (in order, named first; Protocol.md#phrases), with their
     /// activity's verb (Protocol.md#activities-recording-sending-sharing), or, for
-    /// one status typer, their words (Protocol.md#status-in-ones-own-words).
+    /// one status typer, their words (Protocol.md#status-in-ones-own-words). More
+    /// than `--several-after` typers are "Several people" (Protocol.md#several-people).
     func clause(_ typers: [Streak], style: EngineConfiguration.Style) -> String {
         let n = typers.count
         let named = typers.filter { display($0.user) != nil }.count
@@ -100,9 +160,10 @@ struct ReferenceModel {
         let s = min(slots, named)
         let r = n - s
         let names = typers.prefix(s).map { display($0.user) ?? "?" }
+        let several = configuration.severalAfter.map { mutant == .severalAtK ? n >= $0 : n > $0 } ?? false
         let subject: String
         switch (s, r) {
-        case _ where configuration.severalAfter.map { n > $0 } ?? false: subject = "Several people"
+        case _ where several: subject = "Several people"
         case (0, 1): subject = "Someone"
         case (0, _): subject = "\(r) people"
         case (1, 0): subject = names[0]
@@ -136,46 +197,90 @@ struct ReferenceModel {
         }
     }
 
-    /// What `member` of `conv` sees: `[ids]{activities} more N text`.
-    func content(of member: Member, in conv: String) -> String {
-        let typers = typers(of: conv, at: member.thread, excluding: member.user)
-        guard !typers.isEmpty else { return Self.emptyContent }
+    /// What `viewer`'s screen at `thread` of `conv` shows, as `[ids]{activities} more N text`,
+    /// and its text alone.
+    func content(at thread: String?, in conv: String, viewer: String, list: Bool) -> (String, text: String) {
+        let typers = typers(of: conv, at: thread, excluding: viewer)
+        guard !typers.isEmpty else { return (Self.emptyContent, "") }
         let listed = Array(typers.prefix(configuration.maxListed))
         let more = typers.count - listed.count
         var groups: [(Activity, [Streak])] = []
         for typer in typers {
             // A status typer is a clause of their own.
-            if typer.activity != .status, let index = groups.firstIndex(where: { $0.0 == typer.activity }) {
+            let grouped = typer.activity != .status || mutant == .statusGrouped
+            if grouped, let index = groups.firstIndex(where: { $0.0 == typer.activity && $0.1[0].status == typer.status }) {
                 groups[index].1.append(typer)
             } else {
                 groups.append((typer.activity, [typer]))
             }
         }
-        let style = member.isList ? configuration.listStyle : configuration.style
+        let style = list ? configuration.listStyle : configuration.style
         let text = groups.map { clause($0.1, style: style) }.joined(separator: "; ") + "..."
         let activities = listed.contains { $0.activity != .typing }
             ? " {\(listed.map(\.activity.name).joined(separator: ","))}" : ""
-        return "[\(listed.map(\.user).joined(separator: ","))]\(activities)\(more > 0 ? " more \(more)" : "") \(text)"
+        return ("[\(listed.map(\.user).joined(separator: ","))]\(activities)\(more > 0 ? " more \(more)" : "") \(text)", text)
     }
 
     // MARK: Steps
 
     func place(_ conv: String, _ thread: String?) -> String { thread.map { "\(conv)#\($0)" } ?? conv }
 
-    /// Compares every viewer of `conv`, in join order.
+    /// Whether the room is quiet (Protocol.md#quiet-large-rooms).
+    func quiet(_ conv: String) -> Bool {
+        guard let limit = configuration.quietAbove else { return false }
+        let count = conversations[conv]?.count ?? 0
+        return mutant == .quietAtN ? count >= limit : count > limit
+    }
+
+    /// Compares every screen of `conv`: viewers in join order, for each the main
+    /// screen, then the side pane.
     mutating func render(_ conv: String) {
         guard var members = conversations[conv] else { return }
+        let quiet = quiet(conv)
         for index in members.indices {
             let member = members[index]
-            guard users[member.user]?.receives == true, configuration.audience == .members || member.open else { continue }
-            let now = content(of: member, in: conv)
-            // Bytes, not String's ==, which holds "Zoë" in NFC and NFD equal.
-            if !now.utf8.elementsEqual(member.lastSent.utf8) {
-                members[index].lastSent = now
-                out.append("@\(self.now) \(place(conv, member.thread)) \(member.user)\(member.isList ? "(list)" : ""): \(now)")
+            guard users[member.user]?.receives == true else { continue }
+            if configuration.audience == .members || member.open {
+                show(&members[index].main, conv, at: member.thread, shown: member.thread, viewer: member.user,
+                     label: member.isList ? "(list)" : "", list: member.isList, quiet: quiet)
+            }
+            if let side = member.side {
+                show(&members[index].sideScreen, conv, at: side,
+                     shown: mutant == .sidePaneShowsMainLocation ? member.thread : side, viewer: member.user,
+                     label: "(side)", list: false, quiet: quiet)
             }
         }
         conversations[conv] = members
+    }
+
+    /// Writes an indicator to `screen` (at `thread`, showing the typers at `shown`)
+    /// where it differs from what the screen was last sent; an indicator with text
+    /// sets its pending announcement, the empty one cancels it.
+    mutating func show(_ screen: inout Screen, _ conv: String, at thread: String?, shown: String?, viewer: String,
+                       label: String, list: Bool, quiet: Bool) {
+        let (now, text) = quiet ? (Self.emptyContent, "") : content(at: shown, in: conv, viewer: viewer, list: list)
+        // Bytes, not String's ==, which holds "Zoë" in NFC and NFD equal.
+        guard !now.utf8.elementsEqual(screen.lastSent.utf8) else { return }
+        screen.lastSent = now
+        screen.lastText = text
+        out.append("@\(self.now) \(place(conv, thread)) \(viewer)\(label): \(now)")
+        guard let after = configuration.announceAfter else { return }
+        written += 1
+        if text.isEmpty {
+            screen.announceAt = nil
+            if mutant != .announcedKeptAfterEmpty { screen.announced = "" }
+        } else if mutant != .announceNotPostponed || screen.announceAt == nil {
+            screen.announceAt = min(self.now + after, Self.maxTime)
+            screen.announceRank = written
+        }
+    }
+
+    /// A screen forgotten without an event: compared from the empty indicator next
+    /// time, its announcements gone.
+    func forgotten(_ screen: Screen) -> Screen {
+        var fresh = Screen()
+        if mutant == .announcedKeptWhenForgotten { fresh.announced = screen.announced }
+        return fresh
     }
 
     mutating func typingEvent(_ streak: Streak, _ state: String, _ extra: String = "") {
@@ -191,15 +296,16 @@ struct ReferenceModel {
     mutating func start(_ conv: String, _ user: String, thread: String?, activity: Activity, status: String?, timeout: Int?) {
         keystrokes += 1
         let streak = Streak(conv: conv, user: user, thread: thread, activity: activity, status: status,
-                            deadline: deadline(timeout), keystroke: keystrokes, started: keystrokes)
+                            deadline: deadline(timeout, activity), keystroke: keystrokes, started: keystrokes)
         streaks.append(streak)
         typingEvent(streak, "started", (activity == .typing ? "" : " \(activity.name)") + Self.quoted(status))
     }
 
     static func quoted(_ status: String?) -> String { status.map { " \"\($0)\"" } ?? "" }
 
-    func deadline(_ timeout: Int?) -> Int {
-        let timeout = (timeout ?? configuration.timeout).clamped(to: EngineConfiguration.timeoutRange)
+    func deadline(_ timeout: Int?, _ activity: Activity) -> Int {
+        let given = mutant == .statusIgnoresTimeoutMs && activity == .status ? nil : timeout
+        let timeout = (given ?? configuration.timeout).clamped(to: EngineConfiguration.timeoutRange)
         return min(now + timeout, Self.maxTime)
     }
 
@@ -211,16 +317,75 @@ struct ReferenceModel {
         conversations[conv]?.firstIndex { $0.user == user }
     }
 
-    /// Timeouts due by `time`, one step each, by deadline then keystroke.
+    /// The pending announcement that fires first by `time`: the earliest, then the
+    /// one whose indicator was written first. Every screen is looked at.
+    func dueAnnouncement(by time: Int) -> (conv: String, index: Int, side: Bool, at: Int)? {
+        var best: (conv: String, index: Int, side: Bool, at: Int, rank: Int)?
+        for (conv, members) in conversations {
+            for (index, member) in members.enumerated() {
+                for (side, screen) in [(false, member.main), (true, member.sideScreen)] {
+                    guard let at = screen.announceAt, at <= time else { continue }
+                    if let current = best, (current.at, current.rank) < (at, screen.announceRank) { continue }
+                    best = (conv, index, side, at, screen.announceRank)
+                }
+            }
+        }
+        return best.map { ($0.conv, $0.index, $0.side, $0.at) }
+    }
+
+    /// Timeouts and announcements due by `time`, one step each, in time order; at
+    /// the same time, timeouts (by keystroke) first, then announcements.
     mutating func advance(to time: Int) {
-        while let index = streaks.indices.filter({ streaks[$0].deadline <= time })
-            .min(by: { (streaks[$0].deadline, streaks[$0].keystroke) < (streaks[$1].deadline, streaks[$1].keystroke) }) {
-            now = streaks[index].deadline
-            let conv = streaks[index].conv
-            stop(index, reason: "timeout")
-            render(conv)
+        while true {
+            let timeout = streaks.indices.filter { streaks[$0].deadline <= time }
+                .min { (streaks[$0].deadline, streaks[$0].keystroke) < (streaks[$1].deadline, streaks[$1].keystroke) }
+            let announcement = dueAnnouncement(by: time)
+            let announceFirst = mutant == .announceBeforeTimeouts
+                ? { (a: Int, t: Int) in a <= t } : { (a: Int, t: Int) in a < t }
+            if let index = timeout, announcement.map({ !announceFirst($0.at, streaks[index].deadline) }) ?? true {
+                now = streaks[index].deadline
+                let conv = streaks[index].conv
+                stop(index, reason: "timeout")
+                render(conv)
+            } else if let announcement {
+                now = announcement.at
+                announce(announcement.conv, announcement.index, side: announcement.side)
+            } else {
+                break
+            }
         }
         now = time
+    }
+
+    /// A pending announcement fires: the screen's text, unless it is what it last announced.
+    mutating func announce(_ conv: String, _ index: Int, side: Bool) {
+        guard let member = conversations[conv]?[index] else { return }
+        var screen = side ? member.sideScreen : member.main
+        screen.announceAt = nil
+        if !screen.lastText.isEmpty
+            && (mutant == .announceRepeats || !screen.lastText.utf8.elementsEqual(screen.announced.utf8)) {
+            let label = side ? "(side)" : member.isList ? "(list)" : ""
+            out.append("announce @\(now) \(place(conv, side ? member.side : member.thread)) \(member.user)\(label): \(screen.lastText)")
+            screen.announced = screen.lastText
+        }
+        if side { conversations[conv]?[index].sideScreen = screen } else { conversations[conv]?[index].main = screen }
+    }
+
+    /// The end of input: every timeout and announcement left fires.
+    mutating func drain() -> [String] {
+        out = []
+        advance(to: Self.maxTime)
+        return out
+    }
+
+    /// Whether `member`'s main screen shows `location` (a chat, open or closed; a
+    /// list shows none) (Protocol.md#side-panes).
+    static func mainShows(_ member: Member, _ location: String?) -> Bool {
+        !member.isList && member.thread == location
+    }
+
+    static func sideShows(_ member: Member, _ location: String?) -> Bool {
+        member.side != nil && member.side == location
     }
 
     /// Closes a view as `close` does, writing nothing.
@@ -230,7 +395,7 @@ struct ReferenceModel {
         member.open = false
         member.thread = nil
         member.isList = false
-        if configuration.audience == .open || changed { member.lastSent = Self.emptyContent }
+        if configuration.audience == .open || changed { member.main = forgotten(member.main) }
         conversations[conv]?[index] = member
     }
 
@@ -270,8 +435,13 @@ struct ReferenceModel {
         if let receive, users[user]?.receives != receive {
             users[user]?.receives = receive
             changed = true
+            // Both screens are forgotten (the side pane stays set).
             for conv in users[user]?.memberships ?? [] {
-                if let index = memberIndex(conv, user) { conversations[conv]?[index].lastSent = Self.emptyContent }
+                if let index = memberIndex(conv, user), var member = conversations[conv]?[index] {
+                    member.main = forgotten(member.main)
+                    member.sideScreen = forgotten(member.sideScreen)
+                    conversations[conv]?[index] = member
+                }
             }
         }
         return changed
@@ -283,7 +453,7 @@ struct ReferenceModel {
 
     mutating func notMember(_ line: Int) { out.append("error \(line) not_member") }
 
-    /// One request: timeouts first, then the command.
+    /// One request: timeouts and announcements first, then the command.
     mutating func apply(_ command: Command, at: Int?, line: Int) -> [String] {
         out = []
         advance(to: at ?? now)
@@ -309,10 +479,11 @@ struct ReferenceModel {
                         stop(index, reason: "empty")
                     } else {
                         keystrokes += 1
-                        streaks[index].deadline = deadline(timeout)
+                        streaks[index].deadline = deadline(timeout, activity)
                         streaks[index].keystroke = keystrokes
+                        let kept = mutant == .statusWordsKept && streaks[index].activity == .status && activity == .status
                         if streaks[index].activity != activity
-                            || !(streaks[index].status ?? "").utf8.elementsEqual((status ?? "").utf8) {
+                            || (!kept && !(streaks[index].status ?? "").utf8.elementsEqual((status ?? "").utf8)) {
                             streaks[index].activity = activity
                             streaks[index].status = status
                             typingEvent(streaks[index], "changed", " \(activity.name)" + Self.quoted(status))
@@ -343,6 +514,7 @@ struct ReferenceModel {
             let reason: String
             if case .leave = command { reason = "leave" } else { reason = "removed" }
             if let streak = streakIndex(conv, user) { stop(streak, reason: reason) }
+            // Both screens go with the membership.
             conversations[conv]?.remove(at: index)
             if conversations[conv]?.isEmpty == true { conversations[conv] = nil }
             users[user]?.memberships.removeAll { $0 == conv }
@@ -356,37 +528,69 @@ struct ReferenceModel {
                 render(streak.conv)
             }
             for conv in record.memberships {
-                if let index = memberIndex(conv, user) { closeView(conv, index) }
+                guard let index = memberIndex(conv, user) else { continue }
+                closeView(conv, index)
+                if var member = conversations[conv]?[index], member.side != nil {
+                    member.side = nil
+                    member.sideScreen = forgotten(member.sideScreen)
+                    conversations[conv]?[index] = member
+                }
             }
-        case let .open(conv, user, thread, view, _):
+        case let .open(conv, user, thread, view, pane):
             let conv = conv.string, user = user.string
-            guard let index = memberIndex(conv, user) else { notMember(line); break }
-            let list = view == .list
-            let target = list ? nil : thread?.string
-            if let streak = streakIndex(conv, user), list || streaks[streak].thread != target {
-                stop(streak, reason: "closed")
-            }
-            if var member = conversations[conv]?[index] {
-                if member.thread != target || member.isList != list { member.lastSent = Self.emptyContent }
+            guard let index = memberIndex(conv, user), var member = conversations[conv]?[index] else { notMember(line); break }
+            if pane == .side {
+                // A side pane always shows a thread (the decoder refuses one without).
+                let target = thread?.string
+                if member.side != target { member.sideScreen = forgotten(member.sideScreen) }
+                member.side = target
+            } else {
+                let list = view == .list
+                let target = list ? nil : thread?.string
+                if member.thread != target || member.isList != list { member.main = forgotten(member.main) }
                 member.open = true
                 member.thread = target
                 member.isList = list
-                conversations[conv]?[index] = member
+            }
+            conversations[conv]?[index] = member
+            if let streak = streakIndex(conv, user) {
+                let location = streaks[streak].thread
+                let shown = mutant == .openAsksOnlyOpenedPane
+                    ? (pane == .side ? Self.sideShows(member, location) : Self.mainShows(member, location))
+                    : Self.mainShows(member, location) || Self.sideShows(member, location)
+                if !shown { stop(streak, reason: "closed") }
             }
             render(conv)
-        case .close(let conv, let user, _):
+        case .close(let conv, let user, let pane):
             let conv = conv.string, user = user.string
-            guard let index = memberIndex(conv, user) else { notMember(line); break }
-            closeView(conv, index)
-            if let streak = streakIndex(conv, user) { stop(streak, reason: "closed") }
+            guard let index = memberIndex(conv, user), var member = conversations[conv]?[index] else { notMember(line); break }
+            if pane == .side {
+                let showed = member.side
+                member.side = nil
+                member.sideScreen = forgotten(member.sideScreen)
+                conversations[conv]?[index] = member
+                if let streak = streakIndex(conv, user), let showed, streaks[streak].thread == showed,
+                   !Self.mainShows(member, showed) {
+                    stop(streak, reason: "closed")
+                }
+            } else {
+                closeView(conv, index)
+                if let streak = streakIndex(conv, user), !Self.sideShows(member, streaks[streak].thread) {
+                    stop(streak, reason: "closed")
+                }
+            }
             render(conv)
         case .forget(let conv, let user):
             let conv = conv.string, user = user.string
             guard let index = memberIndex(conv, user) else { notMember(line); break }
             closeView(conv, index)
-            conversations[conv]?[index].lastSent = Self.emptyContent
+            if var member = conversations[conv]?[index] {
+                member.main = forgotten(member.main)
+                conversations[conv]?[index] = member
+            }
         case .restore(let conv, let user, _, _, _):
-            // The model keeps no announcements: only the membership is checked.
+            // The model keeps its own announcements: a rebuild restores the engine's
+            // to what they were, which the model must not be able to tell.
             if memberIndex(conv.string, user.string) == nil { notMember(line) }
         case let .user(user, name, sendTyping, locale, receiveTyping):
             let user = user.string
@@ -458,10 +662,11 @@ struct ReferenceModelTests {
         case 12: return .tick
         default:
             let activity = Activity.allCases[rng.below(3) == 0 ? rng.below(Activity.allCases.count) : 0]
-            return .type(conv: conv, user: user, thread: thread,
-                         status: activity == .status ? Self.statuses[rng.below(Self.statuses.count)] : nil,
-                         timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil, activity: activity,
-                         empty: rng.below(10) == 0)
+            let empty = rng.below(10) == 0
+            let timeout = rng.below(4) == 0 ? 1 + rng.below(6000) : nil
+            let status = activity == .status ? Self.statuses[rng.below(Self.statuses.count)] : nil
+            return .type(conv: conv, user: user, thread: thread, status: status, timeout: timeout, activity: activity,
+                         empty: empty)
         }
     }
 

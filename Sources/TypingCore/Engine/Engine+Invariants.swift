@@ -208,6 +208,26 @@ extension Engine {
                   "an announcement is kept for a screen that is gone (conversation \(screen.conv), user \(screen.user), side \(screen.side))")
         }
         check(announcements.pending.values.allSatisfy { $0.due >= now }, "an announcement due before now is still pending")
+        if configuration.announceAfter != nil {
+            // A screen showing a sentence will announce it or has, unless a
+            // hand-sent restore muted it: what lets a snapshot leave out the
+            // screens without announcement keys (their replay schedules nothing;
+            // Protocol.md#snapshots).
+            for c in conversations.liveIndices {
+                let record = conversations[c]
+                for slot in record.members.indices where record.members[slot].isOccupied {
+                    let u = record.members[slot].user
+                    for side in [false, true] {
+                        let text = (side ? record.sideLastSent(of: slot) : record.lastSent(of: slot)).text
+                        let screen = ScreenKey(conv: c, user: u, side: side)
+                        check(text.isEmpty || announcements.pending[screen] != nil
+                                  || announcements.lastAnnounced(screen).sameBytes(as: text)
+                                  || announcements.muted.contains(screen),
+                              "\(record.id) shows \(users[u].id) \(side ? "in the side pane " : "")\(Quote.string(text)), which is neither pending nor announced")
+                    }
+                }
+            }
+        }
         check(membershipCount == liveMemberships, "\(liveMemberships) memberships counted, \(membershipCount) held")
         check(membershipCount == memberships.count, "\(memberships.count) membership links for \(membershipCount) memberships")
         problems += memberships.violations().map { "membership links: " + $0 }

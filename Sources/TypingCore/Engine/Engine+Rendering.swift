@@ -173,8 +173,12 @@ extension Engine {
     /// those, and costs one comparison when there are none anywhere.
     @inline(__always)
     mutating func renderForgotten<S: EventSink & ~Copyable>(_ c: ConversationIndex, sink: inout S) {
-        if configuration.quietAbove != nil && conversations.contains(c) && conversations[c].isHushed {
-            // Back at or below --quiet-above, every screen is compared.
+        if let quiet = configuration.quietAbove, conversations.contains(c),
+           conversations[c].isHushed || conversations[c].memberCount > quiet {
+            // Across --quiet-above either way (Protocol.md#quiet-large-rooms): a join
+            // that takes the room past it sends every screen showing typers the empty
+            // indicator, also when the joiner's own view is not in the audience
+            // (--audience open); back at or below it, every screen is compared.
             render(c, scope: .forgotten, sink: &sink)
             return
         }

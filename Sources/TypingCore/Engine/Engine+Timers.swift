@@ -95,7 +95,9 @@ extension Engine {
             guard conversations.contains(c), users.contains(u), let slot = conversations[c].slot(of: u) else { continue }
             let view = screen.side ? conversations[c].sideLastSent(of: slot) : conversations[c].lastSent(of: slot)
             let text = view.text
-            guard !text.isEmpty, text != announcements.lastAnnounced(screen) else { continue }
+            // Byte for byte, as indicators are compared: "Zoë" in NFC after "Zoë" in
+            // NFD is a new sentence, whose indicator was written.
+            guard !text.isEmpty, !text.sameBytes(as: announcements.lastAnnounced(screen)) else { continue }
             announcements.setAnnounced(text, for: screen)
             let member = conversations[c].members[slot]
             let location = screen.side ? member.side : member.location

@@ -41,6 +41,11 @@ package struct Announcements {
     /// What each screen last announced, for screens that announced something since
     /// they were last forgotten or sent the empty indicator.
     private(set) var announced: [ScreenKey: String] = [:]
+    /// Screens a hand-sent `restore` left with nothing pending and nothing
+    /// announced, until their next indicator: one of them may show a sentence it
+    /// will not announce (for the invariant checker; a snapshot says
+    /// `"announced":""` for it).
+    private(set) var muted: Set<ScreenKey> = []
     private var heap = Heap<Entry>()
     private var sequence: UInt64 = 0
 
@@ -51,6 +56,7 @@ package struct Announcements {
     /// an indicator with text was written to it.
     mutating func schedule(_ screen: ScreenKey, at due: Int) {
         sequence += 1
+        if !muted.isEmpty { muted.remove(screen) }
         pending[screen] = Pending(due: due, sequence: sequence)
         heap.insert(Entry(due: due, sequence: sequence, screen: screen))
         if heap.count > 2 * pending.count + 1024 {
@@ -62,6 +68,7 @@ package struct Announcements {
     /// The empty indicator was written to `screen`: its pending announcement is
     /// cancelled, and it last announced nothing.
     mutating func clear(_ screen: ScreenKey) {
+        if !muted.isEmpty { muted.remove(screen) }
         let hadPending = pending.removeValue(forKey: screen) != nil
         let hadAnnounced = announced.removeValue(forKey: screen) != nil
         if hadPending || hadAnnounced { shrinkIfEmpty() }
@@ -82,6 +89,7 @@ package struct Announcements {
     /// announcement fires at `due` (none when nil), after every one already pending
     /// at that time, and it last announced `text` ("" when nothing).
     mutating func restore(_ screen: ScreenKey, due: Int?, announced text: String) {
+        if due == nil && text.isEmpty { muted.insert(screen) } else { muted.remove(screen) }
         if let due {
             schedule(screen, at: due)
         } else {
@@ -132,5 +140,5 @@ package struct Announcements {
 
     /// Every screen with a pending announcement or a last announced text (for the
     /// invariant checker).
-    var screens: Set<ScreenKey> { Set(pending.keys).union(announced.keys) }
+    var screens: Set<ScreenKey> { Set(pending.keys).union(announced.keys).union(muted) }
 }
