@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What protocol v4's features cost: quiet rooms, side panes, announcements.
 
-    bench/v4_costs.py [--binary .build/release/typingd] [--runs 5] [--w1 bench/out/w1.jsonl]
+    bench/v4_costs.py [--binary .build/release/typingd] [--baseline OLD] [--runs 5]
+                      [--w1 bench/out/w1.jsonl] [--instructions]
 
 Three rows, each a ratio of two runs measured in the same run (medians of --runs
 alternating runs, manual clock, output to /dev/null):
@@ -13,8 +14,18 @@ alternating runs, manual clock, output to /dev/null):
   pane on a thread of their own, against the same room without side panes.
 - announce: the W1 workload (bench/gen_w1.py) with `--announce-after-ms 2000`
   against without it.
+- W1 unchanged: the W1 workload without any v4 option, against --baseline.
+
+With --baseline (the previous build, e.g. 3.1.0), each row also runs that build on
+the same files (without the v4 options it lacks), in the same run. With
+--instructions, each figure is the instruction count under valgrind's cachegrind
+(`--cache-sim=no`, one run each, `--threads 1`): exact and the same on every run,
+where times on a shared machine drift; use `--w1` with a 200,000-line file then
+(valgrind runs about 50 times slower).
 """
 import argparse
+import re
+import sys
 import os
 import statistics
 import subprocess
@@ -29,8 +40,23 @@ def timed(argv, path):
         return time.perf_counter() - start
 
 
-def medians(runs, pairs):
-    """Alternates the (name, argv, path) runs; returns each one's median time."""
+def instructions(argv, path):
+    """The instructions `argv` runs on `path` (valgrind cachegrind, no cache model)."""
+    with open(path, "rb") as stdin:
+        run = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+                             + argv + ["--threads", "1"], stdin=stdin, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, check=True)
+    match = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
+    if not match:
+        sys.exit("v4_costs.py: no instruction count from valgrind:\n" + run.stderr[-2000:])
+    return int(match.group(1).replace(",", ""))
+
+
+def medians(runs, pairs, count=False):
+    """Alternates the (name, argv, path) runs; returns each one's median time, or
+    with `count` its instruction count (one run: it does not vary)."""
+    if count:
+        return {name: instructions(argv, path) for name, argv, path in pairs}
     times = {name: [] for name, _, _ in pairs}
     for _ in range(runs):
         for name, argv, path in pairs:
@@ -52,11 +78,29 @@ def room(path, members, keystrokes, side_panes=False):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", default=".build/release/typingd")
+    parser.add_argument("--baseline", help="the previous build, run on the same files in the same run")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keystrokes", type=int, default=200000)
     parser.add_argument("--w1", default="bench/out/w1.jsonl")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind instead of timing")
     args = parser.parse_args()
+    count = args.instructions
+    scratch = tempfile.TemporaryDirectory()
+    if count:
+        # Valgrind 3.19 (Debian 12) cannot read the DWARF 5 the Swift toolchain
+        # writes: it counts copies without debug information.
+        for option in ("binary", "baseline"):
+            if getattr(args, option):
+                copy = os.path.join(scratch.name, option)
+                subprocess.run(["strip", "--strip-debug", "-o", copy, getattr(args, option)], check=True)
+                setattr(args, option, copy)
+    unit = "instructions" if count else "s"
+    fmt = (lambda v: f"{v / 1e6:,.1f}M") if count else (lambda v: f"{v:.3f} s")
     base = [args.binary, "--clock", "manual", "--no-drain"]
+    old = [args.baseline, "--clock", "manual", "--no-drain"] if args.baseline else None
+    print(f"v4_costs.py: {'instruction counts' if count else f'medians of {args.runs} alternating runs'}"
+          + (", against the baseline build" if old else ""), flush=True)
     with tempfile.TemporaryDirectory() as d:
         paths = {}
         for name, members, keystrokes, panes in [("quiet100", 100, args.keystrokes, False),
@@ -69,21 +113,46 @@ def main():
                                                  ("side10k_setup", 10000, 0, True)]:
             paths[name] = os.path.join(d, name + ".jsonl")
             room(paths[name], members, keystrokes, panes)
+
+        def keystrokes(t, prefix=""):
+            small = t[prefix + "quiet100"] - t[prefix + "quiet100_setup"]
+            large = t[prefix + "quiet100k"] - t[prefix + "quiet100k_setup"]
+            return small, large
+
         quiet = base + ["--quiet-above", "50"]
-        t = medians(args.runs, [(n, quiet, paths[n]) for n in ("quiet100", "quiet100_setup", "quiet100k", "quiet100k_setup")])
-        small = t["quiet100"] - t["quiet100_setup"]
-        large = t["quiet100k"] - t["quiet100k_setup"]
-        print(f"quiet: {args.keystrokes} keystrokes, 100 members {small:.3f} s, 100,000 members {large:.3f} s: "
-              f"{large / small:.2f}x", flush=True)
-        t = medians(args.runs, [(n, base, paths[n]) for n in ("plain10k", "plain10k_setup", "side10k", "side10k_setup")])
+        runs = [(n, quiet, paths[n]) for n in ("quiet100", "quiet100_setup", "quiet100k", "quiet100k_setup")]
+        if old:
+            runs += [("old_" + n, old, paths[n]) for n in ("quiet100", "quiet100_setup", "quiet100k", "quiet100k_setup")]
+        t = medians(args.runs, runs, count)
+        small, large = keystrokes(t)
+        print(f"quiet: {args.keystrokes} keystrokes, --quiet-above 50, room of 100 {fmt(small)}, of 100,000 "
+              f"{fmt(large)}: {large / small:.2f}x", flush=True)
+        if old:
+            small, large = keystrokes(t, "old_")
+            print(f"  previous build (no --quiet-above): room of 100 {fmt(small)}, of 100,000 {fmt(large)}: "
+                  f"{large / small:.2f}x", flush=True)
+        runs = [(n, base, paths[n]) for n in ("plain10k", "plain10k_setup", "side10k", "side10k_setup")]
+        if old:
+            runs += [("old_" + n, old, paths[n]) for n in ("plain10k", "plain10k_setup")]
+        t = medians(args.runs, runs, count)
         plain = t["plain10k"] - t["plain10k_setup"]
         side = t["side10k"] - t["side10k_setup"]
         print(f"side panes: {args.keystrokes // 10} channel keystrokes in a room of 10,000, without side panes "
-              f"{plain:.3f} s, each member with one {side:.3f} s: {side / plain:.2f}x", flush=True)
+              f"{fmt(plain)}, each member with one {fmt(side)}: {side / plain:.2f}x", flush=True)
+        if old:
+            previous = t["old_plain10k"] - t["old_plain10k_setup"]
+            print(f"  previous build, without side panes: {fmt(previous)} ({plain / previous:.2f}x of it without, "
+                  f"{side / previous:.2f}x with)", flush=True)
         if os.path.exists(args.w1):
-            t = medians(args.runs, [("plain", base, args.w1), ("announce", base + ["--announce-after-ms", "2000"], args.w1)])
-            print(f"announce: W1 {t['plain']:.3f} s, with --announce-after-ms 2000 {t['announce']:.3f} s: "
+            runs = [("plain", base, args.w1), ("announce", base + ["--announce-after-ms", "2000"], args.w1)]
+            if old:
+                runs.append(("old", old, args.w1))
+            t = medians(args.runs, runs, count)
+            print(f"announce: W1 {fmt(t['plain'])}, with --announce-after-ms 2000 {fmt(t['announce'])}: "
                   f"{t['announce'] / t['plain']:.2f}x", flush=True)
+            if old:
+                print(f"W1 unchanged: previous build {fmt(t['old'])}, this one {fmt(t['plain'])}: "
+                      f"{t['plain'] / t['old']:.4f}x", flush=True)
         else:
             print(f"announce: skipped, no {args.w1} (bench/gen_w1.py > {args.w1})")
 
