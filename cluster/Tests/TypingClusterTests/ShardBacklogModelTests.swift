@@ -55,9 +55,25 @@ struct ShardBacklogModelTests {
             if let kept = announced[key], kept.screen != screen { announced[key] = nil }
         }
 
-        /// One line: its command (nil when refused or not applied) and its events.
-        mutating func commit(_ command: Command?, _ written: [Written]) {
+        /// Keeps a line's events.
+        mutating func keep(_ written: [Written]) {
+            for event in written {
+                switch event {
+                case .indicator(let change):
+                    let key = ShardOutput.BacklogKey(conv: change.indicator.conv, viewer: change.viewer, side: change.screen.side)
+                    if let kept = announced[key], kept.text != change.indicator.view.text { announced[key] = nil }
+                    table[key] = ShardOutput.Kept(screen: change.screen, indicator: change.indicator)
+                case .announce(let key, let screen, let text, let line):
+                    announced[key] = (screen, text, line)
+                }
+            }
+        }
+
+        /// One line: the events of the timeouts and announcements due by its time,
+        /// its command (nil when refused or not applied) and the command's events.
+        mutating func commit(timers: [Written], _ command: Command?, _ written: [Written]) {
             typealias Key = ShardOutput.BacklogKey
+            keep(timers)
             var after: (viewer: Identifier, offline: Bool)? = nil
             let main = { (conv: Identifier) in ShardOutput.Screen(conv: conv, thread: nil, list: false) }
             switch command {
@@ -82,16 +98,7 @@ struct ShardBacklogModelTests {
             default:
                 break
             }
-            for event in written {
-                switch event {
-                case .indicator(let change):
-                    let key = Key(conv: change.indicator.conv, viewer: change.viewer, side: change.screen.side)
-                    if let kept = announced[key], kept.text != change.indicator.view.text { announced[key] = nil }
-                    table[key] = ShardOutput.Kept(screen: change.screen, indicator: change.indicator)
-                case .announce(let key, let screen, let text, let line):
-                    announced[key] = (screen, text, line)
-                }
-            }
+            keep(written)
             guard let (viewer, offline) = after else { return }
             for key in Set(table.keys).union(announced.keys) where key.viewer == viewer {
                 if key.side || !(offline && !audienceOpen) { forget(key) } else { moved(key, to: main(key.conv)) }
@@ -177,7 +184,9 @@ struct ShardBacklogModelTests {
     /// The events the reference runner wrote for its last line, in order: the
     /// indicators' values, and each announcement read back from the audit.
     static func written(_ runner: borrowing Runner) -> [Written] {
-        var shown = runner.output.pendingShown[...]
+        var shown = runner.output.pendingShown.compactMap { step -> ShownTable.Change? in
+            if case .shown(let change) = step { return change } else { return nil }
+        }[...]
         var result: [Written] = []
         var text = ""
         if runner.output.audit != nil { text = runner.output.audit!.withBytes { String(decoding: $0, as: UTF8.self) } }
@@ -209,7 +218,11 @@ struct ShardBacklogModelTests {
         for number in 1...6_000 {
             time += random.next(4) == 0 ? random.next(8_000) : random.next(300)
             let (line, command) = Self.line(&random, at: time)
+            let before = reference.output.events
+            reference.output.lineBeganAt = -1
             reference.feed(line)
+            // The events before the command began: its timeouts' and announcements'.
+            let timers = reference.output.lineBeganAt < 0 ? 0 : reference.output.lineBeganAt - before
             let refused = reference.output.touched.contains { $0.subject == Names.errorSubject(1) }
             let written = Self.written(reference)
             made += written.filter { if case .announce = $0 { return true } else { return false } }.count
@@ -217,7 +230,7 @@ struct ShardBacklogModelTests {
             reference.output.audit?.removeAll()
             reference.output.clearTouched()
             if !refused { applied += 1 }
-            model.commit(refused ? nil : command, written)
+            model.commit(timers: Array(written.prefix(timers)), refused ? nil : command, Array(written.dropFirst(timers)))
             backlog.feed(line)
             backlog.output.clearTouched()
 

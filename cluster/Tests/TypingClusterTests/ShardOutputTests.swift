@@ -238,4 +238,91 @@ struct ShardOutputTests {
         #expect(boLines.last == #"{"event":"announce","at":1010,"conv":"eng","viewer":"bo","text":"Someone is typing..."}"#,
                 "the announcement after the indicator: \(boLines)")
     }
+
+    @Test("the resync table forgets the screens the engine forgets without an event")
+    func shownForgets() {
+        var harness = Harness()
+        harness.feed("""
+        {"cmd":"join","conv":"eng","user":"ana","at":1}
+        {"cmd":"join","conv":"eng","user":"bo","at":1}
+        {"cmd":"join","conv":"eng","user":"cy","at":1}
+        {"cmd":"join","conv":"eng","user":"dee","at":1}
+        {"cmd":"open","conv":"eng","user":"cy","thread":"t","pane":"side","at":1}
+        {"cmd":"type","conv":"eng","user":"ana","timeout_ms":20000,"at":2}
+        {"cmd":"type","conv":"eng","user":"dee","thread":"t","timeout_ms":20000,"at":2}
+
+        """)
+        var table = ShownTable()
+        table.apply(harness.output.pendingShown)
+        harness.output.pendingShown = []
+        #expect(table.of("bo").count == 1 && table.of("cy").count == 2)
+        // Bo moves his screen to a thread nobody types in; cy closes her side pane.
+        harness.feed("""
+        {"cmd":"open","conv":"eng","user":"bo","thread":"u","at":3}
+        {"cmd":"close","conv":"eng","user":"cy","pane":"side","at":3}
+
+        """)
+        table.apply(harness.output.pendingShown)
+        harness.output.pendingShown = []
+        #expect(table.of("bo").isEmpty, "bo's screen starts from empty at u")
+        #expect(table.of("cy").map { String(decoding: $0, as: UTF8.self) }.allSatisfy { !$0.contains("side") })
+        #expect(table.of("cy").count == 1, "cy's main screen still shows ana")
+        // Cy leaves: her screens go; a refused command forgets nothing.
+        harness.feed("""
+        {"cmd":"open","conv":"eng","user":"dee","view":"list","thread":"t","at":4}
+        {"cmd":"leave","conv":"eng","user":"cy","at":4}
+
+        """)
+        table.apply(harness.output.pendingShown)
+        #expect(table.of("cy").isEmpty)
+        #expect(table.of("dee").count == 1, "dee's refused open changed nothing")
+    }
+
+    @Test("after a catch-up, the resync table shows nothing on a screen its backlog forgot")
+    func shownAfterCatchUp() {
+        var harness = Harness()
+        // Rebuilt from a snapshot: bo is shown ana typing.
+        harness.output.mode = .suppress
+        harness.feed("""
+        {"cmd":"join","conv":"eng","user":"ana","at":1}
+        {"cmd":"join","conv":"eng","user":"bo","at":1}
+        {"cmd":"type","conv":"eng","user":"ana","at":2}
+
+        """)
+        var table = ShownTable()
+        table.apply(harness.output.pendingShown)
+        harness.output.pendingShown = []
+        #expect(table.of("bo").count == 1)
+        // The backlog: ana sends (bo is sent the empty indicator), then bo is
+        // removed and joins again: his screen starts from empty, nothing is sent.
+        harness.output.mode = .backlog
+        harness.feed("""
+        {"cmd":"send","conv":"eng","user":"ana","at":3}
+        {"cmd":"remove","conv":"eng","user":"bo","at":4}
+        {"cmd":"join","conv":"eng","user":"bo","at":5}
+
+        """)
+        harness.output.mode = .publish
+        #expect(harness.output.publishBacklog() == (0, 0))
+        table.apply(harness.output.pendingShown)
+        #expect(table.of("bo").isEmpty, "\(table.of("bo").map { String(decoding: $0, as: UTF8.self) })")
+    }
+
+    @Test("a timeout due at a line's time is kept before the line moves its screen")
+    func timeoutsBeforeTheLine() {
+        var harness = Harness(announceAfter: 500)
+        harness.output.mode = .backlog
+        harness.feed("""
+        {"cmd":"join","conv":"eng","user":"ana","at":1}
+        {"cmd":"join","conv":"eng","user":"bo","at":1}
+        {"cmd":"type","conv":"eng","user":"ana","at":10}
+        {"cmd":"leave","conv":"eng","user":"bo","at":600}
+
+        """)
+        // The announcement due at 510 fired at the start of bo's leave: it was for
+        // a screen bo had then, and the leave forgets it with the screen.
+        #expect(harness.output.keptAnnouncement(conv: Identifier("eng"), viewer: Identifier("bo")) == nil)
+        #expect(harness.output.kept(conv: Identifier("eng"), viewer: Identifier("bo")) == nil)
+        #expect(harness.auditLines().contains { $0.contains("\"event\":\"announce\"") && $0.contains("\"viewer\":\"bo\"") })
+    }
 }

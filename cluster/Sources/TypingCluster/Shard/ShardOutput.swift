@@ -107,9 +107,20 @@ public final class ShardOutput {
     /// Indicator subjects by bucket, and every other subject by name.
     let bucketSubjects: [Outgoing]
     var otherSubjects: [String: Outgoing] = [:]
-    /// Indicators for the resync table, in order, since it was last taken
-    /// (``takeShown()``): the table itself is read by the request threads.
-    public var pendingShown: [ShownTable.Change] = []
+    /// Steps for the resync table, in order, since the shard last took them:
+    /// indicators written, and screens forgotten without an event (the table
+    /// itself is read by the request threads).
+    public var pendingShown: [ShownTable.Step] = []
+    /// Where the current line's steps start in ``pendingShown`` (a forgetting
+    /// that comes before the line's own indicators goes there once the line is
+    /// known to be applied).
+    var lineShownStart = 0
+    /// ``events`` when the current line's command began (its timeouts and
+    /// announcements written before it), for tests.
+    var lineBeganAt = 0
+    /// While catching up: the screens the backlog's lines forgot, in order, for
+    /// the resync table at the end (before the kept indicators).
+    var backlogForgets: [ShownTable.Forget] = []
     /// While catching up: each (conv, viewer, pane)'s last indicator. One table,
     /// one lookup per indicator; ``backlogConvs`` finds a viewer's entries.
     public var backlog: [BacklogKey: Kept] = [:]
@@ -183,6 +194,25 @@ public final class ShardOutput {
         var before: (key: BacklogKey, screen: Screen?)?
         var departs = false
         var after: (viewer: Identifier, offline: Bool)?
+        /// Whether `before` changes a screen for the resync table too (not for a
+        /// `join`: it moves no screen of a member; the catch-up's rule for it is
+        /// its own caution).
+        var moves = true
+
+        /// What `before` forgets of the resync table, if anything.
+        var forgetBefore: ShownTable.Forget? {
+            guard moves, let (key, screen) = before else { return nil }
+            return ShownTable.Forget(viewer: key.viewer, conv: key.conv, main: !key.side, side: key.side || departs, keep: screen)
+        }
+
+        /// What `after` forgets of the resync table, if anything: offline removes
+        /// the side panes and closes the views (under `--audience members` a
+        /// member's main screen goes back to the main chat); receive_typing off
+        /// forgets every screen.
+        func forgetAfter(audienceOpen: Bool) -> ShownTable.Forget? {
+            guard let (viewer, offline) = after else { return nil }
+            return ShownTable.Forget(viewer: viewer, conv: nil, main: true, side: true, keepMainChat: offline && !audienceOpen)
+        }
     }
 
     /// The key of a kept backlog indicator or announcement: a viewer's screen in
@@ -341,7 +371,7 @@ public final class ShardOutput {
             json.encode(event, into: &target.buffer)
             target.lines += 1
             events += 1
-            pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator))
+            pendingShown.append(.shown(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator)))
             auditCopy(from: target.buffer, start: start)
         case .backlog:
             let key = BacklogKey(conv: indicator.conv, viewer: indicator.viewer, side: screen.side)
@@ -353,7 +383,7 @@ public final class ShardOutput {
                 auditCopy(from: scratch, start: 0)
             }
         case .suppress:
-            pendingShown.append(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator))
+            pendingShown.append(.shown(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator)))
         case .capture:
             break
         }
@@ -379,9 +409,9 @@ public final class ShardOutput {
         }
     }
 
-    /// Starts a backlog line: what its command will do to screens, if applied
+    /// Starts a line: what its command will do to screens, if applied
     /// (``ScreenChange``), from the command the engine is given (never by reading
-    /// the line again). Called by ``ShardFormat`` in ``Mode/backlog``.
+    /// the line again). Called by ``ShardFormat`` in every mode but ``Mode/capture``.
     public func lineBegins(_ command: Command) {
         switch command {
         case .leave(let conv, let user), .remove(let conv, let user, _):
@@ -401,7 +431,7 @@ public final class ShardOutput {
                                                audienceOpen ? nil : Screen(conv: conv, thread: nil, list: false)))
         case .join(let conv, let user, _, _, _, let receiveTyping):
             lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user), Screen(conv: conv, thread: nil, list: false)),
-                                      after: receiveTyping == false ? (user, false) : nil)
+                                      after: receiveTyping == false ? (user, false) : nil, moves: false)
         case .user(let user, _, _, _, let receiveTyping):
             lineChange = receiveTyping == false ? ScreenChange(after: (user, false)) : nil
         case .offline(let user):
@@ -409,6 +439,8 @@ public final class ShardOutput {
         default:
             lineChange = nil
         }
+        lineShownStart = pendingShown.count
+        lineBeganAt = events
     }
 
     /// Ends a backlog line: its indicators are kept (each (conv, viewer, pane)'s
@@ -419,11 +451,24 @@ public final class ShardOutput {
     /// `join` turning receive_typing off). A line that was not applied (an error,
     /// or refused before the engine) changes no screen. Called by ``ShardFormat``
     /// after each line the session applies in ``Mode/backlog``.
+    ///
+    /// In the other modes, the screens it forgets go to the resync table around
+    /// the line's own indicators; in a catch-up, they wait for its end.
     public func commitLine() {
         let applied = !sawError
         sawError = false
         guard let change = lineChange else { return }   // its events are kept already
         lineChange = nil
+        guard mode == .backlog else {
+            guard applied else { return }
+            if let forget = change.forgetBefore { pendingShown.insert(.forget(forget), at: min(lineShownStart, pendingShown.count)) }
+            if let forget = change.forgetAfter(audienceOpen: audienceOpen) { pendingShown.append(.forget(forget)) }
+            return
+        }
+        if applied {
+            if let forget = change.forgetBefore { backlogForgets.append(forget) }
+            if let forget = change.forgetAfter(audienceOpen: audienceOpen) { backlogForgets.append(forget) }
+        }
         if applied, let (key, screen) = change.before {
             if let screen { moved(key, to: screen) } else { forget(key) }
             if change.departs { forget(BacklogKey(conv: key.conv, viewer: key.viewer, side: true)) }
@@ -510,21 +555,24 @@ public final class ShardOutput {
     /// How many indicators are kept.
     public var keptCount: Int { backlog.count }
 
-    /// Ends a catch-up: each kept indicator goes to its viewer's subject (and the
-    /// resync table), then each kept announcement, in the order they were made, as
-    /// one more fetch's output. Returns how many of each.
+    /// Ends a catch-up: the resync table forgets the screens the backlog's lines
+    /// forgot; each kept indicator goes to its viewer's subject (and the resync
+    /// table), then each kept announcement, in the order they were made, as one
+    /// more fetch's output. Returns how many indicators and announcements.
     public func publishBacklog() -> (indicators: Int, announcements: Int) {
         let kept = backlog
         let announced = announcements.values.sorted { $0.order < $1.order }
         backlog = [:]
         announcements = [:]
         backlogConvs = [:]
+        pendingShown += backlogForgets.map { .forget($0) }
+        backlogForgets = []
         for (key, value) in kept {
             let target = touch(bucketSubjects[bucket(of: key.viewer)])
             backlogJSON.encode(.indicator(value.indicator), into: &target.buffer)
             target.lines += 1
             events += 1
-            pendingShown.append(ShownTable.Change(viewer: key.viewer, screen: value.screen, indicator: value.indicator))
+            pendingShown.append(.shown(ShownTable.Change(viewer: key.viewer, screen: value.screen, indicator: value.indicator)))
         }
         for value in announced {
             let target = touch(bucketSubjects[bucket(of: value.announce.viewer)])
@@ -553,14 +601,15 @@ public struct ShardFormat: EventFormat, ~Copyable {
 
     public static var observesLines: Bool { true }
 
-    /// A catch-up decides which kept indicators survive a line from the command
-    /// the engine applies (never by reading the line again).
+    /// A catch-up decides which kept indicators survive a line, and the resync
+    /// table which screens it forgets, from the command the engine applies (never
+    /// by reading the line again).
     public mutating func lineBegins(_ command: Command) {
-        if output.mode == .backlog { output.lineBegins(command) }
+        if output.mode != .capture { output.lineBegins(command) }
     }
 
     public mutating func lineEnded() {
-        if output.mode == .backlog { output.commitLine() } else { output.sawError = false }
+        if output.mode != .capture { output.commitLine() } else { output.sawError = false }
     }
 }
 
@@ -570,8 +619,11 @@ public struct NoSink: ByteSink {
     public mutating func write(_ bytes: UnsafeRawBufferPointer) {}
 }
 
-/// Each viewer's last non-empty indicator per screen: what a resync answer lists.
-/// It keeps the events; an answer encodes them.
+/// Each viewer's last non-empty indicator per screen the viewer still has: what a
+/// resync answer lists. It keeps the events; an answer encodes them. A screen the
+/// engine forgets without an event (a member who leaves, a view moved or closed,
+/// a side pane moved or closed, offline, receive_typing off) is forgotten here
+/// too, so that an answer never shows typing on a screen that starts from empty.
 public struct ShownTable: Sendable {
     var table: [Identifier: [ShardOutput.Screen: Event.Indicator]] = [:]
 
@@ -582,11 +634,46 @@ public struct ShownTable: Sendable {
         public var indicator: Event.Indicator
     }
 
+    /// Screens of a viewer forgotten without an event: in `conv` (nil: every
+    /// conversation), main screens, side panes or both, but `keep` and, with
+    /// `keepMainChat`, each conversation's main chat.
+    public struct Forget: Sendable {
+        public var viewer: Identifier
+        public var conv: Identifier?
+        public var main: Bool
+        public var side: Bool
+        public var keep: ShardOutput.Screen? = nil
+        public var keepMainChat = false
+
+        func forgets(_ screen: ShardOutput.Screen) -> Bool {
+            guard conv.map({ screen.conv == $0 }) ?? true, screen.side ? side : main, screen != keep else { return false }
+            return !(keepMainChat && !screen.side && screen.thread == nil && !screen.list)
+        }
+    }
+
+    /// A step of the table, in the order the engine's lines made them.
+    public enum Step: Sendable {
+        case shown(Change)
+        case forget(Forget)
+    }
+
     public init() {}
 
-    /// Applies `changes` in order.
-    public mutating func apply(_ changes: [Change]) {
-        for change in changes { keep(change) }
+    /// Applies `steps` in order.
+    public mutating func apply(_ steps: [Step]) {
+        for step in steps {
+            switch step {
+            case .shown(let change): keep(change)
+            case .forget(let forget): self.forget(forget)
+            }
+        }
+    }
+
+    /// Forgets the screens `forget` names.
+    public mutating func forget(_ forget: Forget) {
+        guard let screens = table[forget.viewer] else { return }
+        let left = screens.filter { !forget.forgets($0.key) }
+        table[forget.viewer] = left.isEmpty ? nil : left
     }
 
     /// Keeps the indicator as its viewer's on its screen (an empty one clears it).
