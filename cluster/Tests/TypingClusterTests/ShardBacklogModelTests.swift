@@ -95,6 +95,8 @@ struct ShardBacklogModelTests {
                 if receiveTyping == false { after = (user, false) }
             case .offline(let user)?:
                 after = (user, true)
+            case .forget(let conv, let user)?:
+                forget(Key(conv: conv, viewer: user))
             default:
                 break
             }

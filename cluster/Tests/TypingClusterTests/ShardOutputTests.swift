@@ -267,15 +267,20 @@ struct ShardOutputTests {
         #expect(table.of("bo").isEmpty, "bo's screen starts from empty at u")
         #expect(table.of("cy").map { String(decoding: $0, as: UTF8.self) }.allSatisfy { !$0.contains("side") })
         #expect(table.of("cy").count == 1, "cy's main screen still shows ana")
-        // Cy leaves: her screens go; a refused command forgets nothing.
+        // Cy leaves: her screens go; a refused command forgets nothing; what dee
+        // was sent is forgotten (a snapshot's rebuild of a `forgotten` member).
         harness.feed("""
         {"cmd":"open","conv":"eng","user":"dee","view":"list","thread":"t","at":4}
         {"cmd":"leave","conv":"eng","user":"cy","at":4}
 
         """)
         table.apply(harness.output.pendingShown)
+        harness.output.pendingShown = []
         #expect(table.of("cy").isEmpty)
         #expect(table.of("dee").count == 1, "dee's refused open changed nothing")
+        harness.feed(#"{"cmd":"forget","conv":"eng","user":"dee","at":5}"# + "\n")
+        table.apply(harness.output.pendingShown)
+        #expect(table.of("dee").isEmpty)
     }
 
     @Test("after a catch-up, the resync table shows nothing on a screen its backlog forgot")

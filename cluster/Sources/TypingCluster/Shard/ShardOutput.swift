@@ -436,6 +436,10 @@ public final class ShardOutput {
             lineChange = receiveTyping == false ? ScreenChange(after: (user, false)) : nil
         case .offline(let user):
             lineChange = ScreenChange(after: (user, true))
+        case .forget(let conv, let user):
+            // What the main screen was sent is forgotten (a snapshot's rebuild of
+            // a `forgotten` member): it is compared from empty at the next render.
+            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user), nil))
         default:
             lineChange = nil
         }
