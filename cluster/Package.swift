@@ -44,6 +44,8 @@ let package = Package(
                 .product(name: "TypingProtocol", package: "typingd"),
                 .product(name: "TypingCore", package: "typingd"),
                 .product(name: "TypingdOptions", package: "typingd"),
+                // To read TYPINGD_OPTIONS with typingd's own option parser.
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(

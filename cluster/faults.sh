@@ -34,7 +34,9 @@
 #   quorum-45       the same for 45 s
 #   quorum-75       the same for 75 s
 #   slow-gateway    a gateway for every viewer, 10 ms a message
-#   router-stopped-while-typing  live input, stamped; the router ends while people type
+#   router-stopped-while-typing  live input, stamped; the router ends while people type:
+#                   the owners' ticks clear typing at its deadline (and, under
+#                   --announce-after-ms, make the announcements due then)
 #   two-routers     two stamping routers at once, half the conversations each
 # Each ends with: 0 conversations differing from one typingd (compare.py; for the
 # stamped ones, one typingd per partition fed the lines the partition applied),
@@ -172,7 +174,8 @@ check() {
 checks() { # VIEWERS_OPTION AUDITS...
     viewers=$1; shift
     check compare timeout 300 "$py" "$here/harness/compare.py" "$work/reference.jsonl" "$@" --label compare
-    check finals "$py" "$here/harness/faults.py" finals "$work/reference.jsonl" "$dir/finals.jsonl" $viewers
+    check finals "$py" "$here/harness/faults.py" finals "$work/reference.jsonl" "$dir/finals.jsonl" $viewers \
+        --input "$work/workload.jsonl"
 }
 end_gateway() {
     stop_pids "$gateway_pid"
@@ -590,7 +593,11 @@ run_router_stopped_while_typing() {
     # shellcheck disable=SC2086
     check replay fpy replay --servers "$urls" --typingd "$typingd" --out "$dir/replayed.jsonl" $audits -- $TYPINGD_OPTIONS
     check finals "$py" "$here/harness/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl"
-    check clears fpy clears --servers "$urls" --received "$dir/received.tsv"
+    # Under --announce-after-ms, announcements due after the router stopped come
+    # on the owners' ticks too, as timeouts do.
+    announcements=""
+    case " $TYPINGD_OPTIONS " in *" --announce-after-ms "*) announcements=--announcements ;; esac
+    check clears fpy clears --servers "$urls" --received "$dir/received.tsv" $announcements
     finish
 }
 

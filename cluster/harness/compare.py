@@ -16,14 +16,16 @@ times (compared wherever the copies cover exactly the records taken: a fetch's
 record against the replayed messages of that fetch), and the first complete copy
 counts.
 
-Per conversation, the indicator events (every field, in order: a viewer's
-indicators for a thread carry its `thread`, those for the chat list `view`, so
-one viewer's events for several screens are compared as one typingd wrote them)
-must be equal, and so must the member and streak events of each snapshot the
-workload asks for, but for the fields that rank across conversations
-(`joined`, `started`, `keystroke`): each typingd ranks only its own. Those are
-checked as orders instead: each partition's order of a user's memberships, of
-the streaks' starts and of their last keystrokes must be the reference's order
+Per conversation, the indicator and announce events (every field, in order: a
+viewer's events for a thread carry its `thread`, those for the chat list `view`,
+those for a side pane `pane`, so one viewer's events for several screens are
+compared as one typingd wrote them, and an announcement where it falls among
+them) must be equal, and so must the member and streak events of each snapshot
+the workload asks for, but for the fields that rank across conversations
+(`joined`, `started`, `keystroke`, `announce_rank`, `side_announce_rank`): each
+typingd ranks only its own. Those are checked as orders instead: each
+partition's order of a user's memberships, of the streaks' starts, of their last
+keystrokes and of the pending announcements must be the reference's order
 restricted to that partition's conversations. The final stats' live counters
 (conversations, members, typing) summed over the partitions must equal the
 reference's. Prints one line per finding and a summary; exits 0 when nothing
@@ -45,11 +47,13 @@ def unnumbered(lines):
     return events
 
 
-RANKS = ("joined", "started", "keystroke")   # ranks over all of one typingd's conversations
+# Ranks over all of one typingd's conversations.
+RANKS = ("joined", "started", "keystroke", "announce_rank", "side_announce_rank")
+SCREEN_EVENTS = ("indicator", "announce")   # what a viewer's screens are sent, compared in order
 
 
 def by_conversation(lines):
-    """(indicators by conv, snapshot events by (snapshot id, conv), snapshots, final stats).
+    """(indicators and announcements by conv, snapshot events by (snapshot id, conv), snapshots, final stats).
     A snapshot is the list of member and streak events one `snapshot` reply listed."""
     indicators = collections.defaultdict(list)
     snapshot = collections.defaultdict(list)
@@ -59,7 +63,7 @@ def by_conversation(lines):
     for line in lines:
         event = json.loads(line)
         kind = event["event"]
-        if kind == "indicator":
+        if kind in SCREEN_EVENTS:
             indicators[event["conv"]].append(line)
         elif kind in ("member", "streak"):
             listed.append(event)
@@ -77,7 +81,8 @@ def by_conversation(lines):
 
 def orders(listed):
     """A snapshot's orders: each user's memberships in join order; the streaks in
-    the order they began; the streaks in the order of their last keystrokes."""
+    the order they began; the streaks in the order of their last keystrokes; the
+    screens' pending announcements in the order they fire."""
     members = [e for e in listed if e["event"] == "member"]
     streaks = [e for e in listed if e["event"] == "streak"]
     if any("joined" in m for m in members):
@@ -87,9 +92,12 @@ def orders(listed):
     joined = collections.defaultdict(list)
     for m in members:
         joined[m["user"]].append(m["conv"])
+    pending = sorted([(m[prefix + "announce_rank"], m["conv"], m["user"], prefix.rstrip("_") or "main")
+                      for m in members for prefix in ("", "side_") if prefix + "announce_rank" in m])
     return {"memberships of " + user: convs for user, convs in joined.items()}, {
         "streak starts": [(s["conv"], s["user"]) for s in streaks],
-        "last keystrokes": [(s["conv"], s["user"]) for s in sorted(streaks, key=lambda s: s["keystroke"])]}
+        "last keystrokes": [(s["conv"], s["user"]) for s in sorted(streaks, key=lambda s: s["keystroke"])],
+        "pending announcements": [item[1:] for item in pending]}
 
 
 def order_findings(ident, reference, parts):
@@ -196,7 +204,7 @@ def main():
         differing += 1
         if a != b:
             index = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            findings.append("conversation {!r}: indicator {} of {} (reference) / {} (cluster) differs:\n"
+            findings.append("conversation {!r}: event {} of {} (reference) / {} (cluster) differs:\n"
                             "  reference: {}\n  cluster:   {}".format(
                                 conv, index + 1, len(a), len(b),
                                 a[index].decode() if index < len(a) else "(none)",
@@ -224,9 +232,10 @@ def main():
     for finding in findings[:20]:
         print("  " + finding)
     events = sum(len(v) for v in ref_ind.values())
-    print("{}: {} conversations, {} indicator events; {} conversations differ; {} records applied twice "
+    announced = sum(1 for v in ref_ind.values() for line in v if b'"event":"announce"' in line)
+    print("{}: {} conversations, {} indicator and {} announce events; {} conversations differ; {} records applied twice "
           "(identical: {}, not comparable: {}); {} events from a catch-up backlog; {} records cut short by a "
-          "kill".format(args.label, len(conversations), events, differing, replayed_twice,
+          "kill".format(args.label, len(conversations), events - announced, announced, differing, replayed_twice,
                         replayed_twice - mismatched_twice - uncompared, uncompared, backlog, cut_short))
     sys.exit(1 if findings else 0)
 

@@ -2,11 +2,18 @@
 """faults.sh's checks and inputs (each prints one line of figures; exit 1 when it fails).
 
     faults.py viewers REFERENCE N               the N viewers with the most indicators (0: all)
-    faults.py finals REFERENCE FINALS [--viewers FILE] [--ignore-at]
-        every (viewer, conv, thread, view) of the gateway's finals (typingd-cluster gateway --finals) and of
+    faults.py finals REFERENCE FINALS [--viewers FILE] [--ignore-at] [--input FILE]
+        every (viewer, conv, thread, view, pane) of the gateway's finals (typingd-cluster gateway --finals) and of
         the reference's last indicators (of those viewers, or all with no --viewers): the
         same typing, activities and text (and `at` unless --ignore-at); an empty indicator
-        and none are the same (nothing shown)
+        and none are the same (nothing shown). With --input (the stamped commands of the
+        reference), a screen its viewer may have left and entered again since its last
+        indicator is not compared: it starts from empty without an event, so its last
+        indicator no longer says what it shows (a gateway that resynced knows better)
+    faults.py announced REFERENCE RECEIVED [--viewers FILE]
+        every screen the reference's final snapshot shows a sentence on that typingd
+        announced to it (its member's `announced`, `side_announced`) must have been
+        announced that sentence last at the gateway (typingd-cluster gateway --received)
     faults.py applied --input NAME=FILE [...] [--whole] [--servers URLS] [--partitions N]
         what the shards applied, per router name and partition, against the input's lines
         for that partition (the router's rule, typingd-cluster partition --lines): from each owner's stats (`routers`: the last
@@ -29,10 +36,12 @@
                                                   the rest (and lines for every partition) to B
     faults.py typing --convs N --seconds S        a live input: joins, then typing that is
                                                   still going on when the input ends
-    faults.py clears --received FILE [--tick-ms T] [--servers URLS]
+    faults.py clears --received FILE [--tick-ms T] [--servers URLS] [--announcements]
         after the last command a router sent, each indicator that drops a typer (its `at`
         is the deadline) must reach the gateway (typingd-cluster gateway --received: the wall clock of
-        each) within T + 400 ms of that deadline
+        each) within T + 400 ms of that deadline, and so must each announcement (its `at`
+        is when it was due: the owners' ticks fire them as they fire timeouts); with
+        --announcements, there must be some
 """
 import argparse
 import asyncio
@@ -52,7 +61,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def key_of(event):
-    return (event["viewer"], event["conv"], event.get("thread"), event.get("view"))
+    """A viewer's screen: the main one or the side pane (`pane`), at a thread or the chat list."""
+    return (event["viewer"], event["conv"], event.get("thread"), event.get("view"), event.get("pane"))
 
 
 def shown(event, ignore_at):
@@ -72,14 +82,19 @@ def cmd_viewers(args):
         print(viewer)
 
 
-def cmd_finals(args):
-    wanted = None
-    if args.viewers:
-        with open(args.viewers) as file:
-            wanted = {line.rstrip("\n") for line in file if line.strip()}
+def wanted_viewers(path):
+    if not path:
+        return None
+    with open(path) as file:
+        return {line.rstrip("\n") for line in file if line.strip()}
+
+
+def last_indicators(path, wanted):
+    """The reference's last indicator per screen (of the viewers wanted, or all),
+    and the members of its final snapshot by (user, conv) (None without one)."""
     ref = {}
     listed, members = [], None
-    with open(args.reference, "rb") as file:
+    with open(path, "rb") as file:
         for line in file:
             if b'"indicator"' in line:
                 event = json.loads(line)
@@ -92,43 +107,124 @@ def cmd_finals(args):
                     members = (members or {})
                     members.update({(m["user"], m["conv"]): m for m in listed})
                 listed = []
+    return ref, members
 
-    def on_screen(key):
-        """Whether the viewer is still on that screen at the end, by the reference's
-        final snapshot (none: every screen counts). A screen left without a render
-        (a thread or the chat list opened or closed, offline, receive_typing off,
-        leaving) shows nothing whatever its last indicator was: not compared."""
-        if members is None:
-            return True
-        m = members.get((key[0], key[1]))
-        return bool(m and m.get("open") and not m.get("forgotten") and m.get("receive_typing", True)
-                    and m.get("thread") == key[2] and (m.get("view") if m.get("view") != "chat" else None) == key[3])
+
+def on_screen(members, key):
+    """Whether the viewer is still on that screen at the end, by the reference's
+    final snapshot (none: every screen counts). A screen left without a render
+    (a thread or the chat list opened or closed, a side pane closed or moved,
+    offline, receive_typing off, leaving) shows nothing whatever its last
+    indicator was: not compared."""
+    if members is None:
+        return True
+    m = members.get((key[0], key[1]))
+    if key[4] == "side":
+        return bool(m and m.get("side") == key[2] and m.get("receive_typing", True))
+    return bool(m and m.get("open") and not m.get("forgotten") and m.get("receive_typing", True)
+                and m.get("thread") == key[2] and (m.get("view") if m.get("view") != "chat" else None) == key[3])
+
+
+def screen_changes(path):
+    """When each member's screens last changed without an event, by the input's
+    commands and their `at`: (user, conv, pane) -> time, and user -> time for what
+    changes every screen of the user (offline, receive_typing)."""
+    member, user_wide = {}, {}
+    with open(path, "rb") as file:
+        for line in file:
+            if not line.strip():
+                continue
+            command = json.loads(line)
+            cmd, user, conv, at = command.get("cmd"), command.get("user"), command.get("conv"), command.get("at")
+            if not isinstance(at, int) or not isinstance(user, str):
+                continue
+            panes = ()
+            if cmd in ("leave", "remove", "join"):
+                panes = ("main", "side")
+                if "receive_typing" in command:
+                    user_wide[user] = at
+            elif cmd in ("open", "close"):
+                panes = (command.get("pane", "main"),)
+            elif cmd == "offline" or (cmd == "user" and "receive_typing" in command):
+                user_wide[user] = at
+            for pane in panes:
+                member[(user, conv, pane)] = at
+    return member, user_wide
+
+
+def cmd_finals(args):
+    wanted = wanted_viewers(args.viewers)
+    ref, members = last_indicators(args.reference, wanted)
+    changed, user_changed = screen_changes(args.input) if args.input else ({}, {})
+
+    def entered_again(key, event):
+        """Whether the screen may have been left and entered again since its last indicator."""
+        if not args.input:
+            return False
+        since = event["at"] if event else -1
+        viewer, conv, pane = key[0], key[1], key[4] or "main"
+        return changed.get((viewer, conv, pane), -2) >= since or user_changed.get(viewer, -2) >= since
     got = {}
     with open(args.finals) as file:
         for line in file:
             item = json.loads(line)
-            got[(item["viewer"], item["conv"], item["thread"], item["view"])] = item["indicator"]
+            got[(item["viewer"], item["conv"], item["thread"], item["view"], item.get("pane"))] = item["indicator"]
     viewers = wanted if wanted is not None else {k[0] for k in ref} | {k[0] for k in got}
-    wrong_viewers, wrong, left = set(), [], 0
+    wrong_viewers, wrong, left, again = set(), [], 0, 0
     for key in set(ref) | set(got):
         if key[0] not in viewers:
             continue
-        if not on_screen(key):
+        if not on_screen(members, key):
             left += 1
+            continue
+        if entered_again(key, ref.get(key)):
+            again += 1
             continue
         a, b = shown(ref.get(key), args.ignore_at), shown(got.get(key), args.ignore_at)
         if a != b:
             wrong_viewers.add(key[0])
             wrong.append((key, a, b))
     for key, a, b in wrong[:5]:
-        print("  viewer {!r} conv {!r} thread {!r} view {!r}: one typingd ends on {}, the gateway on {}".format(
+        print("  viewer {!r} conv {!r} thread {!r} view {!r} pane {!r}: one typingd ends on {}, the gateway on {}".format(
             *key, json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False)))
     showing = sum(1 for k, e in ref.items() if k[0] in viewers and shown(e, True))
-    print("finals: {} viewers, {} screens ({} showing someone at the end, {} left without a render: not compared); "
+    print("finals: {} viewers, {} screens ({} showing someone at the end, {} left without a render{}: not compared); "
           "{} viewers on a wrong final indicator ({} screens)".format(
               len(viewers), len({k for k in set(ref) | set(got) if k[0] in viewers}), showing, left,
+              ", {} maybe entered again since their last indicator".format(again) if args.input else "",
               len(wrong_viewers), len(wrong)))
     sys.exit(1 if wrong else 0)
+
+
+def cmd_announced(args):
+    wanted = wanted_viewers(args.viewers)
+    ref, members = last_indicators(args.reference, wanted)
+    if members is None:
+        sys.exit("announced: the reference has no final-snapshot")
+    heard = {}
+    with open(args.received, "rb") as file:
+        for raw in file:
+            line = raw.rstrip(b"\n").split(b"\t", 1)[1]
+            if b'"announce"' in line:
+                event = json.loads(line)
+                if event.get("event") == "announce":
+                    heard[key_of(event)] = event["text"]
+    expected, wrong = 0, []
+    for key, event in sorted(ref.items(), key=lambda item: str(item[0])):
+        if not event.get("text") or not on_screen(members, key):
+            continue
+        m = members[(key[0], key[1])]
+        if m.get("side_announced" if key[4] == "side" else "announced") != event["text"]:
+            continue                         # typingd has not announced what the screen shows (yet)
+        expected += 1
+        if heard.get(key) != event["text"]:
+            wrong.append((key, event["text"], heard.get(key)))
+    for key, want, got in wrong[:5]:
+        print("  viewer {!r} conv {!r} thread {!r} view {!r} pane {!r}: one typingd announced {!r}, the gateway "
+              "heard {!r} last".format(*key, want, got))
+    print("announced: {} screens show a sentence typingd announced to them; {} of them were announced another "
+          "last at the gateway ({} announcements heard)".format(expected, len(wrong), len(heard)))
+    sys.exit(1 if wrong or not expected else 0)
 
 
 def input_lines(path):
@@ -444,11 +540,15 @@ def cmd_clears(args):
             for line in body.split(b"\n"):
                 if line.strip():
                     routed_until = max(routed_until, json.loads(line).get("at", 0))
-    before, late = {}, []
+    before, late, announced = {}, [], []
     with open(args.received, "rb") as file:
         for raw in file:
             received, line = raw.rstrip(b"\n").split(b"\t", 1)
             event = json.loads(line)
+            if event.get("event") == "announce":
+                if event["at"] > routed_until:
+                    announced.append(int(received) - event["at"])
+                continue
             key = key_of(event)
             was, now = set(before.get(key, [])), set(event.get("typing", []))
             before[key] = event.get("typing", [])
@@ -459,9 +559,14 @@ def cmd_clears(args):
         print("clears: no indicator cleared after the router stopped")
         sys.exit(1)
     late.sort()
+    announced.sort()
+    said = "; {} announcements due after the router stopped, received {} ms (median) / {} ms (worst) after they " \
+        "were due".format(len(announced), announced[len(announced) // 2], announced[-1]) if announced else \
+        "; no announcement due after the router stopped"
     print("clears: {} indicators cleared after the router stopped, received {} ms (median) / {} ms (worst) after "
-          "their deadline; allowed {} ms".format(len(late), late[len(late) // 2], late[-1], allowed))
-    sys.exit(1 if late[-1] > allowed else 0)
+          "their deadline{}; allowed {} ms".format(len(late), late[len(late) // 2], late[-1], said, allowed))
+    sys.exit(1 if late[-1] > allowed or (announced and announced[-1] > allowed)
+             or (args.announcements and not announced) else 0)
 
 
 def main():
@@ -476,6 +581,11 @@ def main():
     p.add_argument("finals")
     p.add_argument("--viewers")
     p.add_argument("--ignore-at", action="store_true")
+    p.add_argument("--input", help="the reference's commands, stamped: screens entered again are not compared")
+    p = sub.add_parser("announced")
+    p.add_argument("reference")
+    p.add_argument("received")
+    p.add_argument("--viewers")
     subparsers = {}
     for name in ("applied", "replay", "clears", "caught-up"):
         p = sub.add_parser(name)
@@ -494,6 +604,8 @@ def main():
         if name == "clears":
             p.add_argument("--received", required=True, help="typingd-cluster gateway --received")
             conf_option(p, "--tick-ms", "TICK_MS", "the shards' tick")
+            p.add_argument("--announcements", action="store_true",
+                           help="the shards run with --announce-after-ms: some announcements must come")
     p = sub.add_parser("stall-consumer")
     p.add_argument("--servers")
     p.add_argument("--partition", type=int, required=True)

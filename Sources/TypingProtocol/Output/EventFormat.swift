@@ -15,8 +15,10 @@ public protocol EventFormat: ~Copyable {
     static var observesLines: Bool { get }
 
     /// Called before the engine applies a line's command (the command as the
-    /// decoder read it, lent: a format copies only what it keeps). Not called for
-    /// a line refused before reaching the engine. For a format that keeps
+    /// decoder read it, lent: a format copies only what it keeps), once the
+    /// timeouts and announcements due by the command's time have fired and
+    /// written their events. Not called for a line refused before reaching the
+    /// engine. For a format that keeps
     /// per-line state (typingd-cluster's catch-up), so that it need not read the
     /// line again.
     mutating func lineBegins(_ command: Command)

@@ -51,6 +51,12 @@ package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: F
             break
         case .request(let request):
             if Format.observesLines {
+                // The timeouts and announcements due by the command's time fire
+                // before the format hears of the command: what they write is for
+                // the screens as they were before it (applying it then fires
+                // nothing more). A time the engine refuses fires nothing here.
+                let due = request.at ?? engine.now
+                if (0...Engine.maxTime).contains(due) { engine.advance(to: due, sink: &output) }
                 output.format.lineBegins(request.command)
                 engine.apply(consume request, to: &output)
                 output.format.lineEnded()

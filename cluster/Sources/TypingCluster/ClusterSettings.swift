@@ -1,3 +1,5 @@
+import ArgumentParser
+import TypingdOptions
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +16,10 @@ public struct ClusterSettings: Sendable, Equatable {
     public var portBase = 14222
     /// Partitions: the same for the router, every shard and gateway.
     public var partitions = 4
-    /// typingd's options for every shard, as words.
+    /// typingd's options for every shard, as words: read by typingd's own option
+    /// parser, so a bad one (`--quiet-above 0`, an unknown option) stops every role
+    /// with typingd's message. Its phrase tables are loaded only by the shards
+    /// (their paths are from a shard's working directory).
     public var typingdOptions = "--phrases phrases --list-style group"
     /// A shard stores a snapshot every N messages (0: never).
     public var snapshotEvery = 1000
@@ -44,14 +49,30 @@ public struct ClusterSettings: Sendable, Equatable {
         public let wanted: String
         let read: @Sendable (inout ClusterSettings, String) -> Bool
         let show: @Sendable (ClusterSettings) -> String
+        /// Why a value does not read, when there is more to say than ``wanted``.
+        var why: @Sendable (String) -> String? = { _ in nil }
+    }
+
+    /// What typingd says of `text` as its options (the shard's: on the manual
+    /// clock), or nil when typingd takes them.
+    public static func typingdOptionsProblem(_ text: String) -> String? {
+        do {
+            _ = try SessionOptions.parse(["--clock", "manual"] + SessionOptions.words(text))
+            return nil
+        } catch {
+            return SessionOptions.message(for: error)
+        }
     }
 
     /// Every setting.
     public static let table: [Setting] = [
         int("PORT_BASE", \.portBase, 1...(65535 - 4002)),
         int("PARTITIONS", \.partitions, 1...4096),
-        Setting(name: "TYPINGD_OPTIONS", wanted: "typingd's options", read: { $0.typingdOptions = $1; return true },
-                show: { $0.typingdOptions }),
+        Setting(name: "TYPINGD_OPTIONS", wanted: "typingd's options", read: { settings, text in
+            guard typingdOptionsProblem(text) == nil else { return false }
+            settings.typingdOptions = text
+            return true
+        }, show: { $0.typingdOptions }, why: typingdOptionsProblem),
         int("SNAPSHOT_EVERY", \.snapshotEvery, 0...1_000_000_000),
         Setting(name: "LEASE_TTL", wanted: "a number of seconds from 0.1 to 86400", read: { settings, text in
             guard let value = Double(text.trimmingSpaces), value.isFinite, (0.1...86400).contains(value) else { return false }
@@ -92,7 +113,8 @@ public struct ClusterSettings: Sendable, Equatable {
             throw Failure(description: "\(source): no setting \(name) (the settings: \(Self.table.map(\.name).joined(separator: ", ")))")
         }
         guard setting.read(&self, text) else {
-            throw Failure(description: "\(source): \(name)=\(text.debugDescription) is not \(setting.wanted)")
+            let why = setting.why(text).map { " (\($0))" } ?? ""
+            throw Failure(description: "\(source): \(name)=\(text.debugDescription) is not \(setting.wanted)\(why)")
         }
     }
 

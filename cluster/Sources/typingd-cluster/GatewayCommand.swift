@@ -12,24 +12,26 @@ import Glibc
 struct GatewayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway",
-        abstract: "Print a set of viewers' indicators as they arrive, kept right through gaps.",
+        abstract: "Print a set of viewers' indicators and announcements as they arrive, kept right through gaps.",
         discussion: """
         Subscribes to typingd.viewers.B of each viewer's bucket (FNV-1a of the id modulo \
         VIEWER_BUCKETS), or to every bucket with --all-viewers (the viewers given and every \
         other it hears of). Each indicator of one of its viewers is printed on stdout as it \
-        is applied; those a resync answer sets are applied, not printed: stdout is what the \
-        shards sent.
+        is applied, and so is each announcement (an announce event, for the viewer's screen \
+        reader); indicators a resync answer sets are applied, not printed: stdout is what the \
+        shards sent. A viewer's main screen and side pane ("pane":"side") are two screens.
 
         The gateway keeps the highest epoch per partition and drops a message of a lower one; \
         it resyncs (typingd.resync, one answer per partition, partitions that did not answer \
         asked again with a back-off up to 2 s) after a slow-consumer error, a reconnect, or a \
         new epoch. An answer replaces the viewer's screens of its partition, except a screen \
-        a later message already set; queued messages an answer covers are dropped.
+        a later message already set; queued messages an answer covers are dropped (an \
+        announcement among them only when its screen no longer shows its sentence).
 
         At the end (--seconds, SIGTERM or SIGINT) it reads what the server sent (a flush), \
         what is queued and any resync due (at most --drain-s seconds), then writes every \
         viewer's final indicator per screen to --finals, one JSON line each: \
-        {"viewer", "conv", "thread", "view", "indicator"} (the last indicator applied when it \
+        {"viewer", "conv", "thread", "view", "pane", "indicator"} (the last indicator applied when it \
         shows someone, else null), and a summary on stderr. A shard that names another \
         number of viewer buckets (in a resync answer or its owner announcement) ends the \
         gateway with exit status 2, unless --all-viewers.
@@ -53,7 +55,7 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write each viewer's final indicator per screen here at the end.", valueName: "file"))
     var finals: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also write each indicator applied here, after the wall clock (ms) and a tab.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("Also write each indicator applied and each announcement here, after the wall clock (ms) and a tab.", valueName: "file"))
     var received: String?
 
     @Option(name: .long, help: ArgumentHelp("End after this many seconds (default: never).", valueName: "s"))
@@ -106,7 +108,7 @@ struct GatewayCommand: ParsableCommand {
         let gateway: Gateway
         do {
             gateway = try Gateway(configuration, onUpdate: { update in
-                if update.source == .message, let line = update.line { output.indicator(line) }
+                if update.source == .message, let line = update.line { output.event(line) }
             }, log: log, onMismatch: { _ in stop.signal() })
         } catch {
             log("no NATS server answered at \(configuration.servers.joined(separator: ",")): \(error)")
@@ -148,7 +150,7 @@ struct GatewayCommand: ParsableCommand {
         let c = gateway.counts
         let dropped = gateway.dropped
         log("\(gateway.viewers.count) viewers, \(finalScreens.count) screens (\(finalScreens.filter { $0.indicator != nil }.count) showing someone): "
-            + "\(c.messages) messages, \(c.indicators) indicators applied; dropped: \(c.staleEpoch) of a lower epoch, "
+            + "\(c.messages) messages, \(c.indicators) indicators applied, \(c.announcements) announcements; dropped: \(c.staleEpoch) of a lower epoch, "
             + "\(c.covered) covered by a resync, \(c.slowConsumer) slow-consumer errors; \(c.reconnects) reconnects, "
             + "\(c.newEpochs) new epochs, \(c.resyncs) resyncs (\(c.resyncRequests) requests, \(c.resyncRetries) retries); "
             + "\(dropped) messages dropped by the client")
@@ -203,7 +205,8 @@ final class Output: Sendable {
         received = Mutex(file)
     }
 
-    func indicator(_ line: [UInt8]) {
+    /// An indicator or an announcement, as the shard sent it.
+    func event(_ line: [UInt8]) {
         var out = line
         out.append(0x0A)
         buffer.withLock { buffer in

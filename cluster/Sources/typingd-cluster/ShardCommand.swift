@@ -14,7 +14,10 @@ struct ShardCommand: ParsableCommand {
         The shard applies its partition's commands (subject typingd.cmd.P of stream TYPINGD) \
         with typingd's engine in this process (manual clock, no drain, late "at" clamped), \
         publishes each fetch's events as one message per subject (headers Typingd-Epoch, \
-        Typingd-Partition, Typingd-Seq), and acknowledges its durable consumer shard-P.
+        Typingd-Partition, Typingd-Seq), and acknowledges its durable consumer shard-P. \
+        Indicators and announcements go to typingd.viewers.B of their viewer; timeouts \
+        and announcements come due with the partition's clock, which stamped commands and \
+        the owner's ticks move.
 
         Lease: key pP of bucket typingd-leases (epoch = the revision of its create), renewed \
         every second (TTL/3 if shorter); past TTL without a renewal the shard stops publishing at once and exits \
@@ -22,8 +25,8 @@ struct ShardCommand: ParsableCommand {
         the same process runs itself again). A second shard for a held partition is a standby that takes over once the lease \
         lapses or is released. A takeover loads the partition's last snapshot (stream \
         TYPINGD_SNAPSHOTS, in chunks), replays it, replays the stream after it (its replies \
-        and errors published, each viewer's last indicator once caught up), and makes its \
-        consumer anew.
+        and errors published; once caught up, each screen's last indicator, then each \
+        announcement whose sentence its screen still shows), and makes its consumer anew.
 
         typingd's options follow `--` (default: TYPINGD_OPTIONS, paths from the working \
         directory). SIGTERM or SIGINT: finish, release the lease, exit 0. Exit 75: the lease \

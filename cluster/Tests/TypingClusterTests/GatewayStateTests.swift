@@ -4,12 +4,24 @@ import Testing
 /// The gateway's rules without a server: epochs, answers against later
 /// messages, messages an answer covers.
 @Suite struct GatewayStateTests {
-    static func line(_ viewer: String, _ conv: String, _ typing: [String], thread: String? = nil, view: String? = nil) -> String {
-        var text = "{\"event\":\"indicator\",\"at\":1,\"conv\":\"\(conv)\""
-        if let thread { text += ",\"thread\":\"\(thread)\"" }
-        if let view { text += ",\"view\":\"\(view)\"" }
-        text += ",\"viewer\":\"\(viewer)\",\"typing\":[\(typing.map { "\"\($0)\"" }.joined(separator: ","))],\"text\":\"\"}"
-        return text
+    static func line(_ viewer: String, _ conv: String, _ typing: [String], thread: String? = nil, view: String? = nil,
+                     side: Bool = false, text: String = "") -> String {
+        var line = "{\"event\":\"indicator\",\"at\":1,\"conv\":\"\(conv)\""
+        if let thread { line += ",\"thread\":\"\(thread)\"" }
+        line += ",\"viewer\":\"\(viewer)\""
+        if side { line += ",\"pane\":\"side\"" }
+        if let view { line += ",\"view\":\"\(view)\"" }
+        line += ",\"typing\":[\(typing.map { "\"\($0)\"" }.joined(separator: ","))],\"text\":\"\(text)\"}"
+        return line
+    }
+
+    /// An announce event for `viewer`'s screen.
+    static func announce(_ viewer: String, _ conv: String, _ text: String, thread: String? = nil, side: Bool = false) -> String {
+        var line = "{\"event\":\"announce\",\"at\":2,\"conv\":\"\(conv)\""
+        if let thread { line += ",\"thread\":\"\(thread)\"" }
+        line += ",\"viewer\":\"\(viewer)\""
+        if side { line += ",\"pane\":\"side\"" }
+        return line + ",\"text\":\"\(text)\"}"
     }
 
     static func headers(_ p: Int, _ epoch: Int, _ seq: Int) -> [String: String] {
@@ -127,6 +139,64 @@ import Testing
         #expect(Self.typing(state, "pia", Screen(conv: "eng", view: "list")) == ["sam"])
     }
 
+    @Test func aMainScreenAndASidePaneAtTheSameThreadAreTwoScreens() throws {
+        var state = GatewayState(viewers: ["rita"], allViewers: false, partitions: 4)
+        let body = [Self.line("rita", "eng", ["omar"], thread: "release"),
+                    Self.line("rita", "eng", ["pia"], thread: "release", side: true)].joined(separator: "\n")
+        let outcome = state.take(body: Array(body.utf8), headers: Self.headers(0, 1, 1))
+        #expect(outcome.updates.map(\.screen.pane) == [nil, "side"])
+        let main = Screen(conv: "eng", thread: "release"), side = Screen(conv: "eng", thread: "release", pane: "side")
+        #expect(Self.typing(state, "rita", main) == ["omar"])
+        #expect(Self.typing(state, "rita", side) == ["pia"])
+        // The side pane clears; the main screen still shows Omar; both are finals.
+        _ = state.take(body: Array(Self.line("rita", "eng", [], thread: "release", side: true).utf8), headers: Self.headers(0, 1, 2))
+        #expect(Self.typing(state, "rita", main) == ["omar"])
+        let finals = state.finals
+        #expect(finals.map(\.screen) == [main, side])
+        let sideLine = try #require(JSONValue.parse(finals[1].jsonLine))
+        #expect(sideLine["pane"]?.string == "side" && sideLine["indicator"] == .null)
+        #expect(try #require(JSONValue.parse(finals[0].jsonLine))["pane"] == .null)
+        // A resync answer lists both; one that lists only the main screen clears the side pane.
+        let answer = try #require(Self.answer(0, 1, 5, [Self.line("rita", "eng", ["omar"], thread: "release")]))
+        _ = state.take(answer: answer, for: "rita")
+        #expect(Self.typing(state, "rita", main) == ["omar"])
+        #expect(state.current("rita", side) == nil)
+    }
+
+    @Test func announcementsAreHandedOnAndChangeNoScreen() throws {
+        var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
+        let body = [Self.line("bob", "g", ["ann"], text: "Ann is typing..."),
+                    Self.line("bob", "g", ["cy"], thread: "t", side: true, text: "Cy is typing..."),
+                    Self.announce("bob", "g", "Ann is typing..."),
+                    Self.announce("bob", "g", "Cy is typing...", thread: "t", side: true),
+                    Self.announce("eve", "g", "Ann is typing...")].joined(separator: "\n")
+        let outcome = state.take(body: Array(body.utf8), headers: Self.headers(2, 1, 7))
+        #expect(outcome.updates.map(\.kind) == [.indicator, .indicator, .announce, .announce], "eve is not served")
+        #expect(outcome.updates.map(\.screen.pane) == [nil, "side", nil, "side"])
+        #expect(outcome.updates.last?.line.map { String(decoding: $0, as: UTF8.self) } == Self.announce("bob", "g", "Cy is typing...", thread: "t", side: true))
+        #expect(state.counts.announcements == 2 && state.counts.indicators == 2)
+        #expect(Self.typing(state, "bob", g) == ["ann"], "an announcement sets no screen")
+        #expect(state.finals.count == 2)
+        // A deposed owner's announcement is dropped with its message.
+        #expect(state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(2, 0, 9)).updates.isEmpty)
+    }
+
+    @Test func anAnswerCoversAnAnnouncementOnlyWhenItsScreenSaysSomethingElseNow() throws {
+        var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
+        let answer = try #require(Self.answer(0, 4, 20, [Self.line("bob", "g", ["ann", "cy"], text: "Ann and Cy are typing...")]))
+        _ = state.take(answer: answer, for: "bob")
+        // Queued before the answer: one for the sentence the screen shows now is
+        // still said; one for a sentence the screen left is stale.
+        var outcome = state.take(body: Array(Self.announce("bob", "g", "Ann and Cy are typing...").utf8), headers: Self.headers(0, 4, 19))
+        #expect(outcome.updates.map(\.kind) == [.announce])
+        outcome = state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(0, 4, 18))
+        #expect(outcome.updates.isEmpty)
+        #expect(state.counts.covered == 1 && state.counts.announcements == 1)
+        // After the answer, announcements are handed on as they come.
+        outcome = state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(0, 4, 21))
+        #expect(outcome.updates.count == 1)
+    }
+
     @Test func finalsAreWatchPysLines() throws {
         var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
         _ = state.take(body: Array((Self.line("bob", "g", ["ann"]) + "\n" + Self.line("bob", "h", [], thread: "t")).utf8),
@@ -135,7 +205,7 @@ import Testing
         #expect(finals.map(\.screen.conv) == ["g", "h"])
         let first = try #require(JSONValue.parse(finals[0].jsonLine))
         #expect(first["viewer"]?.string == "bob" && first["conv"]?.string == "g")
-        #expect(first["thread"] == .null && first["view"] == .null)
+        #expect(first["thread"] == .null && first["view"] == .null && first["pane"] == .null)
         #expect(first["indicator"]?["typing"]?.array == [.string("ann")])
         let second = try #require(JSONValue.parse(finals[1].jsonLine))
         #expect(second["thread"]?.string == "t")

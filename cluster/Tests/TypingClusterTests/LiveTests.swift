@@ -1,3 +1,4 @@
+import Foundation
 import NatsClient
 import TypingProtocol
 import Synchronization
@@ -265,6 +266,99 @@ import Glibc
         #expect(records.allSatisfy { $0.1.isEmpty }, "events under another record's sequence: \(records)")
         let events = lines.filter { $0.count == 3 && $0[1] == "P" }.count
         #expect(events == 5)
+    }
+
+    /// A shard run on a thread of its own, until stopped.
+    final class Running: Sendable {
+        let shard: Shard
+        /// What run() returned, once it has.
+        let status = Locked<Int32?>(nil)
+
+        init(_ config: ShardConfig) throws {
+            let shard = try Shard(config: config)
+            self.shard = shard
+            let status = self.status
+            Thread.detachNewThread { status.value.withLock { $0 = shard.run() } }
+        }
+
+        /// Stops it and waits (up to 30 s) until it has released its lease.
+        func stop() -> Bool {
+            shard.stop()
+            return LiveTests.eventually(30) { status.value.withLock { $0 } != nil }
+        }
+    }
+
+    /// Announcements are timed like timeouts: a new owner that rebuilds from a
+    /// snapshot makes the announcements pending in it at their time (not the
+    /// snapshot's time plus the delay), on its own ticks, for a member's main
+    /// screen and side pane alike (both at one thread), and does not announce
+    /// again what the first owner announced; its resync table lists both screens.
+    @Test func aNewOwnerAnnouncesWhatTheSnapshotHadPendingOnItsTicks() throws {
+        guard let server = try Self.server() else { return }
+        defer { server.stop() }
+        let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
+        let js = try JetStream(connection)
+        try ClusterControl(js).setup(Self.settings(), timeout: 30)
+        let updates = Mutex<[GatewayUpdate]>([])
+        var gatewayConfiguration = Gateway.Configuration(servers: [server.url], viewers: ["bo", "cy"])
+        gatewayConfiguration.partitions = 2
+        let gateway = try Gateway(gatewayConfiguration, onUpdate: { update in updates.withLock { $0.append(update) } })
+        defer { gateway.close() }
+        func announced(_ viewer: String) -> [JSONValue] {
+            updates.withLock { $0.filter { $0.kind == .announce && $0.viewer == viewer }.compactMap { $0.line.flatMap { JSONValue.parse($0) } } }
+        }
+
+        // Cy reads the channel, where Dee types; bo follows thread t in the
+        // channel and in his side pane, where Ana types a second later. At 1.6 s
+        // (a stamped tick) cy's sentence has been announced, bo's not yet.
+        let now = wallMilliseconds()
+        let commands = [
+            #"{"cmd":"join","conv":"g","user":"ana","name":"Ana","at":\#(now)}"#,
+            #"{"cmd":"join","conv":"g","user":"bo","name":"Bo","at":\#(now)}"#,
+            #"{"cmd":"join","conv":"g","user":"cy","name":"Cy","at":\#(now)}"#,
+            #"{"cmd":"join","conv":"g","user":"dee","name":"Dee","at":\#(now)}"#,
+            #"{"cmd":"open","conv":"g","user":"bo","thread":"t","at":\#(now)}"#,
+            #"{"cmd":"open","conv":"g","user":"bo","thread":"t","pane":"side","at":\#(now)}"#,
+            #"{"cmd":"type","conv":"g","user":"dee","timeout_ms":60000,"at":\#(now)}"#,
+            #"{"cmd":"type","conv":"g","user":"ana","thread":"t","timeout_ms":60000,"at":\#(now + 1000)}"#,
+        ]
+        let subject = Names.commandSubject(Partitioned.g)
+        _ = try js.publish(NatsMessage(subject: subject, data: Array((commands.joined(separator: "\n") + "\n").utf8)))
+        _ = try js.publish(NatsMessage(subject: subject, data: Array(#"{"cmd":"tick","at":\#(now + 1600)}"#.utf8)))
+
+        var session = SessionConfiguration(drain: false)
+        session.engine.announceAfter = 1500
+        var config = ShardConfig(servers: [server.url], partition: Partitioned.g, buckets: gatewayConfiguration.viewerBuckets, session: session)
+        config.replicas = 1
+        config.snapshotEvery = 1
+        config.leaseTTL = 5
+        config.tickMs = 0   // the first owner's clock moves only with the stamped commands
+        let first = try Running(config)
+        // Both messages are stored before it starts: it catches up on them, then
+        // stores a snapshot after the tick.
+        #expect(Self.eventually(30) { first.shard.counts.withLock { $0.snapshotsStored } >= 1 }, "a snapshot after the tick")
+        #expect(Self.eventually(30) { announced("cy").count == 1 })
+        #expect(first.stop())
+        #expect(updates.withLock { $0.filter { $0.viewer == "bo" && $0.kind == .indicator }.count } == 2,
+                "bo's main screen and side pane were shown Ana typing")
+        #expect(announced("bo").isEmpty)
+
+        config.tickMs = 50
+        let second = try Running(config)
+        defer { _ = second.stop() }
+        #expect(Self.eventually(30) { announced("bo").count == 2 },
+                "\(updates.withLock { $0.map { String(decoding: $0.line ?? [], as: UTF8.self) } })")
+        #expect(announced("bo").map { $0["text"]?.string } == ["Ana is typing...", "Ana is typing..."])
+        #expect(announced("bo").map { $0["at"]?.int } == [now + 2500, now + 2500],
+                "made when they were due, not 1.5 s after the snapshot")
+        #expect(Set(updates.withLock { $0.filter { $0.kind == .announce && $0.viewer == "bo" }.map(\.screen) })
+                == [Screen(conv: "g", thread: "t"), Screen(conv: "g", thread: "t", pane: "side")])
+        #expect(second.shard.shown.withLock { $0.of("bo") }.count == 2, "the resync table lists both of bo's screens")
+        // Past the time a rebuild without the snapshot's announcement keys would
+        // have announced cy's sentence again (1.5 s after the snapshot's 1.6 s).
+        #expect(Self.eventually(30) { second.shard.clock.load(ordering: .relaxed) > now + 3200 })
+        #expect(announced("cy").count == 1, "cy's sentence was announced by the first owner, once")
+        #expect(second.shard.counts.withLock { $0.ticks } > 0)
     }
 
     @Test func theGatewayStopsOnAViewerBucketsMismatch() throws {

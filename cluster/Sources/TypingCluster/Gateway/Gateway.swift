@@ -6,9 +6,13 @@ import Glibc
 #endif
 
 /// A gateway: the indicators of a set of viewers, from every partition's owner,
-/// kept right through lost messages, reconnects and takeovers.
+/// kept right through lost messages, reconnects and takeovers, and their
+/// announcements for screen readers.
 ///
-/// A chat server embeds one and is told each change of a viewer's screen:
+/// A chat server embeds one and is told each change of a viewer's screen (each
+/// screen is a conversation, a thread or a chat-list row, in the main screen or
+/// the side pane: ``Screen``), and each announcement (``GatewayUpdate/kind``
+/// ``GatewayUpdate/Kind/announce``: hand its text to that viewer's live region):
 ///
 /// ```swift
 /// let gateway = try Gateway(.init(servers: ["nats://127.0.0.1:14222"], viewers: ["u6"]),
@@ -27,7 +31,7 @@ import Glibc
 /// answer are asked again with a back-off up to 2 s, and a trigger during a
 /// resync starts one more after it.
 ///
-/// ``Configuration/onUpdate`` is called for every change, in order, with the
+/// `onUpdate` is called for every change and announcement, in order, with the
 /// gateway's lock held (from nats.c's delivery threads and the resync thread):
 /// it must not call back into the gateway.
 public final class Gateway: Sendable {

@@ -1,29 +1,39 @@
 import TypingProtocol
 
 /// One screen of a viewer: a conversation, a thread of it, or its line in a view
-/// (`"view":"list"`, the chat list).
+/// (`"view":"list"`, the chat list); in the main screen, or in the viewer's side
+/// pane (`"pane":"side"`, Protocol.md#side-panes), which is a screen of its own even
+/// when it shows the thread the main screen shows.
 public struct Screen: Hashable, Sendable, Comparable {
     public var conv: String
     public var thread: String?
     public var view: String?
+    /// The event's `pane`: nil for the main screen, `side` for the side pane.
+    public var pane: String?
 
-    public init(conv: String, thread: String? = nil, view: String? = nil) {
+    public init(conv: String, thread: String? = nil, view: String? = nil, pane: String? = nil) {
         self.conv = conv
         self.thread = thread
         self.view = view
+        self.pane = pane
     }
 
     public static func < (a: Screen, b: Screen) -> Bool {
-        (a.conv, a.thread ?? "", a.view ?? "", a.thread == nil ? 0 : 1, a.view == nil ? 0 : 1)
-            < (b.conv, b.thread ?? "", b.view ?? "", b.thread == nil ? 0 : 1, b.view == nil ? 0 : 1)
+        a.sortKey.lexicographicallyPrecedes(b.sortKey)
     }
 
-    /// The screen of an indicator event; nil without a string `conv`.
+    /// The fields in order, an absent one before every present one.
+    var sortKey: [String] {
+        [conv, thread.map { "1" + $0 } ?? "0", view.map { "1" + $0 } ?? "0", pane.map { "1" + $0 } ?? "0"]
+    }
+
+    /// The screen of an indicator or announce event; nil without a string `conv`.
     init?(event: JSONValue) {
         guard let conv = event["conv"]?.string else { return nil }
         self.conv = conv
         thread = Screen.field(event["thread"])
         view = Screen.field(event["view"])
+        pane = Screen.field(event["pane"])
     }
 
     static func field(_ value: JSONValue?) -> String? {
@@ -51,7 +61,7 @@ public struct Stamp: Comparable, Hashable, Sendable {
     public static func < (a: Stamp, b: Stamp) -> Bool { (a.epoch, a.seq) < (b.epoch, b.seq) }
 }
 
-/// A change of one viewer's screen.
+/// A change of one viewer's screen, or an announcement for it.
 public struct GatewayUpdate: Sendable {
     /// Where it came from.
     public enum Source: Sendable {
@@ -61,12 +71,23 @@ public struct GatewayUpdate: Sendable {
         case resync
     }
 
+    /// What it is.
+    public enum Kind: Sendable {
+        /// An `indicator` event: what the screen shows now.
+        case indicator
+        /// An `announce` event (Protocol.md#announcements-for-screen-readers): the
+        /// screen's settled sentence, for the viewer's screen reader. It changes
+        /// nothing the screen shows; it comes only from a message.
+        case announce
+    }
+
     public var viewer: String
     public var screen: Screen
-    /// The indicator event (one JSON line) the screen now shows; nil: cleared (a
-    /// resync answer that does not list the screen: nobody is typing there).
+    /// The event (one JSON line): for an indicator, what the screen now shows; nil:
+    /// cleared (a resync answer that does not list the screen: nobody is typing there).
     public var line: [UInt8]?
     public var source: Source
+    public var kind: Kind = .indicator
 }
 
 /// A shard's answer to a resync request (`typingd.resync`, body `{"viewer":ID}`).
@@ -101,6 +122,9 @@ public struct ResyncAnswer: Sendable {
 ///   messages come on different subscriptions, in either order).
 /// - After an answer, a message it covers (same partition, stamp at or below the
 ///   answer's) is dropped for that viewer: the answer already holds it or later.
+///   An answer holds no announcements: a covered one is still delivered when the
+///   screen shows its sentence now (else it is stale: dropped).
+/// - An announcement (`announce`) is handed on, not kept: it changes no screen.
 public struct GatewayState: Sendable {
     /// What a message did.
     public struct Outcome: Sendable {
@@ -118,6 +142,7 @@ public struct GatewayState: Sendable {
     public struct Counts: Sendable, Equatable {
         public var messages = 0
         public var indicators = 0
+        public var announcements = 0
         public var staleEpoch = 0
         public var covered = 0
         public var slowConsumer = 0
@@ -193,7 +218,12 @@ public struct GatewayState: Sendable {
         for rawLine in body.split(separator: 0x0A, omittingEmptySubsequences: true) {
             if rawLine.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
             guard let event = JSONValue.parse(rawLine) else { counts.badLines += 1; continue }
-            guard event["event"]?.string == "indicator" else { continue }
+            let kind: GatewayUpdate.Kind
+            switch event["event"]?.string {
+            case "indicator"?: kind = .indicator
+            case "announce"?: kind = .announce
+            default: continue
+            }
             guard let viewer = event["viewer"]?.string, let screen = Screen(event: event) else {
                 counts.badLines += 1
                 continue
@@ -203,8 +233,15 @@ public struct GatewayState: Sendable {
                 viewers.insert(viewer)
                 screens[viewer] = [:]
             }
-            if let (p, stamp) = stamped, let floor = floors[FloorKey(viewer: viewer, partition: p)], stamp <= floor {
+            if let (p, stamp) = stamped, let floor = floors[FloorKey(viewer: viewer, partition: p)], stamp <= floor,
+               kind == .indicator || !shows(viewer, screen, textOf: event) {
                 counts.covered += 1   // a resync already gave this or later
+                continue
+            }
+            if kind == .announce {
+                counts.announcements += 1
+                outcome.updates.append(GatewayUpdate(viewer: viewer, screen: screen, line: Array(rawLine), source: .message,
+                                                     kind: .announce))
                 continue
             }
             let partition = stamped?.0 ?? TypingProtocol.Partition.of(screen.conv, among: partitions)
@@ -214,6 +251,12 @@ public struct GatewayState: Sendable {
             outcome.updates.append(GatewayUpdate(viewer: viewer, screen: screen, line: line, source: .message))
         }
         return outcome
+    }
+
+    /// Whether `viewer`'s `screen` shows the text of `event` now.
+    func shows(_ viewer: String, _ screen: Screen, textOf event: JSONValue) -> Bool {
+        guard let line = screens[viewer]?[screen]?.line, let text = event["text"] else { return false }
+        return JSONValue.parse(line)?["text"] == text
     }
 
     /// Applies `answer`, the best one taken for `viewer` from its partition; the
@@ -261,7 +304,7 @@ public struct GatewayState: Sendable {
         /// when it shows nobody.
         public var indicator: [UInt8]?
 
-        /// `{"viewer","conv","thread","view","indicator"}` (a `--finals` line).
+        /// `{"viewer","conv","thread","view","pane","indicator"}` (a `--finals` line).
         public var jsonLine: [UInt8] {
             var out: [UInt8] = Array("{\"viewer\": ".utf8)
             JSONValue.writeString(viewer, to: &out)
@@ -271,6 +314,8 @@ public struct GatewayState: Sendable {
             if let thread = screen.thread { JSONValue.writeString(thread, to: &out) } else { out += Array("null".utf8) }
             out += Array(", \"view\": ".utf8)
             if let view = screen.view { JSONValue.writeString(view, to: &out) } else { out += Array("null".utf8) }
+            out += Array(", \"pane\": ".utf8)
+            if let pane = screen.pane { JSONValue.writeString(pane, to: &out) } else { out += Array("null".utf8) }
             out += Array(", \"indicator\": ".utf8)
             out += indicator ?? Array("null".utf8)
             out.append(UInt8(ascii: "}"))

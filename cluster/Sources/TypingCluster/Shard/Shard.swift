@@ -527,14 +527,15 @@ public final class Shard: @unchecked Sendable {
         }
     }
 
-    /// Ends the catch-up: each viewer's last backlog indicator is published once.
+    /// Ends the catch-up: each screen's last backlog indicator is published once,
+    /// then each announcement the backlog made to a screen that still shows it.
     func finishCatchUp() throws {
-        let kept = output.publishBacklog()
+        let (kept, announced) = output.publishBacklog()
         try publishTouched(seq: written, first: written, audit: false)
         caughtUp.store(true, ordering: .releasing)
         let ms = (monotonicNanos() - catchUpStarted) / 1_000_000
         log("connected to \(connection.connectedURL ?? "no server")")
-        log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(replayed) messages replayed (\(quiet) published before: no output), \(kept) backlog indicators published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
+        log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(replayed) messages replayed (\(quiet) published before: no output), \(kept) backlog indicators and \(announced) announcements published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
         try? connection.publish(NatsMessage(subject: "typingd.owner.\(p)", data: Array(
             "{\"partition\":\(p),\"epoch\":\(lease?.epoch ?? 0),\"viewer_buckets\":\(config.buckets)}".utf8)))
         do {
