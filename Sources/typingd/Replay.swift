@@ -26,7 +26,8 @@ struct Replay: ParsableCommand {
         Exit status: 0 when the record was played (or a signal stopped it, or the \
         reader of stdout went away); 65 for a file that is not a well-formed record \
         (what is wrong, and on which record line, on stderr; the output before that \
-        line is written); 66 when the file cannot be read; 74 for another I/O error.
+        line is written); 64 for a session option such as --format (the record's header \
+        gives them); 66 when the file cannot be read; 74 for another I/O error.
         """
     )
 

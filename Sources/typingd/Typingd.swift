@@ -118,6 +118,15 @@ package struct Typingd: ParsableCommand {
             if !(command is Typingd || command is Check || command is Replay) {   // ArgumentParser's `help`
                 try checkHelpPath(CommandLine.arguments.dropFirst())
             }
+            if command is Check || command is Replay,
+               let given = ManualPages.sessionOptionGiven(to: type(of: command), in: CommandLine.arguments.dropFirst()) {
+                let name = type(of: command)._commandName
+                let reason = name == "replay"
+                    ? "a replay takes the session's options from the record's header"
+                    : "check runs each transcript with the options in its NAME.args or its record's header"
+                StandardOutput.diagnose("typingd \(name): \(given) is a session option, and \(reason) (see 'typingd \(name) --help')")
+                Glibc.exit(ExitCode.validationFailure.rawValue)
+            }
             try command.run()
         } catch {
             // What ArgumentParser's own main does, except that a message for stderr

@@ -63,6 +63,24 @@ struct HelpTests {
         #expect(Set(statuses.map(\.status)) == [0, 1, 64, 74], "a status --help states that no case here checks: \(statuses)")
     }
 
+    @Test("a session option given to check or replay, before or after it, is exit 64 naming it, not silently ignored; their own options still work")
+    func sessionOptionsRefusedBySubcommands() throws {
+        let dir = try CheckFilesTests.folderWithTranscript("session-options")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (words, named) in [(["replay", "x.rec", "--format", "text"], "--format"),
+                               (["--format", "text", "replay", "x.rec"], "--format"),
+                               (["replay", "--quiet-above=3", "x.rec"], "--quiet-above"),
+                               (["check", "--announce-after-ms", "5", dir.path], "--announce-after-ms"),
+                               (["check", dir.path, "--threads", "3"], "--threads"),
+                               (["--record", "r.rec", "check", dir.path], "--record")] {
+            let (out, err, status) = try WorkflowTests.typingd(words)
+            #expect(status == 64 && out.isEmpty, "\(words): \(status) \(out)")
+            #expect(err.contains("\(named) is a session option"), "\(words): \(err)")
+        }
+        let (_, _, status) = try WorkflowTests.typingd(["check", "--bless", dir.path])
+        #expect(status == 0, "check --bless: \(status)")
+    }
+
     @Test("a mistyped subcommand gets a suggestion (exit 64); a word far from every name gets none")
     func subcommandSuggestion() throws {
         for (words, suggestion) in [(["chek", "examples"], "typingd check"), (["replya", "x.rec"], "typingd replay"),

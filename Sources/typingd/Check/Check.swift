@@ -37,7 +37,7 @@ struct Check: ParsableCommand {
         is nothing to check (a path that does not exist, is neither a folder nor a \
         NAME.in.jsonl, or is a folder that cannot be read or holds no transcript, or \
         a transcript or folder under it is named in bytes that are not UTF-8), for \
-        a bad option, and when the --junit file cannot be written; 74 when typingd \
+        a bad option or a session option such as --format (NAME.args gives them), and when the --junit file cannot be written; 74 when typingd \
         cannot watch for signals; 128 + N when stopped by signal N (SIGINT, SIGTERM, \
         ...), after the transcript it was running.
         """

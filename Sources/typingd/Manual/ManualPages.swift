@@ -279,6 +279,28 @@ package enum ManualPages {
 
     // MARK: What --experimental-dump-help writes (ArgumentParserToolInfo's ToolInfoV0)
 
+    /// The first option among `arguments` that belongs to typingd's session (the
+    /// root command) and not to `subcommand`: ArgumentParser accepts the root's
+    /// options around a subcommand, where `check` and `replay` would silently ignore
+    /// them (`typingd replay REC --format text` wrote JSON). Names come from the
+    /// commands' own declarations (their dumped help), so a new option is covered.
+    static func sessionOptionGiven(to subcommand: any ParsableCommand.Type, in arguments: ArraySlice<String>) -> String? {
+        func names(_ info: CommandInfo?) -> Set<String> {
+            Set((info?.arguments ?? []).filter { $0.kind != .positional }.flatMap { argument in
+                (argument.names ?? []).map { ($0.kind == "long" ? "--" : "-") + $0.name }
+            })
+        }
+        guard let tool = try? JSONDecoder().decode(ToolInfo.self, from: Data(Typingd._dumpHelp().utf8)) else { return nil }
+        let sub = tool.command.subcommands?.first { $0.commandName == subcommand._commandName }
+        let session = names(tool.command).subtracting(names(sub)).subtracting(["--help", "-h", "--version"])
+        for argument in arguments {
+            if argument == "--" { break }
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            if argument.hasPrefix("-") && session.contains(name) { return name }
+        }
+        return nil
+    }
+
     package struct ToolInfo: Decodable {
         let serializationVersion: Int
         package let command: CommandInfo
