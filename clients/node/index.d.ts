@@ -392,8 +392,12 @@ export interface RestoreCommand {
 /**
  * One input line of typingd, decoded: a command object. This root schema is the manual
  * clock (--clock manual); use #/$defs/real_clock_command for --clock real. Sources:
- * Protocol.md (Commands, Errors, Limits and memory) and spec/protocol-v1.md §2 +
- * protocol-v2.md §A, §D, §E, §H + protocol-v3.md §A–§G + protocol-v4.md §A, §C.
+ * Protocol.md (Commands, Errors, Limits and memory) and the protocol's published pages
+ * (protocol-v1.md §2 + protocol-v2.md §A, §D, §E, §H + protocol-v3.md §A–§G +
+ * protocol-v4.md §A, §C; they are not in this repository: Protocol.md restates each in its
+ * own words, with examples). "v4 §A" in a description names such a section: for v4, §A is
+ * Protocol.md's Side panes, §B Quiet large rooms and Several people, §C Status in one's own
+ * words, §D Announcements for screen readers.
  */
 export type TypingdCommand =
   | JoinCommand
@@ -774,9 +778,12 @@ export interface AnnounceEvent {
 
 /**
  * One output line of typingd (--format json), decoded. Sources: Protocol.md (Events,
- * Errors, Snapshots), spec/protocol-v1.md §4, protocol-v2.md §A, §F, §H and protocol-v3.md
- * §A–§E, §G and protocol-v4.md §A, §C, §D; the member and streak events are typingd's own
- * (Sources/TypingProtocol/Formats/JSONFormat.swift).
+ * Errors, Snapshots), the protocol's published pages (protocol-v1.md §4, protocol-v2.md §A,
+ * §F, §H and protocol-v3.md §A–§E, §G and protocol-v4.md §A, §C, §D (not in this
+ * repository: Protocol.md restates each in its own words, with examples; "v4 §A" in a
+ * description names such a section, for v4: §A Side panes, §B Quiet large rooms and Several
+ * people, §C Status in one's own words, §D Announcements for screen readers); the member
+ * and streak events are typingd's own (Sources/TypingProtocol/Formats/JSONFormat.swift).
  */
 export type TypingdEvent =
   | IndicatorEvent
@@ -855,6 +862,12 @@ export interface TypingdOptions {
   clock?: 'real' | 'manual';
   /** `--timeout-ms`: ms after the last keystroke at which typing stops (default 3000). */
   timeoutMs?: number;
+  /** `--quiet-above`: rooms of more members than this show the empty indicator to everyone (protocol v4). */
+  quietAbove?: number;
+  /** `--several-after`: a clause of more typers than this reads "Several people are typing..." (protocol v4). */
+  severalAfter?: number;
+  /** `--announce-after-ms`: write an `announce` event once a screen's sentence has settled this long (protocol v4). */
+  announceAfterMs?: number;
   /** ms to wait for a reply before rejecting with code `timeout` (default 5000; 0: no limit). */
   requestTimeout?: number;
   /** Keep events no request waited for, for nextEvent() and drainEvents() (default true). */

@@ -80,6 +80,7 @@ const CONFIG_OPTIONS = [
   ['audience', '--audience'], ['order', '--order'], ['maxListed', '--max-listed'],
   ['defaultLocale', '--default-locale'], ['listStyle', '--list-style'],
   ['clock', '--clock'], ['timeoutMs', '--timeout-ms'],
+  ['quietAbove', '--quiet-above'], ['severalAfter', '--several-after'], ['announceAfterMs', '--announce-after-ms'],
 ];
 
 /**
@@ -227,6 +228,9 @@ class Typingd extends EventEmitter {
    * @param {number} [config.maxListed]  `--max-listed N`
    * @param {string} [config.clock]      `--clock real|manual`
    * @param {number} [config.timeoutMs]  `--timeout-ms N`: the default typing timeout
+   * @param {number} [config.quietAbove]  `--quiet-above N`: rooms of more members show no typing
+   * @param {number} [config.severalAfter]  `--several-after N`: past N typers, "Several people are typing..."
+   * @param {number} [config.announceAfterMs]  `--announce-after-ms N`: `announce` events once a sentence settled
    * @param {string} [config.binary]     default: $TYPINGD_BINARY, else 'typingd' on PATH;
    *   a path with a slash is relative to the current directory
    * @param {number} [config.requestTimeout=5000]  ms to wait for a reply; 0: no limit

@@ -437,6 +437,18 @@ test('protocol v3: a thread shows its own typers; shown() tells what each viewer
   assert.equal(await td.close(), 0);
 });
 
+test('protocol v4 options by name: quietAbove, severalAfter, announceAfterMs', async (t) => {
+  const td = start(t, MANUAL, { quietAbove: 3, severalAfter: 1, announceAfterMs: 500 });
+  for (const user of ['ana', 'ben', 'cy']) await td.join('g', user, { name: user[0].toUpperCase() + user.slice(1) });
+  await td.type('g', 'ana', { at: 10 });
+  await td.type('g', 'ben', { at: 20 });
+  assert.equal(td.shown('cy', 'g').text, 'Several people are typing...');
+  await td.tick(600);
+  assert.ok(td.drainEvents().some((e) => e.event === 'announce' && e.viewer === 'cy' && e.text === 'Several people are typing...'));
+  await td.join('g', 'dan', { name: 'Dan', at: 700 }); // four members: above quietAbove 3
+  assert.equal(td.shown('cy', 'g'), null); // the empty indicator: nothing shown
+});
+
 test('protocol v3: a chat-list row is its own screen (view: list, listStyle)', async (t) => {
   const td = start(t, MANUAL, { audience: 'open', listStyle: 'group' });
   for (const [user, name] of [['mom', 'Mom'], ['dad', 'Dad'], ['kid', 'Kid'], ['gran', 'Gran']]) {

@@ -369,6 +369,18 @@ class ProtocolV3Tests(unittest.TestCase):
             self.assertEqual(written(td), [indicator(90, "cy", ["ana"], "Ana is typing...", thread="t")])
             self.assertEqual(td.shown("cy", "g", thread="t")["typing"], ["ana"])
 
+    def test_protocol_v4_options_by_name(self):
+        with Typingd(BINARY, *MANUAL, quiet_above=3, several_after=1, announce_after_ms=500) as td:
+            for user in ("ana", "ben", "cy"):
+                td.join("g", user, name=user.title())
+            td.type("g", "ana", at=10)
+            td.type("g", "ben", at=20)                                # two typers: several after 1
+            self.assertEqual(td.shown("cy", "g")["text"], "Several people are typing...")
+            td.tick(at=600)                                           # settled 500 ms: announced
+            self.assertIn("Several people are typing...", [e["text"] for e in td.events("cy") if e["event"] == "announce"])
+            td.join("g", "dan", name="Dan", at=700)                   # four members: above --quiet-above 3
+            self.assertIsNone(td.shown("cy", "g"))                    # the empty indicator: nothing shown
+
     def test_a_chat_list_row_is_its_own_screen(self):
         with Typingd(BINARY, *MANUAL, audience="open", list_style="group") as td:
             for user, name in (("mom", "Mom"), ("dad", "Dad"), ("kid", "Kid"), ("gran", "Gran")):

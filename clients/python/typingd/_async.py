@@ -36,11 +36,13 @@ class AsyncTypingd:
                  order: Optional[str] = None, max_listed: Optional[int] = None,
                  phrases: Union[None, PathLike, Sequence[PathLike]] = None, default_locale: Optional[str] = None,
                  list_style: Optional[str] = None, clock: Optional[str] = None, timeout_ms: Optional[int] = None,
-                 request_timeout: Optional[float] = 5.0, queue: bool = True) -> None:
+                 quiet_above: Optional[int] = None, several_after: Optional[int] = None,
+                 announce_after_ms: Optional[int] = None, request_timeout: Optional[float] = 5.0, queue: bool = True) -> None:
         """Checks the options (ValueError for ``--format text``); ``start()`` starts typingd."""
         self._arguments = command_line(binary, options, audience=audience, order=order, max_listed=max_listed,
                                        phrases=phrases, default_locale=default_locale, list_style=list_style,
-                                       clock=clock, timeout_ms=timeout_ms)
+                                       clock=clock, timeout_ms=timeout_ms, quiet_above=quiet_above,
+                                 several_after=several_after, announce_after_ms=announce_after_ms)
         self._binary_origin = binary_origin(binary)
         self.request_timeout = request_timeout
         self._queue_events = queue

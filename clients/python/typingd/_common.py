@@ -119,7 +119,9 @@ def command_line(binary: Optional[PathLike], options: Iterable[Any], *, audience
                  order: Optional[str] = None, max_listed: Optional[int] = None,
                  phrases: Union[None, PathLike, Sequence[PathLike]] = None,
                  default_locale: Optional[str] = None, list_style: Optional[str] = None,
-                 clock: Optional[str] = None, timeout_ms: Optional[int] = None) -> List[str]:
+                 clock: Optional[str] = None, timeout_ms: Optional[int] = None,
+                 quiet_above: Optional[int] = None, several_after: Optional[int] = None,
+                 announce_after_ms: Optional[int] = None) -> List[str]:
     """typingd's argv: the binary (default $TYPINGD_BINARY, else ``typingd`` on PATH),
     the options as given, then one flag per named option that is not None."""
     if binary is None:
@@ -128,7 +130,8 @@ def command_line(binary: Optional[PathLike], options: Iterable[Any], *, audience
                                         for o in options)]
     for flag, value in (("--audience", audience), ("--order", order), ("--max-listed", max_listed),
                         ("--default-locale", default_locale), ("--list-style", list_style),
-                        ("--clock", clock), ("--timeout-ms", timeout_ms)):
+                        ("--clock", clock), ("--timeout-ms", timeout_ms), ("--quiet-above", quiet_above),
+                        ("--several-after", several_after), ("--announce-after-ms", announce_after_ms)):
         if value is not None:
             arguments += [flag, str(value)]
     if phrases is not None:

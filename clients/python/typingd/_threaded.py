@@ -31,11 +31,13 @@ class Typingd:
                  order: Optional[str] = None, max_listed: Optional[int] = None,
                  phrases: Union[None, PathLike, Sequence[PathLike]] = None, default_locale: Optional[str] = None,
                  list_style: Optional[str] = None, clock: Optional[str] = None, timeout_ms: Optional[int] = None,
-                 request_timeout: Optional[float] = 5.0, queue: bool = True) -> None:
+                 quiet_above: Optional[int] = None, several_after: Optional[int] = None,
+                 announce_after_ms: Optional[int] = None, request_timeout: Optional[float] = 5.0, queue: bool = True) -> None:
         """Starts typingd: ``binary`` (default $TYPINGD_BINARY, else ``typingd`` on PATH)
         with ``options`` as on its command line, then one flag per named option given
         (``--audience``, ``--order``, ``--max-listed``, ``--phrases`` per table,
-        ``--default-locale``, ``--list-style``, ``--clock``, ``--timeout-ms``).
+        ``--default-locale``, ``--list-style``, ``--clock``, ``--timeout-ms``, and protocol
+        v4's ``--quiet-above``, ``--several-after``, ``--announce-after-ms``).
 
         ``request_timeout``: seconds a command waits for its reply (None: no limit).
         ``queue=False``: events are only given to ``on_indicator`` callbacks, not kept
@@ -44,7 +46,8 @@ class Typingd:
         """
         arguments = command_line(binary, options, audience=audience, order=order, max_listed=max_listed,
                                  phrases=phrases, default_locale=default_locale, list_style=list_style,
-                                 clock=clock, timeout_ms=timeout_ms)
+                                 clock=clock, timeout_ms=timeout_ms, quiet_above=quiet_above,
+                                 several_after=several_after, announce_after_ms=announce_after_ms)
         self.request_timeout = request_timeout
         self._queue_events = queue
         self._state = Dispatcher(option_value(arguments[1:], "--audience") == "open")
