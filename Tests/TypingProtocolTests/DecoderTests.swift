@@ -86,6 +86,22 @@ struct DecoderTests {
         }
     }
 
+    @Test("open with a thread and view list: field view, and for a side pane a message that says what a side pane takes")
+    func listViewWithThread() {
+        let cases: [(String, String, String)] = [
+            (#"{"cmd":"open","conv":"g","user":"a","thread":"t","view":"list"}"#, "bad_field view",
+             "a list view is always at the main timeline"),
+            (#"{"cmd":"open","conv":"g","user":"a","thread":"t","view":"list","pane":"side"}"#, "bad_field view",
+             "open with \"pane\":\"side\" takes a \"thread\" and no \"view\":\"list\""),
+            (#"{"cmd":"open","conv":"g","user":"a","view":"list","pane":"side"}"#, "bad_field pane",
+             "open with \"pane\":\"side\" takes a \"thread\" and no \"view\":\"list\""),
+        ]
+        for (line, expected, message) in cases {
+            #expect(verdict(line) == expected, "\(line)")
+            if case .failure(let report) = decode(line) { #expect(report.message.contains(message), "\(report.message)") }
+        }
+    }
+
     @Test("every error code the decoder gives, with its field and id", arguments: [
         ("not json", "bad_json"),
         (#"{"cmd":"stats"} x"#, "bad_json"),

@@ -152,8 +152,11 @@ package struct CommandDecoder: Sendable {
             let thread = try fields.optionalIdentifier("thread", object.thread)
             let view = try fields.view(object.view) ?? .chat
             if view == .list && thread != nil {
+                // The field is view's (checked first), but a side pane's open says what it needs.
+                let side = (try? fields.pane(object.pane)) == .side
                 throw fields.failure(.badField, field: "view",
-                                     "a list view is always at the main timeline: open with \"view\":\"list\" takes no \"thread\"")
+                                     side ? "a side pane shows a thread and a list view has none: open with \"pane\":\"side\" takes a \"thread\" and no \"view\":\"list\""
+                                          : "a list view is always at the main timeline: open with \"view\":\"list\" takes no \"thread\"")
             }
             let pane = try fields.pane(object.pane) ?? .main
             if pane == .side && thread == nil {
