@@ -1,5 +1,5 @@
 import Testing
-@testable import TypingCore
+import TypingCore
 
 /// ``LengthTally`` keeps one or two lengths inline and more in an array: random adds
 /// and removes, against a dictionary, across every move between the two.
