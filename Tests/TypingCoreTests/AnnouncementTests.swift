@@ -111,4 +111,19 @@ struct AnnouncementTests {
         #expect(h.run(.tick, at: 5_000).allSatisfy { !$0.hasPrefix("announce") })
         #expect(h.engine.announcements.pendingCount == 0)
     }
+
+    @Test("a hand-sent restore of another text than the screen shows, without announce_at: the screen keeps its sentence unannounced, and the engine is sound")
+    func restoreAnotherText() {
+        // Ana shows "Ben is typing..."; the restore says she last announced Cy's
+        // sentence and has nothing pending, so she does not announce Ben's. The
+        // invariant checker took that screen for a broken one: only a restore of
+        // nothing (`"announced":""`) was its exception.
+        var h = Harness(EngineConfiguration(announceAfter: 1_000), checksEveryStep: false)
+        h.join("dev", "ana", "ben", "cy")
+        h.type("dev", "ben", at: 0)
+        h.run(.restore(conv: ID("dev"), user: ID("ana"), announced: "Cy is typing..."), at: 10)
+        #expect(h.engine.invariantViolations().isEmpty, "\(h.engine.invariantViolations())")
+        #expect(h.run(.tick, at: 1_000) == ["announce @1000 dev cy: Ben is typing..."])
+        #expect(h.engine.invariantViolations().isEmpty, "\(h.engine.invariantViolations())")
+    }
 }

@@ -41,10 +41,10 @@ package struct Announcements {
     /// What each screen last announced, for screens that announced something since
     /// they were last forgotten or sent the empty indicator.
     private(set) var announced: [ScreenKey: String] = [:]
-    /// Screens a hand-sent `restore` left with nothing pending and nothing
-    /// announced, until their next indicator: one of them may show a sentence it
-    /// will not announce (for the invariant checker; a snapshot says
-    /// `"announced":""` for it).
+    /// Screens a hand-sent `restore` left with nothing pending, until their next
+    /// indicator: one of them may show a sentence it will not announce, having
+    /// announced nothing (a snapshot says `"announced":""` for it) or another text
+    /// (the snapshot says that text) (for the invariant checker).
     private(set) var muted: Set<ScreenKey> = []
     private var heap = Heap<Entry>()
     private var sequence: UInt64 = 0
@@ -89,7 +89,9 @@ package struct Announcements {
     /// announcement fires at `due` (none when nil), after every one already pending
     /// at that time, and it last announced `text` ("" when nothing).
     mutating func restore(_ screen: ScreenKey, due: Int?, announced text: String) {
-        if due == nil && text.isEmpty { muted.insert(screen) } else { muted.remove(screen) }
+        // Without `due`, whatever `text` is: a screen that shows one sentence and
+        // last announced another does not announce the one it shows either.
+        if due == nil { muted.insert(screen) } else { muted.remove(screen) }
         if let due {
             schedule(screen, at: due)
         } else {
