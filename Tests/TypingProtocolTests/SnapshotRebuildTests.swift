@@ -153,6 +153,33 @@ struct SnapshotRebuildTests {
         #expect(actual == expected)
     }
 
+    /// Runs `before` and a snapshot in a session with `configuration`, rebuilds
+    /// another from the snapshot's recipe, then feeds both `after` and finishes them:
+    /// the recipe's `restore` lines, what the rebuild wrote, and what each wrote for
+    /// `after` (the original's, then the rebuilt one's).
+    static func roundTrip(before: String, after: String, configuration: SessionConfiguration)
+        -> (restores: [Substring], rebuilt: String, expected: String, actual: String) {
+        let kept = KeepingFormat.Kept()
+        var original = Session(configuration: configuration, format: KeepingFormat(kept: kept), sink: [UInt8]())
+        _ = Self.lines(before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
+        original.flush()
+        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
+        let restores = String(decoding: commands, as: UTF8.self).split(separator: "\n").filter { $0.contains("restore") }
+        var rebuilt = Session(configuration: configuration, sink: [UInt8]())
+        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
+        rebuilt.flush()
+        let rebuiltLog = String(decoding: rebuilt.sink, as: UTF8.self)
+        let start = (original.sink.count, rebuilt.sink.count)
+        _ = Self.lines(after).withUnsafeBytes { original.feed($0) }
+        _ = Self.lines(after).withUnsafeBytes { rebuilt.feed($0) }
+        original.finish()
+        rebuilt.finish()
+        original.flush()
+        rebuilt.flush()
+        return (restores, rebuiltLog, String(decoding: original.sink[start.0...], as: UTF8.self),
+                String(decoding: rebuilt.sink[start.1...], as: UTF8.self))
+    }
+
     @Test("with announcements, a rebuilt session announces what the original does, at equal times in the same order, and not again what a screen announced")
     func announcementsRoundTrip() throws {
         let before = """
@@ -179,12 +206,7 @@ struct SnapshotRebuildTests {
         var configuration = Self.configuration()
         configuration.engine.announceAfter = 1000
         configuration.drain = true
-        let kept = KeepingFormat.Kept()
-        var original = Session(configuration: configuration, format: KeepingFormat(kept: kept), sink: [UInt8]())
-        _ = Self.lines(before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
-        original.flush()
-        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
-        let restores = String(decoding: commands, as: UTF8.self).split(separator: "\n").filter { $0.contains("restore") }
+        let (restores, rebuiltLog, expected, actual) = Self.roundTrip(before: before, after: after, configuration: configuration)
         #expect(restores == [
             #"{"cmd":"restore","conv":"h","user":"ana","at":1200,"announce_at":2200}"#,
             #"{"cmd":"restore","conv":"g","user":"cy","at":1200,"pane":"side","announce_at":2200}"#,
@@ -192,19 +214,7 @@ struct SnapshotRebuildTests {
             #"{"cmd":"restore","conv":"g","user":"ben","at":1200,"announce_at":2200,"announced":"Ana is typing..."}"#,
             #"{"cmd":"restore","conv":"g","user":"cy","at":1200,"announced":"Ana is typing..."}"#,
         ])
-        var rebuilt = Session(configuration: configuration, sink: [UInt8]())
-        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
-        rebuilt.flush()
-        #expect(!String(decoding: rebuilt.sink, as: UTF8.self).contains("\"error\""), "the recipe's lines are all applied")
-        let start = (original.sink.count, rebuilt.sink.count)
-        _ = Self.lines(after).withUnsafeBytes { original.feed($0) }
-        _ = Self.lines(after).withUnsafeBytes { rebuilt.feed($0) }
-        original.finish()
-        rebuilt.finish()
-        original.flush()
-        rebuilt.flush()
-        let expected = String(decoding: original.sink[start.0...], as: UTF8.self)
-        let actual = String(decoding: rebuilt.sink[start.1...], as: UTF8.self)
+        #expect(!rebuiltLog.contains("\"error\""), "the recipe's lines are all applied")
         #expect(expected.hasPrefix("""
         {"event":"announce","at":2200,"conv":"h","viewer":"ana","text":"Dan is typing..."}
         {"event":"announce","at":2200,"conv":"g","thread":"t","viewer":"cy","pane":"side","text":"Ben is typing..."}
@@ -232,26 +242,9 @@ struct SnapshotRebuildTests {
         """
         var configuration = Self.configuration()
         configuration.engine.announceAfter = 1000
-        let kept = KeepingFormat.Kept()
-        var original = Session(configuration: configuration, format: KeepingFormat(kept: kept), sink: [UInt8]())
-        _ = Self.lines(before + #"{"cmd":"snapshot","id":"s"}"# + "\n").withUnsafeBytes { original.feed($0) }
-        original.flush()
-        let commands = SnapshotRebuild.commands(members: kept.members, streaks: kept.streaks)
-        let restores = String(decoding: commands, as: UTF8.self).split(separator: "\n").filter { $0.contains("restore") }
+        let (restores, rebuiltLog, expected, actual) = Self.roundTrip(before: before, after: after, configuration: configuration)
         #expect(restores == [#"{"cmd":"restore","conv":"g","user":"ben","at":10,"announced":""}"#])
-        var rebuilt = Session(configuration: configuration, sink: [UInt8]())
-        _ = commands.withUnsafeBytes { rebuilt.feed($0) }
-        rebuilt.flush()
-        #expect(!String(decoding: rebuilt.sink, as: UTF8.self).contains("\"error\""), "the recipe's lines are all applied")
-        let start = (original.sink.count, rebuilt.sink.count)
-        _ = Self.lines(after).withUnsafeBytes { original.feed($0) }
-        _ = Self.lines(after).withUnsafeBytes { rebuilt.feed($0) }
-        original.finish()
-        rebuilt.finish()
-        original.flush()
-        rebuilt.flush()
-        let expected = String(decoding: original.sink[start.0...], as: UTF8.self)
-        let actual = String(decoding: rebuilt.sink[start.1...], as: UTF8.self)
+        #expect(!rebuiltLog.contains("\"error\""), "the recipe's lines are all applied")
         #expect(!expected.contains(#""viewer":"ben","text":"Ana is typing...""#), "ben's cleared sentence is not announced")
         #expect(expected.contains(#""event":"announce""#))
         #expect(actual == expected)
