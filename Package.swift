@@ -23,10 +23,21 @@ let package = Package(
         /// (phrase tables): one source of truth for typingd and for what embeds its
         /// engine with typingd's options (the cluster's shard).
         .library(name: "TypingdOptions", targets: ["TypingdOptions"]),
+        /// Running several typingd processes, one per partition of the conversations:
+        /// the routing rule (`Partition`, with the quick reading of a raw line), and
+        /// the commands that rebuild a partition's session from a snapshot
+        /// (`SnapshotRebuild`). A product of its own, as swift-nio ships NIOHTTP1
+        /// beside NIOCore: what one typingd needs does not carry it.
+        .library(name: "TypingPartitioning", targets: ["TypingPartitioning"]),
         /// The fuzzer's properties (`LineHandlerFuzz`), for typingd's own fuzzer
         /// (fuzz/, a package of its own, which can only link a product) and tests:
         /// kept out of the libraries, as NIOTestUtils is out of NIO. Not API.
         .library(name: "TypingFuzzSupport", targets: ["TypingFuzzSupport"]),
+        /// What the tests of this package and of cluster/ share (as NIOTestUtils
+        /// serves swift-nio's): the one seeded generator (`SplitMix64`, replayable
+        /// with `TYPINGD_TEST_SEED`), `require` (skip locally, fail under CI=true)
+        /// and a deadline-based `eventually`. Not API.
+        .library(name: "TypingTestSupport", targets: ["TypingTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -57,6 +68,14 @@ let package = Package(
             dependencies: ["TypingCore", "CJansson", "CJanssonArena"],
             swiftSettings: internalChecks
         ),
+        /// The partitioning rule and the snapshot rebuild, over the protocol.
+        .target(
+            name: "TypingPartitioning",
+            dependencies: ["TypingProtocol", "TypingCore", "CJansson", "CJanssonArena"],
+            swiftSettings: internalChecks
+        ),
+        /// The tests' shared support: Foundation and Swift Testing only.
+        .target(name: "TypingTestSupport"),
         /// The properties the fuzzer checks on arbitrary bytes, and `swift test` on
         /// the fuzzer's named regressions (fuzz/regressions/).
         .target(
@@ -77,17 +96,23 @@ let package = Package(
         .executableTarget(
             name: "typingd",
             dependencies: [
-                "TypingProtocol", "TypingdOptions",
-                "CLinux",
+                "TypingProtocol", "TypingdOptions", "TypingCore",
+                "CJansson", "CLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: internalChecks
         ),
-        .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore"], swiftSettings: internalChecks),
-        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "TypingFuzzSupport", "CJansson", "CJanssonArena"],
+        .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore", "TypingTestSupport"], swiftSettings: internalChecks),
+        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "TypingCore", "TypingFuzzSupport", "TypingTestSupport", "CJansson", "CJanssonArena"],
+                    swiftSettings: internalChecks),
+        .testTarget(name: "TypingPartitioningTests",
+                    dependencies: ["TypingPartitioning", "TypingProtocol", "TypingCore", "TypingTestSupport", "CJansson", "CJanssonArena"],
                     swiftSettings: internalChecks),
         /// The executable as users run it: golden transcripts, documented
         /// examples, the live process through pipes.
-        .testTarget(name: "TypingdTests", dependencies: ["typingd", "TypingdOptions"], swiftSettings: internalChecks),
+        .testTarget(name: "TypingdTests",
+                    dependencies: ["typingd", "TypingdOptions", "TypingProtocol", "TypingCore", "TypingTestSupport",
+                                   .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                    swiftSettings: internalChecks),
     ]
 )

@@ -42,6 +42,7 @@ let package = Package(
             dependencies: [
                 "NatsClient", "CZlib",
                 .product(name: "TypingProtocol", package: "typingd"),
+                .product(name: "TypingPartitioning", package: "typingd"),
                 .product(name: "TypingCore", package: "typingd"),
                 .product(name: "TypingdOptions", package: "typingd"),
                 // To read TYPINGD_OPTIONS with typingd's own option parser.
@@ -53,13 +54,17 @@ let package = Package(
             dependencies: [
                 "TypingCluster", "NatsClient",
                 .product(name: "TypingProtocol", package: "typingd"),
+                .product(name: "TypingPartitioning", package: "typingd"),
+                .product(name: "TypingdOptions", package: "typingd"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "TypingClusterTests", dependencies: [
-            "TypingCluster", "NatsClient",
+            "TypingCluster", "NatsClient", "CNats",
             .product(name: "TypingProtocol", package: "typingd"),
+            .product(name: "TypingPartitioning", package: "typingd"),
             .product(name: "TypingCore", package: "typingd"),
+            .product(name: "TypingTestSupport", package: "typingd"),
         ]),
     ]
 )

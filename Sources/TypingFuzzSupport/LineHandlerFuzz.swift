@@ -1,6 +1,6 @@
 import CJansson
 import TypingCore
-@_spi(Daemon) import TypingProtocol
+import TypingProtocol
 
 /// The properties the fuzzer (`fuzz/`) checks on arbitrary bytes, and that
 /// `swift test` checks on its named regressions (`fuzz/regressions/`): one owner, so

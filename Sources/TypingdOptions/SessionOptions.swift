@@ -314,7 +314,7 @@ extension EngineConfiguration.Order: ExpressibleByArgument {}
 extension EngineConfiguration.LateAt: ExpressibleByArgument {}
 
 extension SessionOptions {
-    /// Options given as one text (a setting such as the cluster's TYPINGD_OPTIONS),
+    /// Options given as one text (a setting such as an environment variable that holds options),
     /// split into words as a shell would (quotes, backslashes).
     public static func words(_ text: String) throws -> [String] {
         try ArgumentWords.split(text)

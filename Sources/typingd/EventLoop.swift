@@ -1,5 +1,5 @@
 import Glibc
-@_spi(Daemon) import TypingProtocol
+import TypingProtocol
 
 /// typingd's one loop: wait (poll) for input, a signal or the next deadline; fire
 /// due timeouts; read and process what is available; write every event before

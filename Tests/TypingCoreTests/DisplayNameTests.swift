@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 @Suite("Display names")
 struct DisplayNameTests {
@@ -84,7 +85,7 @@ struct DisplayNameModelTests {
 
     @Test("the same result as the reference on 40,000 random names of 0 to 60 pieces, and on names of 2,000")
     func againstReference() {
-        var rng = SplitMix(seed: 0xD15C)
+        var rng = SplitMix64(seed: 0xD15C)
         for round in 0..<40_000 {
             let count = round % 500 == 0 ? 2_000 : rng.below(61)
             var raw = ""

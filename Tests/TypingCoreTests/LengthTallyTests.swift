@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// ``LengthTally`` keeps one or two lengths inline and more in an array: random adds
 /// and removes, against a dictionary, across every move between the two.
@@ -8,7 +9,7 @@ struct LengthTallyTests {
     @Test("random adds and removes agree with a dictionary: the longest, the total, emptiness, equality however kept",
           arguments: 0..<40)
     func againstDictionary(seed: Int) {
-        var rng = SplitMix(seed: UInt64(seed))
+        var rng = SplitMix64(seed: UInt64(seed))
         var tally = LengthTally()
         var counts: [Int32: Int] = [:]
         // Few distinct lengths in most seeds, many in some: both ways of keeping them.

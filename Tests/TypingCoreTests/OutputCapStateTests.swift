@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// `--max-output-per-line` decides from what the protocol shows (the members now in
 /// the room, the typers now typing), never from who came and went, so a process
@@ -98,7 +99,7 @@ struct OutputCapStateTests {
     }
 
     /// Long ids and names, so that who is in the room moves the bound.
-    static func command(_ rng: inout SplitMix, step: Int) -> Command {
+    static func command(_ rng: inout SplitMix64, step: Int) -> Command {
         let conv = ID("c\(rng.below(2))")
         let user = rng.below(4) == 0 ? ID("long\(rng.below(3))" + String(repeating: "\u{1}", count: 60 + rng.below(60)))
             : ID("u\(rng.below(8))")
@@ -129,7 +130,7 @@ struct OutputCapStateTests {
         for (index, configuration) in RandomWorkloadTests.configurations.enumerated() {
             for seed in 0..<6 {
                 let seedValue = UInt64(41_000 + cap + index * 100 + seed)
-                var rng = SplitMix(seed: seedValue)
+                var rng = SplitMix64(seed: seedValue)
                 var capped = configuration
                 capped.maxOutputPerLine = cap
                 var h = Harness(capped, checksEveryStep: false)

@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// Random workloads: every command (languages, threads, views, activities,
 /// settings), in every configuration that changes how it behaves, with the
@@ -50,7 +51,7 @@ struct RandomWorkloadTests {
     ]
 
     /// A random command over a few conversations, threads, users and locales.
-    static func command(_ rng: inout SplitMix, step: Int) -> Command {
+    static func command(_ rng: inout SplitMix64, step: Int) -> Command {
         let conv = ID("c\(rng.below(3))"), user = ID("u\(rng.below(9))")
         let thread: Identifier? = rng.below(3) == 0 ? nil : ID("t\(rng.below(3))")
         let locales: [String?] = [nil, "de", "DE-at", "xx-YY-z", "fr", "en"]
@@ -88,7 +89,7 @@ struct RandomWorkloadTests {
           arguments: RandomWorkloadTests.configurations.indices)
     func invariantsHold(configuration index: Int) {
         for seed in 0..<6 {
-            var rng = SplitMix(seed: UInt64(index * 100 + seed))
+            var rng = SplitMix64(seed: UInt64(index * 100 + seed))
             var h = Harness(Self.configurations[index])
             var time = 0
             for step in 0..<700 {
@@ -104,7 +105,7 @@ struct RandomWorkloadTests {
           arguments: [300, 2_500])
     func invariantsHoldWithAnnouncements(after: Int) {
         for seed in 0..<4 {
-            var rng = SplitMix(seed: UInt64(90_000 + after + seed))
+            var rng = SplitMix64(seed: UInt64(90_000 + after + seed))
             var configuration = Self.configurations[seed % Self.configurations.count]
             configuration.announceAfter = after
             var h = Harness(configuration)
@@ -145,7 +146,7 @@ struct RandomWorkloadTests {
     static func roundTrip(_ configuration: EngineConfiguration, seeds: [UInt64], announcing: Bool = false) {
         var pendingSeen = 0, announcedSeen = 0, announcementsAfter = 0
         for seed in seeds {
-            var rng = SplitMix(seed: seed)
+            var rng = SplitMix64(seed: seed)
             var h = Harness(configuration, checksEveryStep: false)
             var time = 0
             for step in 0..<400 {
@@ -198,9 +199,4 @@ struct RandomWorkloadTests {
             #expect(announcementsAfter > 0, "announcements are written after the snapshot")
         }
     }
-}
-
-extension SplitMix {
-    /// A number in 0..<bound.
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

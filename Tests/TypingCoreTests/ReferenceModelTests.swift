@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// Protocol.md's rules written again as plainly as they read, with no cleverness: every
 /// render recomputes every screen's indicator from scratch (its location, the typers
@@ -628,7 +629,7 @@ struct ReferenceModelTests {
     /// A random command over `convs` conversations, `threads` threads and `users` users.
     /// With `churn`, a third of the commands are joins and leaves, half each: big
     /// rooms fill and empty, and their vacant slots are compacted again and again.
-    static func command(_ rng: inout SplitMix, convs: Int, users: Int, churn: Bool = false) -> Command {
+    static func command(_ rng: inout SplitMix64, convs: Int, users: Int, churn: Bool = false) -> Command {
         let conv = ID("c\(rng.below(convs))"), user = ID("u\(rng.below(users))")
         if churn && rng.below(3) == 0 {
             return rng.below(2) == 0 ? .join(conv: conv, user: user, name: "N\(rng.below(4))",
@@ -685,7 +686,7 @@ struct ReferenceModelTests {
     /// model must not be able to tell apart.
     static func differ(configuration: EngineConfiguration, seed: UInt64, steps: Int, convs: Int, users: Int,
                        startTime: Int = 0, checks: Bool = true, rebuildEvery: Int = 0, churn: Bool = false) -> String? {
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var h = Harness(configuration, checksEveryStep: checks)
         var model = ReferenceModel(configuration)
         var time = startTime

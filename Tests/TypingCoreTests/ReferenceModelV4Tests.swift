@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// Random protocol-v4 sessions, every command kind and every option at random values,
 /// run through the engine and through ``ReferenceModel`` (the plain model of
@@ -32,7 +33,7 @@ struct ReferenceModelV4Tests {
 
     /// Options at random: v3's (timeout, styles, typing events, audience, order,
     /// listing cap) and v4's three, each absent now and then.
-    static func options(_ rng: inout SplitMix) -> EngineConfiguration {
+    static func options(_ rng: inout SplitMix64) -> EngineConfiguration {
         var c = EngineConfiguration()
         c.timeout = [3000, 500, 1500, 1 + rng.below(5000)][rng.below(4)]
         c.style = rng.below(2) == 0 ? .group : .compact
@@ -55,7 +56,7 @@ struct ReferenceModelV4Tests {
 
     /// A random command of any kind over `convs` conversations and `users` users, at
     /// the main timeline or one of two threads.
-    static func command(_ rng: inout SplitMix, convs: Int, users: Int) -> Command {
+    static func command(_ rng: inout SplitMix64, convs: Int, users: Int) -> Command {
         let conv = ID("c\(rng.below(convs))"), user = ID("u\(rng.below(users))")
         let thread: Identifier? = rng.below(2) == 0 ? nil : ID("t\(rng.below(2))")
         switch rng.below(32) {
@@ -101,7 +102,7 @@ struct ReferenceModelV4Tests {
     /// one session in five runs at the top of the clock, where deadlines and
     /// announcements are capped at 2^53 − 1 and so fall at the same time.
     static func session(seed: UInt64, steps: Int = 200) -> Session {
-        var rng = SplitMix(seed: seed)
+        var rng = SplitMix64(seed: seed)
         let configuration = options(&rng)
         let convs = 1 + rng.below(2), users = 4 + rng.below(4)
         var time = rng.below(5) == 0 ? ReferenceModel.maxTime - 40_000 : 0

@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// The members a render visits: at a location, those who can receive there. A
 /// member who receives nothing, or whose screen is elsewhere, costs nothing per
@@ -8,7 +9,7 @@ import TypingCore
 struct RenderAudienceTests {
     @Test("a slot set agrees with a plain set through inserts, removals and walks", arguments: [70, 5_000, 300_000])
     func slotSet(range: Int) {
-        var rng = SplitMix(seed: UInt64(range))
+        var rng = SplitMix64(seed: UInt64(range))
         var set = SlotSet()
         var reference = Set<Int>()
         for step in 0..<4_000 {
@@ -36,7 +37,7 @@ struct RenderAudienceTests {
     @Test("a slot set agrees with a plain set as it grows and shrinks through its three forms, and gives its storage back",
           arguments: [64, 200, 5_000, 300_000])
     func slotSetForms(range: Int) {
-        var rng = SplitMix(seed: UInt64(range) &+ 17)
+        var rng = SplitMix64(seed: UInt64(range) &+ 17)
         var set = SlotSet()
         var reference = Set<Int>()
         for round in 0..<6 {
@@ -289,7 +290,7 @@ struct RenderEveryCommandTests {
           arguments: RandomWorkloadTests.configurations.indices)
     func nothingWaitsAfterACommand(configuration index: Int) {
         for seed in 0..<5 {
-            var rng = SplitMix(seed: UInt64(31_000 + index * 100 + seed))
+            var rng = SplitMix64(seed: UInt64(31_000 + index * 100 + seed))
             var h = Harness(RandomWorkloadTests.configurations[index])
             var time = 0
             for step in 0..<600 {
@@ -318,5 +319,3 @@ extension Command {
         }
     }
 }
-
-extension SplitMix: RandomNumberGenerator {}

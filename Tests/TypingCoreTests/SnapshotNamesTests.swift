@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// A snapshot restores to exactly the same state, names included: it lists each
 /// name as the user gave it, so a rebuild's `join` cuts and cleans it as the
@@ -39,7 +40,7 @@ struct SnapshotNamesTests {
     func roundTrip(configuration index: Int) {
         let configuration = RandomWorkloadTests.configurations[index]
         for seed in 0..<4 {
-            var rng = SplitMix(seed: UInt64(51_000 + index * 100 + seed))
+            var rng = SplitMix64(seed: UInt64(51_000 + index * 100 + seed))
             var h = Harness(configuration, checksEveryStep: false)
             var time = 0
             // A snapshot every 80 commands, each rebuilt and run alongside the
@@ -75,7 +76,7 @@ struct SnapshotNamesTests {
     }
 
     /// `command` with a hostile name wherever it sets one.
-    static func named(_ command: Command, _ rng: inout SplitMix) -> Command {
+    static func named(_ command: Command, _ rng: inout SplitMix64) -> Command {
         switch command {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping) where name != nil:
             return .join(conv: conv, user: user, name: names[rng.below(names.count)], sendTyping: sendTyping,

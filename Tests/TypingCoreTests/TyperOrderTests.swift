@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingTestSupport
 
 /// Nodes in a plain array, for testing the tree alone.
 struct ArrayNodes: OrderNodes {
@@ -21,7 +22,7 @@ struct TyperOrderTests {
     /// after each step: in-order sequence, ranks, node(at:), the first k, sizes.
     @Test("random inserts and removes keep the order, ranks and sizes of a sorted array", arguments: [1, 2, 3, 4, 5])
     func randomAgainstArray(seed: UInt64) {
-        var generator = SplitMix(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let capacity = 300
         var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: capacity))
         var keys = [Int](repeating: 0, count: capacity)
@@ -79,15 +80,5 @@ struct TyperOrderTests {
         damaged[links: child].parent = .none
         #expect(tree.violations(in: damaged, limit: 8, precedes: precedes).contains { $0.contains("as its parent") })
         #expect(tree.violations(in: nodes, limit: 8, precedes: { a, b in a > b }).contains { $0.contains("precedes") })
-    }
-}
-
-/// A small deterministic generator for the tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return Mixer.mix(state)
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 import TypingCore
-@_spi(Daemon) import TypingProtocol
+import TypingProtocol
 
 /// The input pipeline (framing into batches, parsing on other threads, applying in
 /// order) against the plain session, on inputs that end exactly where a read ends:

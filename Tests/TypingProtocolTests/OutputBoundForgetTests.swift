@@ -1,6 +1,7 @@
 import Testing
 import TypingCore
 import TypingProtocol
+import TypingTestSupport
 
 /// The output bound (Protocol.md#bounded-output) when every command naming a
 /// conversation renders it (Protocol.md#who-sees-what), so forgotten screens (left by

@@ -1,6 +1,7 @@
 import Testing
 import TypingCore
 import TypingProtocol
+import TypingTestSupport
 
 /// The bound on one command's output counts a table's `several` subject: with
 /// `--several-after`, a clause may be phrased with it however short the others are.

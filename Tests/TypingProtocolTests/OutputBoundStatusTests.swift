@@ -1,6 +1,7 @@
 import Testing
 import TypingCore
 import TypingProtocol
+import TypingTestSupport
 
 /// Status words (Protocol.md#status-in-ones-own-words) are user text in every
 /// phrase and `typing` event: the bound on one command's output counts them as

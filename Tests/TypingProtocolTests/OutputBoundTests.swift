@@ -1,6 +1,7 @@
 import Testing
 import TypingCore
 import TypingProtocol
+import TypingTestSupport
 
 /// What one command can make typingd write is bounded, `--max-output-per-line`
 /// refuses a command whose bound is over the cap, and the bound is never below what
@@ -122,18 +123,5 @@ struct OutputBoundTests {
         #expect(refused > 0 && refused < 60, "the first keystrokes fit, later ones do not: \(refused) refused")
         #expect(engine.typingCount == 60 - refused)
         engine.checkInvariants()
-    }
-}
-
-/// A small deterministic generator.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var x = state
-        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
-        return x ^ (x >> 31)
     }
 }

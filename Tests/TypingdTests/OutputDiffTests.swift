@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TypingTestSupport
 import typingd
 
 /// `typingd check`'s report of what differs: it must name the lines that differ and
@@ -46,7 +47,7 @@ struct OutputDiffTests {
     @Test("the edits found are a shortest script: as many kept lines as a longest common subsequence",
           arguments: 0..<40)
     func shortest(seed: Int) throws {
-        var generator = SplitMix(seed: UInt64(seed))
+        var generator = SplitMix64(seed: UInt64(seed))
         let alphabet = ["a", "b", "c", "d"]
         let old = (0..<Int(generator.next() % 30)).map { _ in alphabet[Int(generator.next() % 4)] }
         let new = (0..<Int(generator.next() % 30)).map { _ in alphabet[Int(generator.next() % 4)] }
@@ -131,17 +132,5 @@ struct OutputDiffTests {
             }
         }
         return table[0][0]
-    }
-
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

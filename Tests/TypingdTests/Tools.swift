@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TypingTestSupport
 
 /// The external tools some tests need (python3, node, jq, …), and what a test does
 /// when one is missing: it is skipped, saying why, on a developer's machine, and it
@@ -7,33 +8,20 @@ import Testing
 /// never passes by skipping.
 enum Tools {
     /// True under CI (`CI=true`, as CI systems set it).
-    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+    static var inCI: Bool { Requirement.inCI }
 
     /// The full path of `tool` on PATH, if any.
-    static func which(_ tool: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(tool)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    static func which(_ tool: String) -> String? { Requirement.which(tool) }
 
     /// The path of `tool`; when it is missing, skips the test (``Test/cancel(_:)``)
     /// saying `what`, or, under CI, records a failure and stops the test.
     static func require(_ tool: String, for what: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        if let path = which(tool) { return path }
-        try missing("\(tool) is not installed: \(what) cannot run", sourceLocation: sourceLocation)
+        try requireTool(tool, for: what, sourceLocation: sourceLocation)
     }
 
     /// Skips the test (or fails it under CI) because of `reason`.
     static func missing(_ reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Never {
-        if inCI {
-            Issue.record("\(reason) (CI=true: a missing tool is a failure, not a skip)", sourceLocation: sourceLocation)
-            throw MissingTool(reason: reason)
-        }
-        try Test.cancel("skipped: \(reason)", sourceLocation: sourceLocation)
-    }
-
-    struct MissingTool: Error {
-        let reason: String
+        try Requirement.missing(reason, sourceLocation: sourceLocation)
     }
 
     /// The number of lines of the file at `path` (relative to the package root) that

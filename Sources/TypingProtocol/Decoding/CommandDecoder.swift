@@ -36,7 +36,7 @@ package struct CommandDecoder: Sendable {
     /// it once, before any thread decodes; outside ``decode(_:number:)`` jansson
     /// keeps using `malloc` and `free`. typingd calls it at start; a program that
     /// embeds TypingProtocol and sets jansson's allocation functions itself does not
-    /// (typingd-cluster's shard does, through ``DecoderArena``).
+    /// (a program outside the package installs it through ``DecoderArena``).
     package static func installArena() {
         cj_arena_install()
     }
@@ -289,9 +289,8 @@ extension Command.Name {
     }
 }
 
-/// ``CommandDecoder/installArena()`` for this repository's programs outside the
-/// package (typingd-cluster's shard decodes as typingd does).
-@_spi(Daemon)
+/// The per-thread arena jansson's values come from while a line is decoded, for a
+/// program outside this package that decodes as typingd does.
 public enum DecoderArena {
     /// Installs the per-thread arena, process-wide; call it once, before any thread decodes.
     public static func install() {

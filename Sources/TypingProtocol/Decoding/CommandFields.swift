@@ -79,9 +79,9 @@ struct CommandFields {
 
 /// What typingd asks of one jansson value, wherever it reads JSON (commands, phrase
 /// tables).
-enum JSONValue {
+package enum JSONValue {
     /// The UTF-8 bytes of a string value (borrowed; jansson checked they are UTF-8).
-    static func bytes(ofString value: UnsafeMutablePointer<json_t>) -> UnsafeRawBufferPointer {
+    package static func bytes(ofString value: UnsafeMutablePointer<json_t>) -> UnsafeRawBufferPointer {
         let count = json_string_length(value)
         guard let start = json_string_value(value) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: start, count: count)

@@ -451,7 +451,7 @@ extension OutputBuffer {
     /// Appends an id as a quoted JSON string, copying it as is when no byte needs
     /// an escape (the id knows).
     @inline(__always)
-    mutating func jsonIdentifier(_ id: Identifier) {
+    package mutating func jsonIdentifier(_ id: Identifier) {
         let escapes = id.needsEscaping
         id.withUnsafeBytes { jsonIdentifier(bytes: $0, escapes: escapes) }
     }
@@ -459,7 +459,7 @@ extension OutputBuffer {
     /// Appends id bytes as a quoted JSON string; `escapes` says whether any byte
     /// needs an escape (if not, they are copied as they are).
     @inline(__always)
-    mutating func jsonIdentifier(bytes: UnsafeRawBufferPointer, escapes: Bool) {
+    package mutating func jsonIdentifier(bytes: UnsafeRawBufferPointer, escapes: Bool) {
         if escapes { jsonString(bytes) } else { appendQuoted(bytes) }
     }
 

@@ -18,8 +18,9 @@ public protocol FrameHandler: ~Copyable {
 /// next LF: it is never held whole in memory. Lines that fit in a chunk are handed
 /// over in place; only a line split between chunks is copied.
 ///
-/// typingd's sessions frame their input with it, and so does typingd-cluster's
-/// router: one framing for every program that reads typingd's input.
+/// typingd's sessions frame their input with it, and so can a program that reads
+/// typingd's input before typingd does (a router in front of several typingd
+/// processes): one framing for every program that reads typingd's input.
 public struct Framer {
     /// The longest line accepted, in bytes, CR included, LF not.
     public let maxLineBytes: Int

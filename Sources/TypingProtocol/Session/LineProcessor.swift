@@ -15,14 +15,18 @@ package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: F
     @usableFromInline let checksInvariants: Bool
     /// The recording of the lines as applied (see ``Recording``), if any.
     @usableFromInline package var recording: Recording<Sink>?
+    /// Hears of each line around the engine's work, if any.
+    @usableFromInline var observer: (any LineObserver)?
 
     @usableFromInline
-    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Recording<Sink>?) {
+    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Recording<Sink>?,
+         observer: (any LineObserver)? = nil) {
         decoder = CommandDecoder(clock: configuration.clock)
         engine = Engine(configuration: configuration.engine)
         output = Output(format: format, sink: sink, policy: configuration.output)
         checksInvariants = configuration.checksInvariants
         recording = record
+        self.observer = observer
     }
 
     /// Stop after a line once a write failed or the sink asks for a pause.
@@ -50,26 +54,26 @@ package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: F
         case .blank:
             break
         case .request(let request):
-            if Format.observesLines {
+            if observer != nil {
                 // The timeouts and announcements due by the command's time fire
-                // before the format hears of the command: what they write is for
+                // before the observer hears of the command: what they write is for
                 // the screens as they were before it (applying it then fires
                 // nothing more). A time the engine refuses fires nothing here.
                 let due = request.at ?? engine.now
                 if (0...Engine.maxTime).contains(due) { engine.advance(to: due, sink: &output) }
-                output.format.lineBegins(request.command)
+                observer?.lineBegins(request.command)
                 engine.apply(consume request, to: &output)
-                output.format.lineEnded()
+                observer?.lineEnded()
             } else {
                 engine.apply(consume request, to: &output)
             }
         case .refused(let error):
             engine.reject(error, to: &output)
-            if Format.observesLines { output.format.lineEnded() }
+            observer?.lineEnded()
         case let .tooLong(number, limit):
             tooLong = true
             engine.reject(ParsedLine.tooLongError(number: number, limit: limit), to: &output)
-            if Format.observesLines { output.format.lineEnded() }
+            observer?.lineEnded()
         }
         if recording != nil { record(line, tooLong: tooLong, at: time) }
         if checksInvariants { checkEngine() }

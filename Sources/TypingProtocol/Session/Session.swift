@@ -32,6 +32,14 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
         self.init(configuration: configuration, format: format, sink: sink, record: nil)
     }
 
+    /// Creates a session at time 0 that encodes with `format`, writes to `sink`,
+    /// and tells `observer` of each line around the engine's work on it.
+    public init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, observer: any LineObserver) {
+        self.configuration = configuration
+        framer = Framer(maxLineBytes: configuration.maxLineBytes)
+        lines = LineProcessor(configuration: configuration, format: format, sink: sink, record: nil, observer: observer)
+    }
+
     /// A session that also writes a record of its input to `record` (see
     /// ``RecordFormat``), starting with `header`.
     package init(configuration: SessionConfiguration, format: consuming Format, sink: Sink,

@@ -16,10 +16,10 @@ import TypingCore
 /// Only the thread that made the pipeline may use it. Going away, it stops and joins
 /// its threads.
 ///
-/// It is SPI (`@_spi(Daemon)`), not API: public only so that the daemon's loop, in
-/// another module, gets it specialized for its output (the bodies of `package`
-/// declarations are not visible to another module's optimizer).
-@_spi(Daemon)
+/// It is public so that a program's loop, in another module, gets it specialized
+/// for its output (the bodies of `package` declarations are not visible to another
+/// module's optimizer), and so that a program that embeds the engine can apply a
+/// flood of input as typingd does.
 public struct InputPipeline<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyable {
     /// Lines and bytes per batch, and batches per thread in the ring: at most
     /// `batchLines` × `batchesPerThread` × threads lines, and as many batches of
@@ -112,9 +112,8 @@ public struct InputPipeline<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~C
 
 extension InputPipeline where Format: ~Copyable {
     /// A pipeline into `session` with `threads` threads parsing, this one included,
-    /// for this repository's programs outside the package (typingd-cluster's shard
-    /// applies a backlog as typingd applies a flood of input).
-    @_spi(Daemon)
+    /// for a program outside this package that applies a flood of input as
+    /// typingd does.
     public static func make(session: consuming Session<Format, Sink>, threads: Int) throws -> InputPipeline {
         try InputPipeline(session: session, threads: threads)
     }

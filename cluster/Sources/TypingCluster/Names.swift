@@ -1,3 +1,4 @@
+import TypingPartitioning
 import TypingProtocol
 
 /// Every name the roles share on the cluster: streams, subjects, buckets and
@@ -44,7 +45,7 @@ public enum Names {
     public static let viewerSubjects = "typingd.viewers.*"
     /// A viewer's bucket: FNV-1a of its UTF-8 bytes modulo the bucket count.
     public static func viewerBucket(_ viewer: String, among buckets: Int) -> Int {
-        Int(TypingProtocol.Partition.hash(viewer.utf8) % UInt32(max(1, buckets)))
+        Int(TypingPartitioning.Partition.hash(viewer.utf8) % UInt32(max(1, buckets)))
     }
     /// `typing` events of a conversation.
     public static func typingSubject(_ conv: String) -> String { "typingd.typing.\(token(conv))" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TypingCluster
+import TypingPartitioning
 import TypingProtocol
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +49,7 @@ struct Partition: ParsableCommand {
         }
         var output = ""
         for conv in conversations {
-            output += "\(TypingProtocol.Partition.of(conv, among: count))\t\(conv)\n"
+            output += "\(TypingPartitioning.Partition.of(conv, among: count))\t\(conv)\n"
         }
         print(output, terminator: "")
     }

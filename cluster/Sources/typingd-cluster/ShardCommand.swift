@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TypingCluster
 import TypingdOptions
-@_spi(Daemon) import TypingProtocol
+import TypingProtocol
 
 /// `typingd-cluster shard --partition P`: the owner (or a standby) of one
 /// partition, with typingd's engine in-process.

@@ -1,13 +1,14 @@
 import NatsClient
 import Testing
 @testable import TypingCluster
+import TypingTestSupport
 
 /// The one rule of a held key (a shard's lease, a router's name), through an
 /// outage: a renewal the server stored while its reply was lost leaves the key at
 /// another revision with the holder's own value, and it is still the holder's.
 @Suite(.serialized) struct KeyHoldTests {
     @Test func aLeaseRenewalStoredButUnansweredKeepsTheLease() throws {
-        guard let server = try LiveTests.server() else { return }
+        let server = try LiveTests.server()
         defer { server.stop() }
         let kv = try LiveTests.bucket(Names.leaseBucket, on: server)
         let lease = Lease(kv: kv, partition: 0, ttl: 15, log: { _ in })

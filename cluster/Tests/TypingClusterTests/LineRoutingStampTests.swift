@@ -2,6 +2,7 @@ import Testing
 import TypingCore
 import TypingProtocol
 @testable import TypingCluster
+import TypingTestSupport
 
 /// The router's stamp (`"at"` added before the closing brace) against the
 /// shard's engine: a stamped line is answered as the line itself would be, but
@@ -13,7 +14,7 @@ struct LineRoutingStampTests {
     /// Lines near commands: every command, good and bad values of its fields,
     /// unknown keys, nested values, escapes, and spaces around the closing brace.
     static func lines(seed: UInt64, count: Int) -> [String] {
-        var random = TestRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         let names = Command.Name.allCases.map(\.rawValue)
         let fields: [(String, [String])] = [
             ("user", ["\"ana\"", "\"bo\"", "5", "\"\"", "null", "[]", "\"a\\u0062\""]),
@@ -36,16 +37,16 @@ struct LineRoutingStampTests {
         let tails = ["", " ", "\t", "\r", " \r", "\r\t", "\r\r"]
         var out: [String] = []
         for _ in 0..<count {
-            var parts = ["\"cmd\":\"\(names[random.next(names.count)])\""]
-            if random.next(8) != 0 { parts.append("\"conv\":\(convs[random.next(convs.count)])") }
-            for _ in 0..<random.next(5) {
-                let (key, values) = fields[random.next(fields.count)]
+            var parts = ["\"cmd\":\"\(names[random.below(names.count)])\""]
+            if random.below(8) != 0 { parts.append("\"conv\":\(convs[random.below(convs.count)])") }
+            for _ in 0..<random.below(5) {
+                let (key, values) = fields[random.below(fields.count)]
                 if parts.contains(where: { $0.hasPrefix("\"\(key)\":") }) { continue }
-                parts.append("\"\(key)\":\(values[random.next(values.count)])")
+                parts.append("\"\(key)\":\(values[random.below(values.count)])")
             }
             // Shuffled, so that every field is sometimes last, before the stamp.
-            for index in parts.indices.reversed() { parts.swapAt(index, random.next(index + 1)) }
-            out.append("{" + parts.joined(separator: ",") + "}" + tails[random.next(tails.count)])
+            for index in parts.indices.reversed() { parts.swapAt(index, random.below(index + 1)) }
+            out.append("{" + parts.joined(separator: ",") + "}" + tails[random.below(tails.count)])
         }
         return out
     }
@@ -95,19 +96,5 @@ struct LineRoutingStampTests {
                 #expect(!stored.isEmpty && stored.allSatisfy { $0.hasSuffix(",\"at\":\(Self.time)}") }, "\(line.debugDescription): \(stored)")
             }
         }
-    }
-}
-
-/// SplitMix64, so that generated lines are the same on every run (the cluster
-/// tests' one generator).
-struct TestRandom {
-    var state: UInt64
-
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
     }
 }

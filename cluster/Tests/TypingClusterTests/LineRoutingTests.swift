@@ -1,4 +1,5 @@
 import Testing
+import TypingPartitioning
 import TypingProtocol
 @testable import TypingCluster
 

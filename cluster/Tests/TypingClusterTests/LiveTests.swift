@@ -1,16 +1,19 @@
 import Foundation
 import NatsClient
+import TypingPartitioning
 import TypingProtocol
 import Synchronization
 import Testing
 @testable import TypingCluster
+import TypingTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A real nats-server (JetStream, one node) started by pid for the test and
 /// stopped by it: `ctl setup` and `ctl idle`, and the gateway's resync. Skipped,
-/// saying why, when nats-server is not installed; failing then under CI=true.
+/// saying why, when nats-server is not installed (TypingTestSupport's `require`);
+/// failing then under CI=true.
 @Suite(.serialized) struct LiveTests {
     static let serverPath: String? = {
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
@@ -20,26 +23,16 @@ import Glibc
         return nil
     }()
 
-    static var isCI: Bool { getenv("CI").map { String(cString: $0) } == "true" }
-
-    /// A server for one test, or nil (and why) when there is none to start.
-    static func server() throws -> NatsServer? {
-        guard let path = serverPath else {
-            if isCI { Issue.record("nats-server is not installed, and CI=true: the live tests must run") }
-            else { print("LiveTests: skipped: nats-server is not on PATH (apt-get install nats-server)") }
-            return nil
-        }
-        return try NatsServer(path: path)
+    /// The path of nats-server; the test is skipped, saying why, when it is not on
+    /// PATH (it fails under CI=true).
+    static func requireServerPath(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try require(serverPath, "nats-server is not on PATH (apt-get install nats-server): the live tests cannot run",
+                    sourceLocation: sourceLocation)
     }
 
-    /// Waits up to `seconds` for `condition`, looking every 20 ms.
-    static func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
-        let deadline = ClusterControl.now() + seconds
-        while ClusterControl.now() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
+    /// A server for one test (see ``requireServerPath(sourceLocation:)``).
+    static func server(sourceLocation: SourceLocation = #_sourceLocation) throws -> NatsServer {
+        try NatsServer(path: requireServerPath(sourceLocation: sourceLocation))
     }
 
     /// Bucket `name` of a fresh setup (LiveTests.settings) on `server`.
@@ -57,7 +50,7 @@ import Glibc
     }
 
     @Test func setupMakesEverythingAnewAndEmpty() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         let js = try JetStream(connection)
@@ -78,7 +71,7 @@ import Glibc
     }
 
     @Test func setupSaysWhenTheServerHasNoJetStream() throws {
-        guard let path = Self.serverPath else { _ = try Self.server(); return }
+        let path = try Self.requireServerPath()
         let server = try NatsServer(path: path, jetStream: false)
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
@@ -107,7 +100,7 @@ import Glibc
     }
 
     @Test func idleWaitsForEveryOwnerToReachTheStreamsLastMessage() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         let js = try JetStream(connection)
@@ -146,7 +139,7 @@ import Glibc
     }
 
     @Test func theGatewayResyncsOnANewEpochAndAsksAgainWhoDidNotAnswer() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
         let service = try ResyncService(connection)
@@ -164,18 +157,18 @@ import Glibc
                                                                            Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
         }
         try publish(line("\"ann\""), epoch: 1, seq: 5)
-        #expect(Self.eventually { updates.withLock { $0.count } == 1 })
+        #expect(eventually { updates.withLock { $0.count } == 1 })
         // A new epoch: a resync, which only partition g's owner answers at first;
         // the other is asked again until it answers.
         service.answers.value.withLock {
             $0[Partitioned.g] = "{\"partition\":\(Partitioned.g),\"epoch\":2,\"seq\":7,\"viewer_buckets\":16,\"indicators\":[\(line("\"zed\""))]}"
         }
         try publish(line("\"cy\""), epoch: 2, seq: 6)
-        #expect(Self.eventually { gateway.counts.resyncRetries >= 1 })
+        #expect(eventually { gateway.counts.resyncRetries >= 1 })
         #expect(gateway.core.state.withLock { $0.resyncing })
         let other = 1 - Partitioned.g
         service.answers.value.withLock { $0[other] = "{\"partition\":\(other),\"epoch\":1,\"seq\":1,\"indicators\":[]}" }
-        #expect(Self.eventually { !gateway.core.state.withLock { $0.resyncing || $0.wanted } })
+        #expect(eventually { !gateway.core.state.withLock { $0.resyncing || $0.wanted } })
         #expect(gateway.counts.newEpochs == 1)
         #expect(gateway.core.state.withLock { $0.state.current("bob", Screen(conv: "g")) }.map { String(decoding: $0, as: UTF8.self) } == line("\"zed\""))
         // A message the answer covers (seq 7 at epoch 2) is dropped; a later one applies.
@@ -190,7 +183,7 @@ import Glibc
     /// finish() reads what the server sent and what is queued before the finals:
     /// a busy gateway (20 ms a message) still ends on the last message published.
     @Test func theFinalsComeAfterWhatIsQueued() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
         var configuration = Gateway.Configuration(servers: [server.url], viewers: ["bob"])
@@ -215,7 +208,7 @@ import Glibc
     /// so far, fills the gap from the stream, then goes on: every event in the
     /// audit belongs to a record with its E line, each record's events before it.
     @Test func aFetchCutByALostDeliveryAuditsEveryRecordWhole() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         let js = try JetStream(connection)
@@ -284,7 +277,7 @@ import Glibc
         /// Stops it and waits (up to 30 s) until it has released its lease.
         func stop() -> Bool {
             shard.stop()
-            return LiveTests.eventually(30) { status.value.withLock { $0 } != nil }
+            return eventually(timeout: 30) { status.value.withLock { $0 } != nil }
         }
     }
 
@@ -294,7 +287,7 @@ import Glibc
     /// screen and side pane alike (both at one thread), and does not announce
     /// again what the first owner announced; its resync table lists both screens.
     @Test func aNewOwnerAnnouncesWhatTheSnapshotHadPendingOnItsTicks() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         let js = try JetStream(connection)
@@ -336,8 +329,8 @@ import Glibc
         let first = try Running(config)
         // Both messages are stored before it starts: it catches up on them, then
         // stores a snapshot after the tick.
-        #expect(Self.eventually(30) { first.shard.counts.withLock { $0.snapshotsStored } >= 1 }, "a snapshot after the tick")
-        #expect(Self.eventually(30) { announced("cy").count == 1 })
+        #expect(eventually(timeout: 30) { first.shard.counts.withLock { $0.snapshotsStored } >= 1 }, "a snapshot after the tick")
+        #expect(eventually(timeout: 30) { announced("cy").count == 1 })
         #expect(first.stop())
         #expect(updates.withLock { $0.filter { $0.viewer == "bo" && $0.kind == .indicator }.count } == 2,
                 "bo's main screen and side pane were shown Ana typing")
@@ -346,7 +339,7 @@ import Glibc
         config.tickMs = 50
         let second = try Running(config)
         defer { _ = second.stop() }
-        #expect(Self.eventually(30) { announced("bo").count == 2 },
+        #expect(eventually(timeout: 30) { announced("bo").count == 2 },
                 "\(updates.withLock { $0.map { String(decoding: $0.line ?? [], as: UTF8.self) } })")
         #expect(announced("bo").map { $0["text"]?.string } == ["Ana is typing...", "Ana is typing..."])
         #expect(announced("bo").map { $0["at"]?.int } == [now + 2500, now + 2500],
@@ -356,13 +349,13 @@ import Glibc
         #expect(second.shard.shown.withLock { $0.of("bo") }.count == 2, "the resync table lists both of bo's screens")
         // Past the time a rebuild without the snapshot's announcement keys would
         // have announced cy's sentence again (1.5 s after the snapshot's 1.6 s).
-        #expect(Self.eventually(30) { second.shard.clock.load(ordering: .relaxed) > now + 3200 })
+        #expect(eventually(timeout: 30) { second.shard.clock.load(ordering: .relaxed) > now + 3200 })
         #expect(announced("cy").count == 1, "cy's sentence was announced by the first owner, once")
         #expect(second.shard.counts.withLock { $0.ticks } > 0)
     }
 
     @Test func theGatewayStopsOnAViewerBucketsMismatch() throws {
-        guard let server = try Self.server() else { return }
+        let server = try Self.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
         let service = try ResyncService(connection)
@@ -373,7 +366,7 @@ import Glibc
         let gateway = try Gateway(configuration, onUpdate: { _ in }, onMismatch: { text in said.withLock { $0 = text } })
         defer { gateway.close() }
         gateway.resync(patience: 0)
-        #expect(Self.eventually { said.withLock { $0 } != nil })
+        #expect(eventually { said.withLock { $0 } != nil })
         #expect(gateway.mismatch?.contains("8 viewer buckets") == true)
     }
 }
@@ -386,7 +379,7 @@ final class Locked<Value: Sendable>: Sendable {
 
 /// The partition of conversation "g" among 2.
 enum Partitioned {
-    static let g = TypingProtocol.Partition.of("g", among: 2)
+    static let g = TypingPartitioning.Partition.of("g", among: 2)
 }
 
 /// One nats-server, started by pid on a port of its choosing, its store in a
@@ -411,13 +404,12 @@ final class NatsServer: Sendable {
         pid = child
         // Its port, from its log: "Listening for client connections on 127.0.0.1:PORT".
         var found: String? = nil
-        let deadline = ClusterControl.now() + 20
-        while found == nil && ClusterControl.now() < deadline {
+        _ = eventually(timeout: 20) {
             if let text = NatsServer.read(log), let range = text.firstRange(of: "Listening for client connections on ") {
                 let rest = text[range.upperBound...].prefix { $0 != "\n" }
                 if let colon = rest.lastIndex(of: ":") { found = String(rest[rest.index(after: colon)...]) }
             }
-            if found == nil { usleep(20_000) }
+            return found != nil
         }
         guard let port = found else {
             kill(child, SIGKILL)
@@ -444,14 +436,9 @@ final class NatsServer: Sendable {
     func stop() {
         kill(pid, SIGTERM)
         var status: Int32 = 0
-        let deadline = ClusterControl.now() + 5
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            if ClusterControl.now() > deadline {
-                kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
-                break
-            }
-            usleep(20_000)
+        if !eventually(timeout: 5, { waitpid(pid, &status, WNOHANG) != 0 }) {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
         }
         // The store is this test's own folder.
         let command = ["/bin/rm", "-rf", folder]

@@ -1,6 +1,7 @@
 import NatsClient
 import Testing
 @testable import TypingCluster
+import TypingTestSupport
 
 /// A router's hold on its name through an outage: a renewal that timed out on
 /// the client after the server stored it leaves the key at another revision, but
@@ -8,7 +9,7 @@ import Testing
 /// took that for another router and stopped, exit 75, leaving its input unread).
 @Suite(.serialized) struct NameFenceTests {
     @Test func aRenewalStoredButUnansweredKeepsTheName() throws {
-        guard let server = try LiveTests.server() else { return }
+        let server = try LiveTests.server()
         defer { server.stop() }
         let kv = try LiveTests.bucket(Names.routerNameBucket, on: server)
         let fence = try NameFence.take(kv, name: "r", ttl: 15)

@@ -2,8 +2,10 @@ import Foundation
 import NatsClient
 import Synchronization
 import Testing
+import TypingPartitioning
 import TypingProtocol
 @testable import TypingCluster
+import TypingTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,7 +83,7 @@ import Glibc
     /// conversation's partition, not "no command" for partition 0; the position
     /// still counts the mark's bytes.
     @Test(arguments: [0, 1, 2, 3]) func aByteOrderMarkAtTheStartIsSkipped(split: Int) throws {
-        guard let server = try LiveTests.server() else { return }
+        let server = try LiveTests.server()
         defer { server.stop() }
         let router = try Self.router(on: server, partitions: 4)
         let join = "{\"cmd\":\"join\",\"conv\":\"general\",\"user\":\"ann\"}"
@@ -93,7 +95,7 @@ import Glibc
                 Self.writeAll(fd, UnsafeRawBufferPointer(rebasing: bytes[split...]))
             }
         }
-        #expect(TypingProtocol.Partition.of("general", among: 4) == 3)
+        #expect(TypingPartitioning.Partition.of("general", among: 4) == 3)
         #expect(Self.held(router, 3) == "\(join)\n\(type)\n")
         #expect(Self.held(router, 0) == "")
         #expect(Self.stat(router, "lines_read") == 2)
@@ -108,7 +110,7 @@ import Glibc
     /// never holds it), counted in the stats as too long, and the lines around it
     /// routed; the position is the input's end.
     @Test func aLineOf64MiBIsDroppedAsItIsRead() throws {
-        guard let server = try LiveTests.server() else { return }
+        let server = try LiveTests.server()
         defer { server.stop() }
         let router = try Self.router(on: server, partitions: 4)
         let before = "{\"cmd\":\"join\",\"conv\":\"general\",\"user\":\"ann\"}\n"

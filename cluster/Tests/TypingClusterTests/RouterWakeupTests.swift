@@ -2,6 +2,7 @@ import Foundation
 import NatsClient
 import Testing
 @testable import TypingCluster
+import TypingTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,7 @@ import Glibc
 /// context switch, the router's main cost when lines trickle in).
 @Suite(.serialized) struct RouterWakeupTests {
     @Test func sendersWakeOncePerLingerNotOncePerBlock() throws {
-        guard let server = try LiveTests.server() else { return }
+        let server = try LiveTests.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         try ClusterControl(try JetStream(connection)).setup(LiveTests.settings(), timeout: 30)
@@ -55,7 +56,7 @@ import Glibc
 /// `Typingd-Encoding`; by default a message of 512 bytes or more is deflated.
 @Suite(.serialized) struct RouterDeflateTests {
     @Test(arguments: [true, false]) func messagesAreDeflatedUnlessTurnedOff(deflate: Bool) throws {
-        guard let server = try LiveTests.server() else { return }
+        let server = try LiveTests.server()
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         let js = try JetStream(connection)

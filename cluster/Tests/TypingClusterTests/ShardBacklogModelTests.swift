@@ -2,6 +2,7 @@ import Testing
 import TypingCore
 import TypingProtocol
 @testable import TypingCluster
+import TypingTestSupport
 
 /// A catch-up's kept indicators and announcements (tables keyed by (conv,
 /// viewer, pane) and a list of each viewer's conversations) against a reference
@@ -23,7 +24,8 @@ struct ShardBacklogModelTests {
             configuration.engine.audience = audienceOpen ? .open : .members
             configuration.engine.announceAfter = 1000
             configuration.maxLineBytes = ShardBacklogModelTests.maxLineBytes
-            session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink())
+            session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink(),
+                              observer: ShardLines(output: output))
         }
 
         mutating func feed(_ line: String) {
@@ -110,18 +112,18 @@ struct ShardBacklogModelTests {
 
     /// A random line of a small world (4 users, 3 conversations, 2 threads) and its
     /// command; `busy` is a user who opens and closes threads and views often.
-    static func line(_ random: inout TestRandom, at time: Int) -> (String, Command?) {
+    static func line(_ random: inout SplitMix64, at time: Int) -> (String, Command?) {
         let users = ["u0", "u1", "u2", "u3"], convs = ["c0", "c1", "c2"], threads = ["t0", "t1"]
-        let busy = random.next(2) == 0
-        let user = busy ? "u0" : users[random.next(users.count)]
-        let conv = convs[random.next(busy ? 2 : convs.count)]
+        let busy = random.below(2) == 0
+        let user = busy ? "u0" : users[random.below(users.count)]
+        let conv = convs[random.below(busy ? 2 : convs.count)]
         let (u, c) = (Identifier(user), Identifier(conv))
         let head = "\"conv\":\"\(conv)\",\"user\":\"\(user)\",\"at\":\(time)"
-        if random.next(8) == 0 { return odd(&random, head: head, user: user, u: u, c: c, at: time) }
-        switch random.next(busy ? 6 : 20) {
+        if random.below(8) == 0 { return odd(&random, head: head, user: user, u: u, c: c, at: time) }
+        switch random.below(busy ? 6 : 20) {
         case 0, 1:
-            let thread = threads[random.next(threads.count)]
-            if random.next(3) == 0 {
+            let thread = threads[random.below(threads.count)]
+            if random.below(3) == 0 {
                 return ("{\"cmd\":\"open\",\(head),\"thread\":\"\(thread)\",\"pane\":\"side\"}",
                         .open(conv: c, user: u, thread: Identifier(thread), view: .chat, pane: .side))
             }
@@ -129,12 +131,12 @@ struct ShardBacklogModelTests {
         case 2: return ("{\"cmd\":\"open\",\(head),\"view\":\"list\"}", .open(conv: c, user: u, thread: nil, view: .list))
         case 3: return ("{\"cmd\":\"open\",\(head)}", .open(conv: c, user: u, thread: nil, view: .chat))
         case 4:
-            if random.next(3) == 0 { return ("{\"cmd\":\"close\",\(head),\"pane\":\"side\"}", .close(conv: c, user: u, pane: .side)) }
+            if random.below(3) == 0 { return ("{\"cmd\":\"close\",\(head),\"pane\":\"side\"}", .close(conv: c, user: u, pane: .side)) }
             return ("{\"cmd\":\"close\",\(head)}", .close(conv: c, user: u))
         case 5: return ("{\"cmd\":\"join\",\(head)}", .join(conv: c, user: u))
         case 6, 7, 8, 9:
-            if random.next(3) == 0 {
-                let thread = threads[random.next(threads.count)]
+            if random.below(3) == 0 {
+                let thread = threads[random.below(threads.count)]
                 return ("{\"cmd\":\"type\",\(head),\"thread\":\"\(thread)\"}",
                         .type(conv: c, user: u, thread: Identifier(thread)))
             }
@@ -144,16 +146,16 @@ struct ShardBacklogModelTests {
         case 12: return ("{\"cmd\":\"remove\",\(head),\"by\":\"u1\"}", .remove(conv: c, user: u, by: Identifier("u1")))
         case 13: return ("{\"cmd\":\"offline\",\"user\":\"\(user)\",\"at\":\(time)}", .offline(user: u))
         case 14:
-            let receive = random.next(2) == 0
+            let receive = random.below(2) == 0
             return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"receive_typing\":\(receive),\"at\":\(time)}",
                     .user(user: u, receiveTyping: receive))
         case 15:
-            let receive = random.next(2) == 0
+            let receive = random.below(2) == 0
             return ("{\"cmd\":\"join\",\(head),\"receive_typing\":\(receive)}", .join(conv: c, user: u, receiveTyping: receive))
         case 16: return ("{\"cmd\":\"tick\",\"at\":\(time)}", .tick)
         case 17:
             // Refused: a list view takes no thread, a side pane needs one (nothing may change).
-            if random.next(2) == 0 { return ("{\"cmd\":\"open\",\(head),\"pane\":\"side\"}", nil) }
+            if random.below(2) == 0 { return ("{\"cmd\":\"open\",\(head),\"pane\":\"side\"}", nil) }
             return ("{\"cmd\":\"open\",\(head),\"view\":\"list\",\"thread\":\"t0\"}", nil)
         default: return ("{\"cmd\":\"join\",\(head)}", .join(conv: c, user: u))
         }
@@ -165,20 +167,20 @@ struct ShardBacklogModelTests {
     /// A line that is not one of the commands above: refused before the engine
     /// (not JSON, an unknown command, a field of the wrong type, too long), blank,
     /// or a command that changes no screen (forget, user and join with a name, query).
-    static func odd(_ random: inout TestRandom, head: String, user: String, u: Identifier, c: Identifier, at time: Int) -> (String, Command?) {
-        switch random.next(9) {
+    static func odd(_ random: inout SplitMix64, head: String, user: String, u: Identifier, c: Identifier, at time: Int) -> (String, Command?) {
+        switch random.below(9) {
         case 0: return ("{\"cmd\":\"leave\",\(head)", nil)
         case 1: return ("{\"cmd\":\"dance\",\(head)}", nil)
         case 2: return ("{\"cmd\":\"close\",\(head),\"conv\":7}", nil)
         case 3:
             let padding = String(repeating: "x", count: maxLineBytes)
             return ("{\"cmd\":\"leave\",\(head),\"pad\":\"\(padding)\"}", nil)
-        case 4: return (random.next(2) == 0 ? "" : " \t ", nil)
+        case 4: return (random.below(2) == 0 ? "" : " \t ", nil)
         case 5: return ("{\"cmd\":\"forget\",\(head)}", .forget(conv: c, user: u))
         case 6:
-            return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"name\":\"N\(random.next(3))\",\"at\":\(time)}",
+            return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"name\":\"N\(random.below(3))\",\"at\":\(time)}",
                     .user(user: u, name: "N"))
-        case 7: return ("{\"cmd\":\"join\",\(head),\"name\":\"J\(random.next(3))\"}", .join(conv: c, user: u, name: "J"))
+        case 7: return ("{\"cmd\":\"join\",\(head),\"name\":\"J\(random.below(3))\"}", .join(conv: c, user: u, name: "J"))
         default: return ("{\"cmd\":\"query\",\"conv\":\"c0\",\"id\":\"q\"}", .query(conv: Identifier("c0")))
         }
     }
@@ -211,14 +213,14 @@ struct ShardBacklogModelTests {
     @Test("after every line of random catch-ups, the kept indicators and announcements are the model's",
           arguments: [(1, false), (2, true), (3, false), (4, true)] as [(UInt64, Bool)])
     func keptAsBefore(seed: UInt64, audienceOpen: Bool) {
-        var random = TestRandom(state: seed)
+        var random = SplitMix64(seed: seed)
         var reference = Runner(audienceOpen: audienceOpen, mode: .publish)
         var backlog = Runner(audienceOpen: audienceOpen, mode: .backlog)
         var model = Model(audienceOpen: audienceOpen)
         var time = 1, differing: [String] = [], applied = 0, kept = 0, longest = 0, announcements = 0, side = 0, made = 0
         var json = JSONFormat()
         for number in 1...6_000 {
-            time += random.next(4) == 0 ? random.next(8_000) : random.next(300)
+            time += random.below(4) == 0 ? random.below(8_000) : random.below(300)
             let (line, command) = Self.line(&random, at: time)
             let before = reference.output.events
             reference.output.lineBeganAt = -1

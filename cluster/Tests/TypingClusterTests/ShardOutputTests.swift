@@ -14,7 +14,8 @@ struct Harness: ~Copyable {
         configuration.engine.lateAt = .clamp
         configuration.engine.typingEvents = true
         configuration.engine.announceAfter = announceAfter
-        session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink())
+        session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink(),
+                              observer: ShardLines(output: output))
     }
 
     mutating func feed(_ text: String) {

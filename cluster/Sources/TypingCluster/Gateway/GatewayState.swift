@@ -1,3 +1,4 @@
+import TypingPartitioning
 import TypingProtocol
 
 /// One screen of a viewer: a conversation, a thread of it, or its line in a view
@@ -244,7 +245,7 @@ public struct GatewayState: Sendable {
                                                      kind: .announce))
                 continue
             }
-            let partition = stamped?.0 ?? TypingProtocol.Partition.of(screen.conv, among: partitions)
+            let partition = stamped?.0 ?? TypingPartitioning.Partition.of(screen.conv, among: partitions)
             let line = Array(rawLine)
             screens[viewer, default: [:]][screen] = Shown(line: line, partition: partition, stamp: stamped?.1 ?? .zero)
             counts.indicators += 1

@@ -1,3 +1,4 @@
+import TypingPartitioning
 import TypingProtocol
 
 /// Where one input line goes, and how it is stored: the router's rules, apart

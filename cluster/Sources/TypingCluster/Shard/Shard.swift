@@ -2,7 +2,8 @@ import Foundation
 import NatsClient
 import Synchronization
 import TypingCore
-@_spi(Daemon) import TypingProtocol
+import TypingPartitioning
+import TypingProtocol
 
 /// A shard's settings.
 public struct ShardConfig: Sendable {
@@ -122,7 +123,8 @@ public final class Shard: @unchecked Sendable {
         session.clock = .manual
         session.drain = false
         session.engine.lateAt = .clamp
-        pipeline = try InputPipeline.make(session: Session(configuration: session, format: ShardFormat(output: output), sink: NoSink()),
+        pipeline = try InputPipeline.make(session: Session(configuration: session, format: ShardFormat(output: output), sink: NoSink(),
+                                                                  observer: ShardLines(output: output)),
                                           threads: config.threads)
         var connectionOptions = NatsConnection.Options(
             servers: config.servers, name: "typingd shard \(config.partition)", pingInterval: config.pingMs,
@@ -354,7 +356,7 @@ public final class Shard: @unchecked Sendable {
             output.mode = .backlog
             setAuditPrefix(seq, backlog: true)
             // Each line's screen changes are applied around its own indicators
-            // by the format, from the command the engine applied (ShardFormat.lineBegins and lineEnded).
+            // by the format, from the command the engine applied (ShardLines).
             feed(lines)
             output.mode = .publish
             try publishTouched(seq: seq, first: seq)

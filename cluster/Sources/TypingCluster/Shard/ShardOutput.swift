@@ -1,4 +1,5 @@
 import TypingCore
+import TypingPartitioning
 import TypingProtocol
 
 /// Where a shard's events go, decided from each ``Event`` value as the engine
@@ -277,7 +278,7 @@ public final class ShardOutput {
     /// The bucket of a viewer.
     @inline(__always)
     func bucket(of viewer: Identifier) -> Int {
-        viewer.withUnsafeBytes { Int(TypingProtocol.Partition.hash($0) % UInt32(buckets)) }
+        viewer.withUnsafeBytes { Int(TypingPartitioning.Partition.hash($0) % UInt32(buckets)) }
     }
 
     /// Encodes `event` where it goes (called by ``ShardFormat``).
@@ -411,7 +412,7 @@ public final class ShardOutput {
 
     /// Starts a line: what its command will do to screens, if applied
     /// (``ScreenChange``), from the command the engine is given (never by reading
-    /// the line again). Called by ``ShardFormat`` in every mode but ``Mode/capture``.
+    /// the line again). Called by ``ShardLines`` in every mode but ``Mode/capture``.
     public func lineBegins(_ command: Command) {
         switch command {
         case .leave(let conv, let user), .remove(let conv, let user, _):
@@ -453,7 +454,7 @@ public final class ShardOutput {
     /// commands that change a screen and then render (join, open, close, leave,
     /// remove), after them for those that render first (offline, a `user` or
     /// `join` turning receive_typing off). A line that was not applied (an error,
-    /// or refused before the engine) changes no screen. Called by ``ShardFormat``
+    /// or refused before the engine) changes no screen. Called by ``ShardLines``
     /// after each line the session applies in ``Mode/backlog``.
     ///
     /// In the other modes, the screens it forgets go to the resync table around
@@ -603,11 +604,20 @@ public struct ShardFormat: EventFormat, ~Copyable {
         output.write(event, with: &json)
     }
 
-    public static var observesLines: Bool { true }
+}
 
-    /// A catch-up decides which kept indicators survive a line, and the resync
-    /// table which screens it forgets, from the command the engine applies (never
-    /// by reading the line again).
+/// What a shard's session tells its ``ShardOutput`` of each line: a catch-up
+/// decides which kept indicators survive a line, and the resync table which
+/// screens it forgets, from the command the engine applies (never by reading the
+/// line again). The session calls it once the timeouts due by the command's time
+/// have fired, so what they wrote is for the screens as they were before the line.
+public struct ShardLines: LineObserver {
+    let output: ShardOutput
+
+    public init(output: ShardOutput) {
+        self.output = output
+    }
+
     public mutating func lineBegins(_ command: Command) {
         if output.mode != .capture { output.lineBegins(command) }
     }

@@ -2,7 +2,9 @@ import CJansson
 import CJanssonArena
 import Testing
 import TypingCore
+import TypingPartitioning
 import TypingProtocol
+import TypingTestSupport
 
 /// Attacks on the quick reading of a line (`PlainLine`): every byte of a few
 /// plain lines changed to each of the 256 values, each byte value inserted at
@@ -215,26 +217,26 @@ struct LineRouteAttackTests {
 
     @Test("token soup: random sequences of JSON tokens and damage", arguments: [11, 12] as [UInt64])
     func tokenSoup(seed: UInt64) {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let tokens = ["{", "}", ",", ":", " ", "\t", "\"cmd\"", "\"conv\"", "\"id\"", "\"at\"", "\"join\"", "\"type\"", "\"tick\"",
                       "\"c\"", "\"\"", "1", "-0", "true", "null", "false", "[", "]", "\"\u{E9}\"", "\"a\\u0062\"", "0", "01"]
         var lines: [[UInt8]] = []
         for _ in 0..<60_000 {
             var line: [UInt8] = []
             // Mostly well-formed objects: { key : value (, key : value)* }.
-            if random.next(3) != 0 {
+            if random.below(3) != 0 {
                 line += Array("{\"cmd\":\"join\",\"conv\":\"c\"".utf8)
-                for _ in 0..<random.next(4) {
-                    line += Array(",".utf8) + Array(tokens[6 + random.next(4)].utf8) + [0x3A] + Array(tokens[10 + random.next(16)].utf8)
+                for _ in 0..<random.below(4) {
+                    line += Array(",".utf8) + Array(tokens[6 + random.below(4)].utf8) + [0x3A] + Array(tokens[10 + random.below(16)].utf8)
                 }
                 line.append(0x7D)
             }
-            for _ in 0..<random.next(4) {
-                let at = random.next(line.count + 1)
-                if random.next(2) == 0 {
-                    line.insert(contentsOf: Array(tokens[random.next(tokens.count)].utf8), at: at)
+            for _ in 0..<random.below(4) {
+                let at = random.below(line.count + 1)
+                if random.below(2) == 0 {
+                    line.insert(contentsOf: Array(tokens[random.below(tokens.count)].utf8), at: at)
                 } else {
-                    line.insert(contentsOf: Self.pieces[random.next(Self.pieces.count)], at: at)
+                    line.insert(contentsOf: Self.pieces[random.below(Self.pieces.count)], at: at)
                 }
             }
             lines.append(line)
@@ -284,11 +286,11 @@ struct LineRouteAttackTests {
 
     @Test("random bytes never crash the route")
     func randomBytes() {
-        var random = SeededRandom(seed: 99)
+        var random = SplitMix64(seed: 99)
         var routed = 0
         for _ in 0..<50_000 {
-            var line = (0..<random.next(40)).map { _ in UInt8(random.next(256)) }
-            if random.next(2) == 0 { line = Array("{\"cmd\":\"join\",\"conv\":\"".utf8) + line }
+            var line = (0..<random.below(40)).map { _ in UInt8(random.below(256)) }
+            if random.below(2) == 0 { line = Array("{\"cmd\":\"join\",\"conv\":\"".utf8) + line }
             line.withUnsafeBytes { bytes in
                 if Partition.route(line: bytes, among: 3).route != nil { routed += 1 }
                 _ = PlainLine(bytes)

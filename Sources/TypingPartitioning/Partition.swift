@@ -1,6 +1,7 @@
 import CJansson
 import CJanssonArena
 import TypingCore
+import TypingProtocol
 
 /// The one routing rule for running several typingd processes
 /// (Protocol.md#running-several-typingd-processes): conversations are independent, so

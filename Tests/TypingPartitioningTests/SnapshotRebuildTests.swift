@@ -1,5 +1,6 @@
 import Testing
 import TypingCore
+import TypingPartitioning
 import TypingProtocol
 
 /// A format that writes the protocol's JSON and keeps the snapshot events it saw as

@@ -1,6 +1,8 @@
 import Testing
 import TypingCore
+import TypingPartitioning
 import TypingProtocol
+import TypingTestSupport
 
 /// Running several typingd processes, without a broker: a seeded workload split by
 /// the routing rules of Protocol.md ("Running several typingd processes") into N
@@ -32,7 +34,7 @@ struct PartitionTests {
     /// every join carries the user's current name and setting, and renames and
     /// settings go through `user`. Every command has an `at`.
     static func workload(seed: UInt64, commands: Int) -> [Request] {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let conversations = 40, users = 60
         var names = (0..<users).map { "User \($0)" as String? }
         var sendsTyping = [Bool](repeating: true, count: users)
@@ -47,17 +49,17 @@ struct PartitionTests {
             members[c].insert(u)
         }
         for c in 0..<conversations {
-            for _ in 0..<(2 + random.next(6)) { join(c, random.next(users)) }
+            for _ in 0..<(2 + random.below(6)) { join(c, random.below(users)) }
         }
         while requests.count < commands {
-            time += random.next(400)
-            let c = random.next(conversations)
-            let member = members[c].isEmpty ? nil : members[c].sorted()[random.next(members[c].count)]
+            time += random.below(400)
+            let c = random.below(conversations)
+            let member = members[c].isEmpty ? nil : members[c].sorted()[random.below(members[c].count)]
             let conv = Identifier("c\(c)")
-            switch random.next(100) {
+            switch random.below(100) {
             case 0..<45:
                 if let u = member {
-                    add(.type(conv: conv, user: Identifier("u\(u)"), timeout: random.next(10) == 0 ? 500 + random.next(5000) : nil))
+                    add(.type(conv: conv, user: Identifier("u\(u)"), timeout: random.below(10) == 0 ? 500 + random.below(5000) : nil))
                 }
             case 45..<55: if let u = member { add(.send(conv: conv, user: Identifier("u\(u)"))) }
             case 55..<58: if let u = member { add(.type(conv: conv, user: Identifier("u\(u)"), empty: true)) }
@@ -65,21 +67,21 @@ struct PartitionTests {
             case 63..<66: if let u = member { add(.close(conv: conv, user: Identifier("u\(u)"))) }
             case 66..<70:
                 if let u = member {
-                    add(random.next(2) == 0 ? .leave(conv: conv, user: Identifier("u\(u)"))
+                    add(random.below(2) == 0 ? .leave(conv: conv, user: Identifier("u\(u)"))
                                             : .remove(conv: conv, user: Identifier("u\(u)"), by: nil))
                     members[c].remove(u)
                     // A user with no membership left is forgotten with their settings.
                     if !members.contains(where: { $0.contains(u) }) { names[u] = "User \(u)"; sendsTyping[u] = true }
                 }
-            case 70..<78: join(c, random.next(users))
-            case 78..<81: add(.offline(user: Identifier("u\(random.next(users))")))
+            case 70..<78: join(c, random.below(users))
+            case 78..<81: add(.offline(user: Identifier("u\(random.below(users))")))
             case 81..<85:
-                let u = random.next(users)
+                let u = random.below(users)
                 guard members.contains(where: { $0.contains(u) }) else { continue }
-                names[u] = random.next(4) == 0 ? " " : "Renamed \(random.next(1000))"
+                names[u] = random.below(4) == 0 ? " " : "Renamed \(random.below(1000))"
                 add(.user(user: Identifier("u\(u)"), name: names[u]))
             case 85..<87:
-                let u = random.next(users)
+                let u = random.below(users)
                 guard members.contains(where: { $0.contains(u) }) else { continue }
                 sendsTyping[u].toggle()
                 add(.user(user: Identifier("u\(u)"), sendTyping: sendsTyping[u]))
@@ -145,20 +147,5 @@ struct PartitionTests {
         }
         #expect(engines.map(\.membershipCount).reduce(0, +) == single.membershipCount)
         #expect(engines.map(\.typingCount).reduce(0, +) == single.typingCount)
-    }
-}
-
-/// A small seeded generator (SplitMix64), so that workloads are the same on every run.
-struct SeededRandom {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// A number in 0 ..< bound.
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        return Int(Mixer.mix(state) % UInt64(bound))
     }
 }

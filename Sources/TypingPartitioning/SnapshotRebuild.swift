@@ -1,4 +1,5 @@
 import TypingCore
+import TypingProtocol
 
 /// The commands that rebuild a session from a snapshot's `member` and `streak`
 /// events (Protocol.md, "Snapshots"): what a cluster's new owner of a partition
@@ -22,7 +23,7 @@ import TypingCore
 ///    scheduled, so that each screen fires when it did and announces what it
 ///    would have.
 ///
-/// The cluster's shards rebuild a partition with it (cluster/); the engine's
+/// A program that moves partitions between processes rebuilds them with it; the
 /// snapshot tests rebuild with the same recipe (`rebuild(from:into:)`).
 public enum SnapshotRebuild {
     /// The command lines, each ending in LF.

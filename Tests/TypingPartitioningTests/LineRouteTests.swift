@@ -1,6 +1,8 @@
 import Testing
 import TypingCore
+import TypingPartitioning
 import TypingProtocol
+import TypingTestSupport
 
 /// `Partition.route(line:among:)`: what a router reads of one line, and its quick
 /// reading (`PlainLine`) against jansson's.
@@ -44,7 +46,7 @@ struct LineRouteTests {
     /// or leaves to jansson, whitespace, and damage (a byte changed, dropped or
     /// added, a cut, a key twice).
     static func lines(seed: UInt64, count: Int) -> [[UInt8]] {
-        var random = SeededRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let keys = ["cmd", "conv", "user", "id", "at", "name", "thread", "x", "c\\u006fnv", "cmd ", "Cmd", "", "\u{E9}"]
         let commands = Command.Name.allCases.map(\.rawValue) + ["fly", "Join", "join ", "jo\\u0069n"]
         // The first 14 values and 5 spacings are plain; the rest are not.
@@ -58,46 +60,46 @@ struct LineRouteTests {
         var out: [[UInt8]] = []
         for _ in 0..<count {
             // Half the lines are plain until damaged.
-            let plain = random.next(2) == 0
+            let plain = random.below(2) == 0
             let spaces = plain ? Array(allSpaces.prefix(5)) : allSpaces
             let values = plain ? Array(values.prefix(14)) : values
-            var line = Array(spaces[random.next(spaces.count)].utf8) + [0x7B]
+            var line = Array(spaces[random.below(spaces.count)].utf8) + [0x7B]
             // Half the lines start as commands of one conversation.
             var fields: [(String, String)] = []
-            if random.next(2) == 0 {
-                fields = [("cmd", "\"" + ["join", "type", "send", "query", "forget"][random.next(5)] + "\""),
-                          ("conv", values[random.next(5)])]
+            if random.below(2) == 0 {
+                fields = [("cmd", "\"" + ["join", "type", "send", "query", "forget"][random.below(5)] + "\""),
+                          ("conv", values[random.below(5)])]
             }
-            for _ in 0..<random.next(5) {
+            for _ in 0..<random.below(5) {
                 let key: String
-                switch random.next(10) {
+                switch random.below(10) {
                 case 0..<2: key = "cmd"
                 case 2..<4: key = "conv"
-                default: key = keys[random.next(keys.count)]
+                default: key = keys[random.below(keys.count)]
                 }
                 let value: String
-                if key == "cmd" && random.next(4) != 0 {
-                    value = "\"" + commands[random.next(commands.count)] + "\""
+                if key == "cmd" && random.below(4) != 0 {
+                    value = "\"" + commands[random.below(commands.count)] + "\""
                 } else {
-                    value = values[random.next(values.count)]
+                    value = values[random.below(values.count)]
                 }
-                fields.insert((key, value), at: random.next(fields.count + 1))
+                fields.insert((key, value), at: random.below(fields.count + 1))
             }
             for (index, (key, value)) in fields.enumerated() {
-                if index > 0 { line += Array(",".utf8) + Array(spaces[random.next(spaces.count)].utf8) }
-                line += Array("\"\(key)\"".utf8) + Array(spaces[random.next(spaces.count)].utf8) + [0x3A]
-                line += Array(spaces[random.next(spaces.count)].utf8) + Array(value.utf8)
+                if index > 0 { line += Array(",".utf8) + Array(spaces[random.below(spaces.count)].utf8) }
+                line += Array("\"\(key)\"".utf8) + Array(spaces[random.below(spaces.count)].utf8) + [0x3A]
+                line += Array(spaces[random.below(spaces.count)].utf8) + Array(value.utf8)
             }
-            line += Array(spaces[random.next(spaces.count)].utf8) + [0x7D] + Array(spaces[random.next(spaces.count)].utf8)
-            switch random.next(12) {
-            case 0 where !line.isEmpty: line[random.next(line.count)] = raw[random.next(raw.count)][0]
-            case 1 where !line.isEmpty: line.remove(at: random.next(line.count))
-            case 2: line.insert(contentsOf: raw[random.next(raw.count)], at: random.next(line.count + 1))
-            case 3: line = Array(line.prefix(random.next(line.count + 1)))
+            line += Array(spaces[random.below(spaces.count)].utf8) + [0x7D] + Array(spaces[random.below(spaces.count)].utf8)
+            switch random.below(12) {
+            case 0 where !line.isEmpty: line[random.below(line.count)] = raw[random.below(raw.count)][0]
+            case 1 where !line.isEmpty: line.remove(at: random.below(line.count))
+            case 2: line.insert(contentsOf: raw[random.below(raw.count)], at: random.below(line.count + 1))
+            case 3: line = Array(line.prefix(random.below(line.count + 1)))
             case 4:
                 // A string value that holds raw bytes (UTF-8 or not).
                 let conv = Array("\"conv\":\"".utf8)
-                line.insert(contentsOf: conv + raw[random.next(raw.count)] + [0x22, 0x2C], at: 1)
+                line.insert(contentsOf: conv + raw[random.below(raw.count)] + [0x22, 0x2C], at: 1)
             default: break
             }
             out.append(line)
