@@ -3,7 +3,7 @@
 #
 #   examples/web-chat/check.sh
 #
-# Installs what is missing: Debian's chromium and chromium-driver (apt-get, as root
+# Installs what is missing: Debian's chromium and chromium-driver (scripts/need: apt-get, as root
 # or with sudo), and a venv in examples/web-chat/.venv with the pinned websockets and
 # selenium from PyPI and the Python client (clients/python, reinstalled when it
 # changes). Starts gateway.py on a free 127.0.0.1 port with --timeout-ms 1500
@@ -34,7 +34,6 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 chromedriver=${CHROMEDRIVER:-/usr/bin/chromedriver}
 pins="websockets==15.0.1 selenium==4.50.0"
 
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 cannot() { # WHY: under CI a missing tool fails the check; elsewhere it skips it
     if [ "${CI:-}" = true ]; then
         echo "check.sh: FAIL: $1 (CI=true: not skipping)" >&2
@@ -47,8 +46,7 @@ cannot() { # WHY: under CI a missing tool fails the check; elsewhere it skips it
 # Chromium and its driver, from Debian.
 if [ ! -x "$chromium" ] || [ ! -x "$chromedriver" ]; then
     echo "check.sh: installing chromium and chromium-driver" >&2
-    as_root apt-get install -y chromium chromium-driver >/dev/null 2>&1 \
-        || { as_root apt-get update >/dev/null 2>&1 && as_root apt-get install -y chromium chromium-driver >/dev/null; } \
+    "$root/scripts/need" chromium chromium-driver \
         || cannot "chromium and chromium-driver could not be installed with apt-get"
     [ -x "$chromium" ] && [ -x "$chromedriver" ] || cannot "no $chromium or $chromedriver after installing"
 fi
@@ -60,7 +58,7 @@ if ! "$py" -c 'import sys, websockets, selenium
 sys.exit(not ("websockets==" + websockets.__version__ + " selenium==" + selenium.__version__ == sys.argv[1]))' "$pins" 2>/dev/null; then
     echo "check.sh: creating $venv with $pins" >&2
     { python3 -m venv --clear "$venv" 2>/dev/null \
-        || { as_root apt-get install -y python3-venv >/dev/null 2>&1 && python3 -m venv --clear "$venv"; }; } \
+        || { "$root/scripts/need" python3-venv && python3 -m venv --clear "$venv"; }; } \
         || cannot "python3 -m venv does not work"
     # shellcheck disable=SC2086
     "$venv/bin/pip" install -q $pins || cannot "pip could not install $pins"
