@@ -107,6 +107,17 @@ public final class JetStream: @unchecked Sendable {
         public var storage: Storage = .file
         public var configuredReplicas = 1
         public var maxAge: Int64 = 0
+
+        public init(firstSequence: UInt64 = 0, lastSequence: UInt64 = 0, messages: UInt64 = 0, bytes: UInt64 = 0,
+                    created: Int64 = 0, leader: String? = nil, replicas: [String] = []) {
+            self.firstSequence = firstSequence
+            self.lastSequence = lastSequence
+            self.messages = messages
+            self.bytes = bytes
+            self.created = created
+            self.leader = leader
+            self.replicas = replicas
+        }
     }
 
     /// Makes a stream.

@@ -24,7 +24,7 @@ public struct ClusterControl: Sendable {
         self.jetStream = jetStream
     }
 
-    static func now() -> Double {
+    package static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

@@ -20,6 +20,11 @@ public struct Admission: Sendable, Equatable {
         public let first: Int
         public let last: Int
         public var count: Int { last - first + 1 }
+        public init(router: String, first: Int, last: Int) {
+            self.router = router
+            self.first = first
+            self.last = last
+        }
         public var description: String {
             "router \(router.debugDescription): line\(count == 1 ? " \(first)" : "s \(first)...\(last)") missing "
                 + "(\(count) line\(count == 1 ? "" : "s") it numbered for this partition never reached the stream)"
