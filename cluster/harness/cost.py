@@ -178,8 +178,8 @@ class Cost:
     def start_shards(self, binary, label, run):
         # A fresh cluster: `ctl wipe --force` (an older typingd-cluster, as a
         # --baseline, has no wipe: its setup wiped).
-        has_wipe = subprocess.run([binary, "ctl", "wipe", "--help"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL).returncode == 0
+        listed = subprocess.run([binary, "ctl", "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        has_wipe = any(line.split()[:1] == [b"wipe"] for line in listed.splitlines())
         self.ctl(binary, *(["wipe", "--force"] if has_wipe else ["setup"]), *self.args.ctl_option)
         self.shards, logs = [], []
         for p in range(PARTITIONS):
