@@ -1,6 +1,6 @@
 import TypingCore
 
-/// Input bytes into a ``Session``, through a ``ParsingPool`` while input floods in:
+/// Input bytes into a ``Session``, through a parsing pool (`ParsingPool`) while input floods in:
 /// the one owner of "frame lines into batches, parse them on other threads, apply
 /// them in order". The daemon's event loop and the fuzzer feed it; neither touches
 /// the pool (as swift-nio's `ByteToMessageHandler` drives a decoder, and its
