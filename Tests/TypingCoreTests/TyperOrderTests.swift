@@ -19,7 +19,8 @@ struct ArrayNodes: OrderNodes {
 @Suite("Typer order (treap)")
 struct TyperOrderTests {
     /// Random inserts and removes against a sorted array, checking every property
-    /// after each step: in-order sequence, ranks, node(at:), the first k, sizes.
+    /// after each step: in-order sequence, ranks, node(at:), the first k, sizes (the
+    /// tree's own whole check as often as `TestDepth` says).
     @Test("random inserts and removes keep the order, ranks and sizes of a sorted array", arguments: [1, 2, 3, 4, 5])
     func randomAgainstArray(seed: UInt64) {
         var generator = SplitMix64(seed: seed)
@@ -29,7 +30,7 @@ struct TyperOrderTests {
         var tree = TyperOrder()
         var reference: [StreakIndex] = []   // sorted by key, then node number
         let precedes = { (a: StreakIndex, b: StreakIndex) -> Bool in (keys[Int(a.rawValue)], a) < (keys[Int(b.rawValue)], b) }
-        for _ in 0..<3000 {
+        for step in 1...3000 {
             if reference.count < capacity && (reference.isEmpty || generator.next() % 3 != 0) {
                 let free = (0..<Int32(capacity)).map(StreakIndex.init(rawValue:)).filter { !reference.contains($0) }
                 let node = free[Int(generator.next() % UInt64(free.count))]
@@ -43,7 +44,11 @@ struct TyperOrderTests {
                 tree.remove(node, in: &nodes)
                 #expect(nodes[links: node] == OrderLinks(), "a removed node is unlinked")
             }
-            #expect(tree.violations(in: nodes, limit: capacity, precedes: precedes).isEmpty)
+            // The whole tree's check, after every step when thorough (TestDepth),
+            // else every 16th and the last; the cheaper ones below, every step.
+            if TestDepth.checks(step: step) || step == 3000 {
+                #expect(tree.violations(in: nodes, limit: capacity, precedes: precedes).isEmpty, "step \(step)")
+            }
             #expect(tree.count(in: nodes) == reference.count)
             var inOrder: [StreakIndex] = []
             tree.forEach(in: nodes) { inOrder.append($0); return true }
