@@ -179,7 +179,7 @@ checks() { # VIEWERS_OPTION AUDITS...
 }
 end_gateway() {
     stop_pids "$gateway_pid"
-    figures="$figures; $(sed -n 's/^\(watch\|gateway\): \([0-9]* viewers.*\)/gateway: \2/p' "$dir/watch.log" | tail -n 1)"
+    figures="$figures; $(sed -n 's/^\(watch\|gateway\): [0-9:.]* \([0-9]* viewers.*\)/gateway: \2/p' "$dir/watch.log" | tail -n 1)"
 }
 passed=0 failed=0 summary=""
 finish() {
@@ -203,7 +203,7 @@ $line"
     if [ $status -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 router_figure() { # NAME
-    figures="$figures; router $1: $(grep -h "lines in" "$dir/router-$1.log" | tail -n 1 | sed 's/^router[^:]*: //')"
+    figures="$figures; router $1: $(grep -h "lines in" "$dir/router-$1.log" | tail -n 1 | sed 's/^router: [0-9:.]* //')"
 }
 
 echo "faults.sh: workload of $lines lines, one typingd for reference; cluster on 127.0.0.1:$PORT_BASE"

@@ -61,7 +61,7 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("End after this many seconds (default: never).", valueName: "s"))
     var seconds: Double = 0
 
-    @Option(name: .customLong("slow-ms"), help: ArgumentHelp("Block this many ms per message (a busy gateway).", valueName: "ms"))
+    @Option(name: .customLong("slow-ms"), help: ArgumentHelp("Block this many ms per message (a busy gateway; for tests).", valueName: "ms", visibility: .hidden))
     var slowMs: Double = 0
 
     @Option(name: .customLong("pending-limit"), help: ArgumentHelp("Messages queued per subscription before the client drops (slow consumer).", valueName: "n"))
@@ -70,7 +70,7 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .customLong("drain-s"), help: ArgumentHelp("At the end, finish the queue for at most this long.", valueName: "s"))
     var drainS: Double = 60
 
-    @Flag(name: .customLong("no-resync"), help: "Never resync (to see what it costs).")
+    @Flag(name: .customLong("no-resync"), help: ArgumentHelp("Never resync (to see what it costs).", visibility: .hidden))
     var noResync = false
 
     func validate() throws {
@@ -99,12 +99,14 @@ struct GatewayCommand: ParsableCommand {
         configuration.partitions = settings.partitions
         configuration.viewerBuckets = settings.viewerBuckets
         configuration.pendingLimit = pendingLimit
-        configuration.slowMs = slowMs
+        configuration.slow = .ms(slowMs)
         configuration.resync = !noResync
-        configuration.pingMs = settings.pingMs
+        configuration.ping = .milliseconds(settings.pingMs)
         configuration.name = "typingd-cluster gateway"
 
         let stop = DispatchSemaphore(value: 0)
+        // Signals go to one thread (set before any connection: nats.c's threads never take them).
+        onSignals { _ in stop.signal() }
         let gateway: Gateway
         do {
             gateway = try Gateway(configuration, onUpdate: { update in
@@ -113,15 +115,6 @@ struct GatewayCommand: ParsableCommand {
         } catch {
             log("no NATS server answered at \(configuration.servers.joined(separator: ",")): \(error)")
             throw ExitCode(1)
-        }
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        var sources: [DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
         }
         if seconds > 0 {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { stop.signal() }
@@ -155,13 +148,12 @@ struct GatewayCommand: ParsableCommand {
             + "\(c.newEpochs) new epochs, \(c.resyncs) resyncs (\(c.resyncRequests) requests, \(c.resyncRetries) retries); "
             + "\(dropped) messages dropped by the client")
         gateway.close()
-        _ = sources
     }
 }
 
-/// One line on stderr, `gateway: ` first.
+/// One line on stderr, `gateway: ` and the time first.
 @Sendable func log(_ text: String) {
-    writeAll(2, Array("gateway: \(text)\n".utf8))
+    clusterLog("gateway", text)
 }
 
 /// Writes all of `bytes` to descriptor `fd` (what it cannot write is given up).

@@ -13,7 +13,7 @@ extension Router {
             if (info.st_mode & S_IFMT) == S_IFREG {
                 let position = lseek(fd, off_t(skip), SEEK_CUR)
                 if position < 0 || Int(position) > Int(info.st_size) {
-                    throw RouterFailure.input("stdin (a file of \(info.st_size) bytes) ends before the checkpoint's byte \(options.inputOffset + skip): is it the same input?")
+                    throw RouterFailure.input("stdin (a file of \(info.st_size) bytes) ends before the checkpoint's byte \(configuration.inputOffset + skip): is it the same input?")
                 }
                 var byte: UInt8 = 0
                 if pread(fd, &byte, 1, position - 1) == 1 { last = byte }
@@ -30,15 +30,15 @@ extension Router {
             tail = last != 0x0A
         }
         lock.lock()
-        var input = RouterInput(maxLineBytes: maxLine, position: options.inputOffset + skip, lines: readLines,
+        var input = RouterInput(maxLineBytes: maxLine, position: configuration.inputOffset + skip, lines: readLines,
                                 afterLineFeed: !tail)
         lock.unlock()
-        let rate = options.rate
+        let rate = configuration.rate
         let pacedFrom = monotonicSeconds()
         var pacedLines = 0
         while true {
             lock.lock()
-            while !stopping && parts.contains(where: { $0.pendingCount >= options.queueLines }) {
+            while !stopping && parts.contains(where: { $0.pendingCount >= configuration.queueLines }) {
                 readerWaiting = true
                 _ = lock.wait(until: Date(timeIntervalSinceNow: 0.1))
             }
@@ -80,7 +80,7 @@ extension Router {
                 start += consumed
                 pacedLines += lines
                 let ahead = Double(pacedLines) / rate - (monotonicSeconds() - pacedFrom)
-                if ahead > 0 { pause(ahead) }
+                if ahead > 0 { pause(.seconds(ahead)) }
             }
         }
     }

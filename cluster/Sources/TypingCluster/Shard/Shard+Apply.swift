@@ -1,6 +1,5 @@
 import Foundation
 import NatsClient
-import Synchronization
 import TypingCore
 @_spi(Daemon) import TypingProtocol
 
@@ -25,26 +24,26 @@ extension Shard {
     func admit(_ headers: [String: String], _ body: [UInt8], seq: UInt64) -> [UInt8]? {
         do {
             let (lines, dropped) = try admission.admit(headers: headers, body: body, limit: max(maxPayload, 1 << 20))
-            if dropped > 0 { counts.withLock { $0.droppedLines += dropped } }
+            if dropped > 0 { count(.droppedLines, dropped) }
             return lines
         } catch {
-            counts.withLock { $0.undecodable += 1 }
+            count(.undecodable)
             log("a message not applied (seq \(seq)): \(error)")
             return nil
         }
     }
 
-    /// Applies one message in the mode its sequence calls for (catching up, or a
-    /// gap filled from the stream), and publishes its events.
-    func applyOne(seq: UInt64, headers: [String: String], body: [UInt8]) throws {
+    /// Applies one message alone in the mode the rules gave, and publishes its
+    /// events (unless silent).
+    func apply(_ seq: UInt64, _ mode: ConsumeState.Mode, headers: [String: String], body: [UInt8]) throws {
         let lines = admit(headers, body, seq: seq) ?? []
-        if seq <= published {
+        switch mode {
+        case .silent:
             output.mode = .suppress
             feed(lines)
             output.mode = .publish
             output.clearTouched()
-            quiet += 1
-        } else if seq <= catchUpTarget && !caughtUp.load(ordering: .relaxed) {
+        case .backlog:
             output.mode = .backlog
             setAuditPrefix(seq, backlog: true)
             // Each line's screen changes are applied around its own indicators
@@ -52,15 +51,28 @@ extension Shard {
             feed(lines)
             output.mode = .publish
             try publishTouched(seq: seq, first: seq)
-        } else {
+        case .publish:
             setAuditPrefix(seq, backlog: false)
             feed(lines)
             try publishTouched(seq: seq, first: seq)
         }
-        if !caughtUp.load(ordering: .relaxed) { replayed += 1 }
-        written = seq
-        clock.store(pipeline.session.engine.now, ordering: .relaxed)
-        sinceSnapshot += 1
+        shared.clock.store(pipeline.session.engine.now, ordering: .relaxed)
+    }
+
+    /// Feeds a message into the open run (its first sets the audit's placeholder).
+    func addToRun(_ seq: UInt64, opens: Bool, headers: [String: String], body: [UInt8]) {
+        if opens { setAuditPrefix(0, backlog: false) }
+        if let lines = admit(headers, body, seq: seq) { feed(lines) }
+    }
+
+    /// Publishes the run's events as one entry, first...last.
+    func endRun(first: UInt64, last: UInt64) throws {
+        // The audit names each event by the run's last sequence, known only
+        // now: a run ends early too (a jump filled from the stream), and its
+        // lines must not keep the placeholder past their record's E line.
+        if output.audit != nil { fixAuditPrefix(last) }
+        try publishTouched(seq: last, first: first)
+        shared.clock.store(pipeline.session.engine.now, ordering: .relaxed)
     }
 
     func setAuditPrefix(_ seq: UInt64, backlog: Bool) {
@@ -125,13 +137,13 @@ extension Shard {
         let changes = output.pendingShown
         output.pendingShown.removeAll(keepingCapacity: true)
         let routers = admission.routers
-        counts.withLock {
-            $0.eventsPublished += events
-            $0.messagesPublished += messages
-            $0.droppedEvents += droppedEvents
-            $0.applied = seq
-            $0.routers = routers
+        shared.state.withLock {
+            $0.counts[.eventsPublished] += events
+            $0.counts[.messagesPublished] += messages
+            $0.counts[.droppedEvents] += droppedEvents
+            $0.counts.applied = seq
+            $0.counts.routers = routers
+            if !changes.isEmpty { $0.shown.apply(changes) }
         }
-        if !changes.isEmpty { shown.withLock { $0.apply(changes) } }
     }
 }

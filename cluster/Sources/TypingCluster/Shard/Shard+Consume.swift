@@ -1,12 +1,10 @@
 import Foundation
 import NatsClient
-import Synchronization
 import TypingCore
 @_spi(Daemon) import TypingProtocol
 
 extension Shard {
     // MARK: Consuming
-
 
     /// Makes the durable consumer anew right after the last message applied:
     /// nothing of an earlier owner's remains in it.
@@ -16,7 +14,7 @@ extension Shard {
         var consumer = JetStream.ConsumerConfig(durable: durable, filterSubject: subject)
         consumer.startSequence = written + 1
         consumer.ackAll = true
-        consumer.ackWait = config.ackWaitMs
+        consumer.ackWait = config.ackWait.milliseconds
         consumer.maxAckPending = config.maxAckPending
         consumer.replicas = config.consumerReplicas
         consumer.memory = true
@@ -25,145 +23,85 @@ extension Shard {
         puller = try call("subscribing to the consumer's deliveries") { Puller(try PullInbox(connection, stream: Names.stream, durable: durable)) }
     }
 
-    func remakeConsumer(_ why: String) throws {
-        log("\(why): making it anew after seq \(written)")
-        try startConsumer()
-        counts.withLock { $0.consumersRemade += 1 }
-    }
-
+    /// The consuming loop: pulls, and performs what the rules (``ConsumeState``)
+    /// say for each turn, pull and message.
     func consume() throws {
-        var delivered: UInt64? = nil
-        var failingSince: Int64? = nil
-        var delay = 0.05
-        var progressAt = monotonicNanos()
-        var progressSeq = written
-        var ahead = false
-        var stalls = 0
         while !isStopping {
-            if !caughtUp.load(ordering: .relaxed) && written >= catchUpTarget { try finishCatchUp() }
-            if sinceSnapshot >= config.snapshotEvery && config.snapshotEvery > 0 && caughtUp.load(ordering: .relaxed) {
-                sinceSnapshot = 0
-                takeSnapshot()
-            }
-            let now = monotonicNanos()
-            if written != progressSeq {
-                progressAt = now
-                progressSeq = written
-                ahead = false
-                stalls = 0
-            } else if now - progressAt >= 2_000_000_000 && failingSince == nil {
-                progressAt = now
-                let (isAhead, filled) = try stalled(ahead)
-                ahead = isAhead
-                if filled {
-                    progressSeq = written
-                    stalls += 1
-                    if stalls >= 3 {
-                        try remakeConsumer("the consumer stalled \(stalls) times in a row")
-                        delivered = nil
-                        stalls = 0
-                        progressAt = monotonicNanos()
-                    }
-                    continue
-                }
-            }
+            guard try perform(rules.beginTurn(now: .now)) else { continue }
             guard let puller else { try startConsumer(); continue }
             let messages: [NatsMessage]
             do {
                 messages = try puller.next(batch: config.fetch, wait: 1000)
             } catch {
-                let now = monotonicNanos()
-                if failingSince == nil {
-                    failingSince = now
-                    log("pull failed (\(error)); retrying")
-                }
-                if let since = failingSince, now - since >= 4_000_000_000,
-                   (try? js.consumerInfo(Names.stream, durable)) == nil {
-                    try remakeConsumer("the consumer does not answer")
-                    delivered = nil
-                    failingSince = nil
-                    delay = 0.05
-                    progressAt = monotonicNanos()
-                    ahead = false
-                    continue
-                }
-                sleep(seconds: delay)
-                delay = min(delay * 2, 2)
+                try perform(rules.pullFailed(now: .now), failure: error)
                 continue
             }
-            if let since = failingSince {
-                // An empty pull after a failure proves nothing (the consumer's node may
-                // be gone, its requests answered by nobody): the consumer must answer.
-                if messages.isEmpty {
-                    if monotonicNanos() - since < 4_000_000_000 { continue }
-                    if (try? js.consumerInfo(Names.stream, durable)) == nil {
-                        try remakeConsumer("the consumer does not answer")
-                        delivered = nil
-                        failingSince = nil
-                        delay = 0.05
-                        progressAt = monotonicNanos()
-                        ahead = false
-                        continue
-                    }
-                }
-                log("pulling again after \(String(format: "%.2f", Double(monotonicNanos() - since) / 1e9)) s")
-                failingSince = nil
-                delay = 0.05
-                progressAt = monotonicNanos()
-                ahead = false
-            }
-            if messages.isEmpty { continue }
-            try applyFetch(messages, delivered: &delivered)
+            guard try perform(rules.pulled(count: messages.count, now: .now)) else { continue }
+            try applyFetch(messages)
         }
     }
 
-    /// A fetch: messages to publish are applied together and published as one
-    /// entry; a jump in the consumer's sequence is filled from the stream first.
-    func applyFetch(_ messages: [NatsMessage], delivered: inout UInt64?) throws {
-        var runFirst: UInt64 = 0
-        var runLast: UInt64 = 0
-        var lastMessage: NatsMessage? = nil
-        func endRun() throws {
-            if runFirst > 0 {
-                // The audit names each event by the run's last sequence, known only
-                // now: a run ends early too (a jump filled from the stream), and its
-                // lines must not keep the placeholder past their record's E line.
-                if output.audit != nil { fixAuditPrefix(runLast) }
-                try publishTouched(seq: runLast, first: runFirst)
-                written = runLast
-                clock.store(pipeline.session.engine.now, ordering: .relaxed)
-                runFirst = 0
-            }
-        }
+    /// A fetch: each message as the rules place it, then the run published and
+    /// the last message acknowledged.
+    func applyFetch(_ messages: [NatsMessage]) throws {
         for message in messages {
-            let seq = message.streamSequence
-            let jumped = delivered == nil || message.consumerSequence != (delivered ?? 0) &+ 1
-            delivered = message.consumerSequence
-            lastMessage = message
-            if seq > written && jumped && seq > written + 1 {
-                try endRun()
-                try fillGap(before: seq, why: nil)
-            }
-            if seq <= written { continue }   // delivered again, or taken from the stream: acknowledged below
-            let publishing = seq > published && (caughtUp.load(ordering: .relaxed) || seq > catchUpTarget)
-            if !publishing {
-                try endRun()
-                try applyOne(seq: seq, headers: message.headers, body: message.data)
-                continue
-            }
-            if runFirst == 0 {
-                runFirst = seq
-                setAuditPrefix(0, backlog: false)
-            }
-            runLast = seq
-            written = seq
-            sinceSnapshot += 1
-            if let lines = admit(message.headers, message.data, seq: seq) { feed(lines) }
+            try perform(rules.delivered(seq: message.streamSequence, consumerSeq: message.consumerSequence),
+                        message: (message.headers, message.data))
         }
-        try endRun()
-        if let lastMessage, let puller {
-            do { try puller.inbox.ack(lastMessage) } catch { log("ack of seq \(lastMessage.streamSequence) failed (\(error))") }
+        if let last = messages.last {
+            try perform(rules.fetchEnded(), ack: last)
         }
+    }
+
+    /// Performs the rules' actions in order: false when one ends the turn.
+    @discardableResult
+    func perform(_ actions: [ConsumeState.Action], message: (headers: [String: String], body: [UInt8])? = nil,
+                 ack: NatsMessage? = nil, failure: (any Error)? = nil) throws -> Bool {
+        for action in actions {
+            switch action {
+            case .finishCatchUp:
+                try finishCatchUp()
+            case .takeSnapshot:
+                takeSnapshot()
+            case .lookAtStream:
+                let last = (try? js.lastMessage(Names.stream, subject: subject))??.streamSequence
+                guard try perform(rules.looked(last: last)) else { return false }
+            case .countStall:
+                count(.consumerStalls)
+            case .apply(let seq, let mode):
+                guard let message else { continue }
+                try apply(seq, mode, headers: message.headers, body: message.body)
+            case .addToRun(let seq, let opens):
+                guard let message else { continue }
+                addToRun(seq, opens: opens, headers: message.headers, body: message.body)
+            case .endRun(let first, let last):
+                try endRun(first: first, last: last)
+            case .fillGap(let before, let gap):
+                try fillGap(before: before, gap)
+                guard try perform(rules.gapFilled(now: .now), message: message) else { return false }
+            case .ackLast:
+                if let ack, let puller {
+                    do { try puller.inbox.ack(ack) } catch { log("ack of seq \(ack.streamSequence) failed (\(error))") }
+                }
+            case .logPullFailed:
+                log("pull failed (\(failure.map { "\($0)" } ?? "")); retrying")
+            case .logPullingAgain(let after):
+                log("pulling again after \(String(format: "%.2f", after.seconds)) s")
+            case .probeConsumer:
+                let answered = (try? js.consumerInfo(Names.stream, durable)) != nil
+                guard try perform(rules.probed(answered: answered, now: .now), failure: failure) else { return false }
+            case .remakeConsumer(let why):
+                log("\(why): making it anew after seq \(written)")
+                try startConsumer()
+                count(.consumersRemade)
+                rules.remade(now: .now)
+            case .sleep(let duration):
+                shared.sleep(duration)
+            case .nextTurn:
+                return false
+            }
+        }
+        return true
     }
 
     /// The audit lines of a run were written with a placeholder sequence: the
@@ -193,32 +131,25 @@ extension Shard {
 
     /// Applies the partition's messages stored after the last one applied and
     /// before `seq`, read from the stream's leader.
-    func fillGap(before seq: UInt64, why: String?) throws {
+    func fillGap(before seq: UInt64, _ gap: ConsumeState.Gap) throws {
         var taken: [UInt64] = []
         defer {
             if let first = taken.first, let last = taken.last {
-                log("\(why ?? "a delivery was lost before seq \(seq)"): \(taken.count == 1 ? "message \(first)" : "messages \(first)..\(last) (\(taken.count))") applied from the stream")
+                let why = switch gap {
+                case .lostDelivery: "a delivery was lost before seq \(seq)"
+                case .stalled(let last): "the consumer delivered nothing new for 4 s while the stream held up to seq \(last)"
+                }
+                log("\(why): \(taken.count == 1 ? "message \(first)" : "messages \(first)..\(last) (\(taken.count))") applied from the stream")
             }
         }
         while true {
             let from = written + 1
             guard let found = try call("reading a message", { () throws -> StoredMessage? in
-                try StreamReads.next(connection, stream: Names.stream, subject: subject, from: from, timeout: config.callTimeoutMs)
+                try StreamReads.next(connection, stream: Names.stream, subject: subject, from: from, timeout: config.callTimeout.milliseconds)
             }), let stored = found, stored.sequence < seq else { return }
             taken.append(stored.sequence)
-            counts.withLock { $0.gapsFilled += 1 }
-            try applyOne(seq: stored.sequence, headers: stored.headers, body: stored.data)
+            count(.gapsFilled)
+            try perform(rules.filled(stored.sequence), message: (stored.headers, stored.data))
         }
-    }
-
-    /// A look at the stream after 2 s without a new delivery: (ahead now, applied).
-    func stalled(_ ahead: Bool) throws -> (Bool, Bool) {
-        guard let last = (try? js.lastMessage(Names.stream, subject: subject))??.streamSequence, last > written else {
-            return (false, false)
-        }
-        if !ahead { return (true, false) }
-        counts.withLock { $0.consumerStalls += 1 }
-        try fillGap(before: last + 1, why: "the consumer delivered nothing new for 4 s while the stream held up to seq \(last)")
-        return (false, true)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import NatsClient
-import Synchronization
 import TypingCore
 @_spi(Daemon) import TypingProtocol
 
@@ -23,6 +22,7 @@ extension Shard {
                 try js.addStream(snapshots)
             }
         }
+        var written: UInt64 = 0
         let snapshot = try loadSnapshot()
         if let (head, body) = snapshot {
             // The body: a line of JSON (seq, at, epoch, routers), then the rebuild's commands.
@@ -42,6 +42,7 @@ extension Shard {
         // A snapshot proves what was published: its owner stored it only after
         // publishing its message's events. Without one nothing was purged, and the
         // old consumer's acknowledgement floor is the proof.
+        let published: UInt64
         if snapshot != nil {
             published = written
         } else {
@@ -50,20 +51,21 @@ extension Shard {
         let last = (try call("reading the partition's last message", missing: true) {
             try js.lastMessage(Names.stream, subject: subject)?.streamSequence
         }) ?? nil
-        catchUpTarget = last ?? 0
-        counts.withLock { $0.applied = written }
-        clock.store(pipeline.session.engine.now, ordering: .relaxed)
+        rules = ConsumeState(written: written, published: published, catchUpTarget: last ?? 0,
+                             snapshotEvery: config.snapshotEvery, now: .now)
+        shared.state.withLock { $0.counts.applied = written }
+        shared.clock.store(pipeline.session.engine.now, ordering: .relaxed)
         try startConsumer()
     }
 
     /// The last snapshot, believed missing at once only by a shard the cluster has
     /// answered every time; else only after 3 such answers in a row, a second apart.
     func loadSnapshot() throws -> (head: SnapshotStore.Head, body: [UInt8])? {
-        let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeoutMs), partition: p)
+        let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeout), partition: p)
         var confirmations = 0
         var brokenTries = 0
         while true {
-            let before = counts.withLock { $0.retries }
+            let before = shared.state.withLock { $0.counts[.retries] }
             let found = try call("fetching the snapshot") { () throws -> (head: SnapshotStore.Head, body: [UInt8])?? in
                 do {
                     return .some(try store.load(streamCreated: streamCreated))
@@ -82,12 +84,12 @@ extension Shard {
             }
             guard let result = found else { throw Stopped() }
             if let result { return result }
-            let retries = counts.withLock { $0.retries }
+            let retries = shared.state.withLock { $0.counts[.retries] }
             if retries == 0 { return nil }
             confirmations = retries != before ? 1 : confirmations + 1
             if confirmations >= 3 { return nil }
             log("no snapshot, after the cluster failed to answer; asking again")
-            sleep(seconds: 1)
+            shared.sleep(.seconds(1))
         }
     }
 
@@ -96,15 +98,15 @@ extension Shard {
     func finishCatchUp() throws {
         let (kept, announced) = output.publishBacklog()
         try publishTouched(seq: written, first: written, audit: false)
-        caughtUp.store(true, ordering: .releasing)
         let ms = (monotonicNanos() - catchUpStarted) / 1_000_000
         log("connected to \(connection.connectedURL ?? "no server")")
-        log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(replayed) messages replayed (\(quiet) published before: no output), \(kept) backlog indicators and \(announced) announcements published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
+        log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(rules.replayed) messages replayed (\(rules.quiet) published before: no output), \(kept) backlog indicators and \(announced) announcements published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
         try? connection.publish(NatsMessage(subject: "typingd.owner.\(p)", data: Array(
             "{\"partition\":\(p),\"epoch\":\(lease?.epoch ?? 0),\"viewer_buckets\":\(config.buckets)}".utf8)))
         do {
             let resync = try connection.subscribe(Names.resyncSubject)
-            spawn { [self] in serveResync(resync) }
+            let shared = shared
+            shared.spawn { shared.serveResync(resync) }
         } catch {
             log("cannot subscribe to \(Names.resyncSubject): \(error)")
         }

@@ -1,6 +1,5 @@
 import Foundation
 import NatsClient
-import Synchronization
 import TypingCore
 @_spi(Daemon) import TypingProtocol
 
@@ -10,8 +9,9 @@ extension Shard {
     /// Takes a snapshot of the engine now (after seq `written`, whose events are
     /// published) and stores it in the background; one at a time.
     func takeSnapshot() {
-        if snapshotBusy.load(ordering: .acquiring) {
-            counts.withLock { $0.snapshotsSkipped += 1 }
+        let shared = shared
+        if shared.snapshotBusy.load(ordering: .acquiring) {
+            count(.snapshotsSkipped)
             return
         }
         let seq = written
@@ -20,53 +20,58 @@ extension Shard {
         output.capturedStreaks.removeAll()
         feed(Array("{\"cmd\":\"snapshot\",\"id\":\"typingd:snap:\(seq)\"}\n".utf8))
         output.mode = .publish
+        let events = output.capturedMembers.count + output.capturedStreaks.count
+        var head = Array("{\"seq\":\(seq),\"at\":\(output.capturedAt),\"epoch\":\(lease?.epoch ?? 0),\"events\":\(events),\"routers\":".utf8)
+        head += ShardShared.jsonObject(admission.routers)
+        head += Array("}\n".utf8)
+        let meta = head
         let members = output.capturedMembers
         let streaks = output.capturedStreaks
         output.capturedMembers = []
         output.capturedStreaks = []
-        let routers = admission.routers
-        let at = output.capturedAt
-        let epoch = lease?.epoch ?? 0
-        snapshotBusy.store(true, ordering: .releasing)
-        let created = streamCreated
-        spawn { [self] in
-            defer { snapshotBusy.store(false, ordering: .releasing) }
-            let started = monotonicNanos()
-            var body = Array("{\"seq\":\(seq),\"at\":\(at),\"epoch\":\(epoch),\"events\":\(members.count + streaks.count),\"routers\":".utf8)
-            body += Self.jsonObject(routers)
-            body += Array("}\n".utf8)
-            body += SnapshotRebuild.commands(members: members, streaks: streaks)
-            guard let js = try? JetStream(connection, wait: config.snapshotTimeoutMs) else { return }
-            let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeoutMs), partition: p)
-            let head: SnapshotStore.Head
-            do {
-                guard lease?.held == true else { return }
-                head = try store.save(body, seq: seq, streamCreated: created, epoch: epoch, stillOwner: { self.lease?.held == true })
-            } catch {
-                counts.withLock { $0.snapshotsFailed += 1 }
-                log("snapshot after seq \(seq) not stored (\(error)): skipped")
-                return
-            }
-            counts.withLock { $0.snapshotsStored += 1 }
-            var purged = "older messages purged"
-            do {
-                guard lease?.held == true else { throw Stopped() }
-                try js.purge(Names.stream, subject: subject, before: seq + 1)
-            } catch {
-                counts.withLock { $0.purgesFailed += 1 }
-                purged = "older messages not purged (\(error))"
-            }
-            log("snapshot after seq \(seq) (\(members.count + streaks.count) events, \(head.raw / 1024) KiB, \(head.size / 1024) KiB compressed, \(head.chunks.count) chunks) stored, \(purged), in \((monotonicNanos() - started) / 1_000_000) ms")
+        shared.snapshotBusy.store(true, ordering: .releasing)
+        let snapshot = ShardShared.Snapshot(seq: seq, epoch: lease?.epoch ?? 0, events: events, streamCreated: streamCreated)
+        shared.spawn {
+            shared.store(snapshot, body: meta + SnapshotRebuild.commands(members: members, streaks: streaks))
         }
     }
+}
 
-    static func jsonObject(_ routers: [String: Int]) -> [UInt8] {
-        var out = "{"
-        for (index, (name, last)) in routers.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { out += "," }
-            out += StreamReads.jsonString(name) + ":" + String(last)
+extension ShardShared {
+    /// A snapshot to store: after which sequence, by which epoch.
+    struct Snapshot: Sendable {
+        let seq: UInt64
+        let epoch: UInt64
+        let events: Int
+        let streamCreated: Int64
+    }
+
+    /// Stores a snapshot (on a thread of its own), then purges the stream behind it.
+    func store(_ snapshot: Snapshot, body: [UInt8]) {
+        defer { snapshotBusy.store(false, ordering: .releasing) }
+        let seq = snapshot.seq
+        let started = monotonicNanos()
+        guard let js = try? JetStream(connection, wait: config.snapshotTimeout.milliseconds) else { return }
+        let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeout), partition: p)
+        let head: SnapshotStore.Head
+        do {
+            guard lease?.held == true else { return }
+            head = try store.save(body, seq: seq, streamCreated: snapshot.streamCreated, epoch: snapshot.epoch,
+                                  stillOwner: { self.lease?.held == true })
+        } catch {
+            count(.snapshotsFailed)
+            log("snapshot after seq \(seq) not stored (\(error)): skipped")
+            return
         }
-        return Array((out + "}").utf8)
+        count(.snapshotsStored)
+        var purged = "older messages purged"
+        do {
+            guard lease?.held == true else { throw Stopped() }
+            try js.purge(Names.stream, subject: subject, before: seq + 1)
+        } catch {
+            purged = "older messages not purged (\(error))"
+        }
+        log("snapshot after seq \(seq) (\(snapshot.events) events, \(head.raw / 1024) KiB, \(head.size / 1024) KiB compressed, \(head.chunks.count) chunks) stored, \(purged), in \((monotonicNanos() - started) / 1_000_000) ms")
     }
 }
 
@@ -74,10 +79,10 @@ extension Shard {
 struct NatsSnapshotBackend: SnapshotBackend {
     let js: JetStream
     let connection: NatsConnection
-    let timeout: Int64
+    let timeout: Duration
 
     func append(subject: String, headers: [String: String], data: [UInt8]) throws -> UInt64 {
-        try js.publish(NatsMessage(subject: subject, headers: headers, data: data), timeout: timeout).sequence
+        try js.publish(NatsMessage(subject: subject, headers: headers, data: data), timeout: timeout.milliseconds).sequence
     }
 
     func last(subject: String) throws -> StoredMessage? {
