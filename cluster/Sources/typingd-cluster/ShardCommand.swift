@@ -31,7 +31,7 @@ struct ShardCommand: ParsableCommand {
 
         typingd's options follow `--` (default: TYPINGD_OPTIONS, paths from the working \
         directory). SIGTERM or SIGINT: finish, release the lease, exit 0. Exit 75: the lease \
-        was lost (--exit-on-lease-loss). With --lifetime S the shard ends after S seconds whatever happens (124).
+        was lost (--exit-on-lease-loss).
         """
     )
 
