@@ -130,7 +130,7 @@ struct GatewayCommand: ParsableCommand {
             gateway.close()
             throw ExitCode(2)
         }
-        let finalScreens = gateway.finish(drainSeconds: drainS)
+        let finalScreens = gateway.finish(drain: .seconds(drainS))
         output.close()
         if let finals {
             var text: [UInt8] = []

@@ -181,7 +181,7 @@ import Glibc
         // A message the answer covers (seq 7 at epoch 2) is dropped; a later one applies.
         try publish(line("\"old\""), epoch: 2, seq: 7)
         try publish(line(""), epoch: 2, seq: 8)
-        let finals = gateway.finish(drainSeconds: 20)
+        let finals = gateway.finish(drain: .seconds(20))
         #expect(gateway.counts.covered == 1)
         #expect(finals.count == 1 && finals.first?.indicator == nil)
         #expect(updates.withLock { $0.filter { $0.source == .message }.compactMap(\.line).count } == 3)
@@ -205,7 +205,7 @@ import Glibc
                                                                            Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
         }
         try connection.flush(timeout: 5000)
-        let finals = gateway.finish(drainSeconds: 30)
+        let finals = gateway.finish(drain: .seconds(30))
         let last = finals.first.flatMap { $0.indicator }.flatMap { JSONValue.parse($0)?["typing"]?.array }
         #expect(last == [.string("u30")])
         #expect(gateway.counts.messages == 30)

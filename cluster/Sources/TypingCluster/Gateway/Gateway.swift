@@ -19,7 +19,7 @@ import Glibc
 ///                           onUpdate: { update in show(update.viewer, update.screen, update.line) })
 /// gateway.resync(patience: 0)          // what was shown before it started
 /// ...
-/// let finals = gateway.finish(drainSeconds: 60)
+/// let finals = gateway.finish(drain: .seconds(60))
 /// ```
 ///
 /// It subscribes to its viewers' buckets (`typingd.viewers.B`, B = FNV-1a of the
@@ -144,10 +144,10 @@ public final class Gateway: Sendable {
 
     /// Ends: reads what the server has sent (a flush: its answer comes after every
     /// message sent before it), what is queued and any resync due, for at most
-    /// `drainSeconds`; then stops resyncing and gives each viewer's final
+    /// `drain`; then stops resyncing and gives each viewer's final
     /// indicator per screen. The connection stays open until ``close()``.
-    public func finish(drainSeconds: Double) -> [GatewayState.Final] {
-        let deadline = ContinuousClock.now + .ms(max(0, drainSeconds) * 1000)
+    public func finish(drain: Duration) -> [GatewayState.Final] {
+        let deadline = ContinuousClock.now + max(.zero, drain)
         func left() -> Int64 {
             max(1000, ContinuousClock.now.duration(to: deadline).milliseconds)
         }
