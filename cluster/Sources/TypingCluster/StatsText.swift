@@ -40,7 +40,7 @@ public enum StatsText {
     /// name` (`_total` for a counter) with its help and type, `labels` on every
     /// sample, a list as one sample per partition; info stats and missing values
     /// left out (a value absent from `values` too); `state` as one more gauge, labelled with the state.
-    static func prometheus(_ table: [Stat], _ values: [String: Any], prefix: String, labels: String,
+    package static func prometheus(_ table: [Stat], _ values: [String: Any], prefix: String, labels: String,
                            state: (String, String)? = nil) -> String {
         var out: [String] = []
         for stat in table where stat.kind != .info {
@@ -62,7 +62,7 @@ public enum StatsText {
     }
 
     /// One JSON object of `values` (by name) in the table's order; a missing value is null.
-    static func json(_ table: [Stat], _ values: [String: Any]) -> String {
+    package static func json(_ table: [Stat], _ values: [String: Any]) -> String {
         json(table.map { ($0.name, values[$0.name] as Any) })
     }
 }

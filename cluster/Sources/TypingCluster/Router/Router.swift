@@ -375,7 +375,7 @@ public final class Router: @unchecked Sendable {
     // MARK: Stats
 
     /// The router's stats, in their order (the JSON's).
-    static let statsTable: [Stat] = [
+    package static let statsTable: [Stat] = [
         Stat("router", .info, "The router's --name."),
         Stat("state", .info, "starting, reading, draining or stopped."),
         Stat("partitions", .gauge, "Partitions (PARTITIONS)."),

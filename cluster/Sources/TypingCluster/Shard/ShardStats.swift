@@ -40,28 +40,30 @@ package enum ShardCounter: String, CaseIterable, Sendable {
     }
 
     /// Counted in the stats' `dropped`.
-    var isDrop: Bool { [.droppedLines, .droppedEvents, .snapshotsSkipped, .undecodable].contains(self) }
+    package var isDrop: Bool { [.droppedLines, .droppedEvents, .snapshotsSkipped, .undecodable].contains(self) }
 }
 
 /// A shard's counts.
-struct ShardCounts {
-    var values = [Int](repeating: 0, count: ShardCounter.allCases.count)
+package struct ShardCounts {
+    package var values = [Int](repeating: 0, count: ShardCounter.allCases.count)
     /// The last sequence applied whose events are published.
-    var applied: UInt64 = 0
+    package var applied: UInt64 = 0
     /// Each router's last line applied.
-    var routers: [String: Int] = [:]
+    package var routers: [String: Int] = [:]
 
-    subscript(counter: ShardCounter) -> Int {
+    package init() {}
+
+    package subscript(counter: ShardCounter) -> Int {
         get { values[ShardCounter.allCases.firstIndex(of: counter) ?? 0] }
         set { values[ShardCounter.allCases.firstIndex(of: counter) ?? 0] = newValue }
     }
 
-    var dropped: Int { ShardCounter.allCases.filter(\.isDrop).reduce(0) { $0 + self[$1] } }
+    package var dropped: Int { ShardCounter.allCases.filter(\.isDrop).reduce(0) { $0 + self[$1] } }
 }
 
 extension ShardShared {
     /// The stats, in their order (the JSON's).
-    static let statsTable: [Stat] = {
+    package static let statsTable: [Stat] = {
         func counter(_ c: ShardCounter) -> Stat { Stat(c.rawValue, .counter, c.help) }
         return [
             Stat("partition", .info, "The partition."),
