@@ -116,6 +116,13 @@ struct GatewayCommand: ParsableCommand {
             log("no NATS server answered at \(configuration.servers.joined(separator: ",")): \(error)")
             throw ExitCode(1)
         }
+        do {
+            try gateway.checkCluster(log: log)
+        } catch {
+            log("\(error)")
+            gateway.close()
+            throw ExitCode(ClusterCheck.exitStatus)
+        }
         if seconds > 0 {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { stop.signal() }
         }

@@ -9,7 +9,7 @@ import TypingProtocol
 /// - **Routing**: ``Partition/route(line:among:)``, the rule the shards' engines
 ///   share: a conversation's partition, every partition for `offline`, `user`,
 ///   `tick`, `stats` and `snapshot`, partition 0 for a line that is no command.
-/// - **Messages**: at most one every `lingerMs` per partition (one in flight),
+/// - **Messages**: at most one every ``Configuration/linger`` per partition (one in flight),
 ///   headers `Nats-Msg-Id: NAME:P:FIRST:COUNT`, `Typingd-Router: NAME`,
 ///   `Typingd-Lines: FIRST`, and `Typingd-Encoding: deflate` when deflated.
 /// - **Checkpoint**: the input position *stored*, in key NAME of
@@ -36,6 +36,9 @@ public final class Router: @unchecked Sendable {
         public var rate = 0.0
         public var inputOffset = 0
         public var fromStart = false
+        /// stdin is a new input for this name: read from its first byte, its lines
+        /// numbered on after those the name sent before (the checkpoint's).
+        public var newInput = false
         public var replicas = 3
         /// Whether messages are deflated (`Typingd-Encoding: deflate`).
         public var deflate = true
@@ -82,6 +85,9 @@ public final class Router: @unchecked Sendable {
     var blocked = 0, blockedSince = 0.0, blockedTotal = 0.0
     var checkpointsWritten = 0, checkpointFailures = 0
     var streamCreated: Int64 = 0
+    /// The input's first bytes, and what the checkpoint resumed from kept of them.
+    var head = InputHead()
+    var keptIdentity: InputHead.Identity?
     var lastAt = 0
     /// The reader waits for room (a partition has --queue-lines waiting): a sender
     /// that takes a batch wakes it.
@@ -123,8 +129,12 @@ public final class Router: @unchecked Sendable {
     }
 
     func checkpointValue() -> [UInt8] {
-        let object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": configuration.partitions,
+        var object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": configuration.partitions,
                                      "input_lines": storedLines, "stream_created": streamCreated]
+        if let identity = head.identity(before: storedOffset) ?? keptIdentity {
+            object["input_head_bytes"] = identity.length
+            object["input_head_fnv64"] = identity.digest
+        }
         return Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
     }
 

@@ -25,6 +25,10 @@ extension Shard {
         do {
             let (lines, dropped) = try admission.admit(headers: headers, body: body, limit: max(maxPayload, 1 << 20))
             if dropped > 0 { count(.droppedLines, dropped) }
+            for gap in admission.takeGaps() {
+                count(.linesMissing, gap.count)
+                log("a gap in a router's line numbers at seq \(seq): \(gap)")
+            }
             return lines
         } catch {
             count(.undecodable)

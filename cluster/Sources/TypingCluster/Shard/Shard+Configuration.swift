@@ -8,6 +8,8 @@ extension Shard {
     public struct Configuration: Sendable {
         public var servers: [String]
         public var partition: Int
+        /// The cluster's partition count (checked against the one `ctl setup` kept).
+        public var partitions = ClusterSettings().partitions
         public var buckets: Int
         public var session: SessionConfiguration
         /// typingd's `--audience open` (a closed view receives nothing).

@@ -78,6 +78,14 @@ public final class Shard {
     /// Runs until stopped (0), or the lease is lost (the process ends with 75).
     public func run() -> Int32 {
         let shared = shared
+        do {
+            guard try ClusterCheck.verify(js, partitions: config.partitions, stopping: { shared.isStopping },
+                                          log: { shared.log($0) }) != nil else { return 0 }
+        } catch {
+            log("\(error)")
+            connection.close()
+            return ClusterCheck.exitStatus
+        }
         let statsSubscriptions: [Subscription]
         do {
             statsSubscriptions = try [connection.subscribe(Names.statsSubject), connection.subscribe(Names.statsSubject(p))]

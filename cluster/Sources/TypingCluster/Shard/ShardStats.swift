@@ -19,6 +19,7 @@ package enum ShardCounter: String, CaseIterable, Sendable {
     case retries
     case gapsFilled = "gaps_filled"
     case consumerStalls = "consumer_stalls"
+    case linesMissing = "lines_missing"
 
     var help: String {
         switch self {
@@ -36,6 +37,7 @@ package enum ShardCounter: String, CaseIterable, Sendable {
         case .retries: "Cluster calls tried again."
         case .gapsFilled: "Messages read from the stream, not delivered by the consumer (a lost delivery, a stall)."
         case .consumerStalls: "Times the consumer delivered nothing while the stream held more."
+        case .linesMissing: "Lines a router numbered for this partition that never reached the stream (gaps in its numbers)."
         }
     }
 
@@ -78,7 +80,7 @@ extension ShardShared {
             counter(.snapshotsStored), counter(.snapshotsFailed), counter(.snapshotsSkipped),
             counter(.ticks), counter(.ticksSkipped), counter(.consumersRemade), counter(.retries),
             Stat("lease_renewals", .counter, "Lease renewals."),
-            counter(.gapsFilled), counter(.consumerStalls),
+            counter(.gapsFilled), counter(.consumerStalls), counter(.linesMissing),
             Stat("routers", .info, "Each router's last line applied."),
             Stat("pid", .info, "The process id."),
             Stat("viewer_buckets", .gauge, "Viewer buckets (VIEWER_BUCKETS)."),
