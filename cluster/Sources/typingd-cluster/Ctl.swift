@@ -202,7 +202,7 @@ struct Ctl: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Every shard's stats (owners and standbys), one JSON line each, waiting a second for them.")
         @OptionGroup var common: Common
-        @Flag(name: .long, help: "One Prometheus exposition, each metric's # TYPE once.")
+        @Flag(name: .long, help: "One Prometheus exposition, each metric's # HELP and # TYPE once.")
         var prometheus = false
 
         func run() throws {

@@ -58,8 +58,8 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write each indicator applied and each announcement here, after the wall clock (ms) and a tab.", valueName: "file"))
     var received: String?
 
-    @Option(name: .long, help: ArgumentHelp("End after this many seconds (default: never).", valueName: "s"))
-    var seconds: Double = 0
+    @Option(name: .long, help: ArgumentHelp("End after this many seconds (0: never, the default).", valueName: "s"))
+    var seconds: Double?
 
     @Option(name: .customLong("slow-ms"), help: ArgumentHelp("Block this many ms per message (a busy gateway; for tests).", valueName: "ms", visibility: .hidden))
     var slowMs: Double = 0
@@ -74,7 +74,7 @@ struct GatewayCommand: ParsableCommand {
     var noResync = false
 
     func validate() throws {
-        guard seconds.isFinite, seconds >= 0, seconds <= 1e9 else { throw ValidationError("--seconds must be from 0 to 1e9") }
+        if let seconds, !(seconds.isFinite && seconds >= 0 && seconds <= 1e9) { throw ValidationError("--seconds must be from 0 to 1e9") }
         guard slowMs.isFinite, slowMs >= 0, slowMs <= 60_000 else { throw ValidationError("--slow-ms must be from 0 to 60000") }
         guard (1...Int(Int32.max)).contains(pendingLimit) else { throw ValidationError("--pending-limit must be at least 1") }
         guard drainS.isFinite, drainS >= 0, drainS <= 86400 else { throw ValidationError("--drain-s must be from 0 to 86400") }
@@ -123,7 +123,7 @@ struct GatewayCommand: ParsableCommand {
             gateway.close()
             throw ExitCode(ClusterCheck.exitStatus)
         }
-        if seconds > 0 {
+        if let seconds, seconds > 0 {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { stop.signal() }
         }
         log("subscribed: \(gateway.viewers.count) viewers\(allViewers ? " and every other" : "")")

@@ -140,6 +140,20 @@ import Glibc
         #expect(next > epoch, "epoch \(next) after the wipe, \(epoch) before")
     }
 
+    /// A wipe with a shorter LEASE_TTL than the bucket's: the bucket's TTL (and
+    /// its duplicates window, which may not outlast it) shortened, not an error.
+    @Test func aWipeWithAShorterLeaseTTLShortensTheBucketsTTL() throws {
+        guard let server = try LiveTests.server() else { return }
+        defer { server.stop() }
+        let js = try Self.connect(server)
+        let control = ClusterControl(js)
+        _ = try control.setup(LiveTests.settings(), timeout: 30)
+        var shorter = LiveTests.settings()
+        shorter.leaseTTL = LiveTests.settings().leaseTTL - 5
+        _ = try control.wipe(shorter, force: true, timeout: 30)
+        #expect(try js.streamInfo("KV_" + Names.leaseBucket).maxAge == Int64(shorter.leaseTTL * 1e9))
+    }
+
     @Test func everyRoleTellsNoJetStreamAndNotSetUpWithinSeconds() throws {
         guard let path = LiveTests.serverPath else { _ = try LiveTests.server(); return }
         let plain = try NatsServer(path: path, jetStream: false)

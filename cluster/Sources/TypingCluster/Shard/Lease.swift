@@ -8,9 +8,9 @@ import Synchronization
 /// after the last good renewal was *sent*: before the key can lapse on the
 /// server. The watchdog ends the process (status 75) the moment that time passes,
 /// whatever the other threads are doing; every publish checks ``held``.
-public final class Lease: @unchecked Sendable {
+public final class Lease: Sendable {
     public let key: String
-    public private(set) var ttl: Double
+    public let ttl: Double
     let kv: KeyValue
     let value: [UInt8]
     public let owner: String
