@@ -1,9 +1,9 @@
 #!/bin/sh
-# The fault suite: each row of issue 20's table, on a real 3-node cluster.
+# The fault suite: faults a cluster meets, and mistakes an operator makes, each on a real 3-node cluster.
 #
 #   cluster/faults.sh [--quick | --all | SCENARIO ...]
 #
-# Scenarios (--quick, the default: all but paced, quorum-45 and quorum-75):
+# Scenarios (--quick, the default: all but paced, big-snapshot, node-freeze, quorum-45 and quorum-75):
 #   steady          4 shards, the router unpaced: the baseline
 #   paced           the router paced at 5,000 lines/s
 #   backlog         everything routed (8 lines a message) before the shards start
