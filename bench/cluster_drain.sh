@@ -15,7 +15,7 @@
 #             it reports itself ("caught up in N ms"); then SIGTERM, and its
 #             consumer is deleted so that the next shard replays everything again.
 # Prints each run, the medians and the ratio typingd time / shard time (= the
-# shard's lines per second over typingd's; issue 28 wants >= 0.70). With
+# shard's lines per second over typingd's; the goal is >= 0.70). With
 # BASE_CLUSTER=path/to/another/typingd-cluster, a shard of that build is timed too
 # in each run (a before/after in the same run). Every
 # process is stopped by its pid. Needs both release builds (root and cluster/).
@@ -156,4 +156,4 @@ if [ -n "${BASE_CLUSTER:-}" ]; then
 fi
 awk -v t="$mt" -v w="$mw" -v r="$mr" -v n="$total" 'BEGIN {
     printf "lines/s: typingd %.0f, shard %.0f from start (%.0f reported)\n", n / t * 1000, n / w * 1000, n / r * 1000
-    printf "ratio shard/typingd: %.2f from start, %.2f reported catch-up (issue 28: >= 0.70)\n", t / w, t / r }'
+    printf "ratio shard/typingd: %.2f from start, %.2f reported catch-up (goal: >= 0.70)\n", t / w, t / r }'

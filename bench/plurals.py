@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Plurals: does a long plural rule cost more than a short one? (issue 30, A9)
+"""Plurals: does a long plural rule cost more than a short one?
 
     bench/plurals.py [--binary .build/release/typingd] [--members 200]
                      [--churn 20] [--ranges 95000] [--runs 7] [--also NAME=BINARY ...]
 
 One conversation of --members named members who all read table `xx` (English's
 phrases), all of whom start typing, then --churn lines of one typer sending and
-typing again (with the defaults: 420 lines, as in issue 30). Every render phrases
+typing again (with the defaults: 420 lines). Every render phrases
 each typer's view ("A, B, and 198 others are typing..."), so every render looks up
 the plural category of about 200 counts of 128 or more, which the rules do not
 work out in advance. Two tables, the same but for `plural`:

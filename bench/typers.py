@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""N typers in one room: starting, keystrokes and timeouts stay flat per typer (D3).
+"""N typers in one room: starting, keystrokes and timeouts stay flat per typer.
 
     bench/typers.py [--binary .build/release/typingd] [--sizes 10000,100000,400000] [--runs 3]
 

@@ -135,10 +135,11 @@ grep -E "^(PASS|FAIL)" "$work/router-check.log" | sed 's/^/  /'
 result "router: restarts lose and double no line" $status
 ;; esac
 
-# phase NAME ROUTER_RATE SNAPSHOT_EVERY: a fresh stream, 4 shards, the router in the background.
+# phase NAME ROUTER_RATE SNAPSHOT_EVERY: a fresh stream (ctl wipe: the previous
+# phase's killed shards may still hold leases), 4 shards, the router in the background.
 begin_phase() {
     phase=$1 rate=$2 every=$3
-    ctl setup --lease-ttl $lease_ttl
+    ctl wipe --force --lease-ttl $lease_ttl
     mkdir -p "$work/$phase"
     for p in 0 1 2 3; do
         start_shard "$p" "$work/$phase/audit-$p-a" "$work/$phase/shard-$p.log" --snapshot-every "$every"
@@ -295,7 +296,7 @@ cat "$work/part-a.jsonl" "$work/part-b.jsonl" > "$work/cut.jsonl"
 timeout 120 "$typingd" --clock manual --no-drain --phrases "$phrases" --list-style group $v4_options \
     < "$work/cut.jsonl" > "$work/reference-cut.jsonl"
 phase=catchup
-ctl setup --lease-ttl $lease_ttl
+ctl wipe --force --lease-ttl $lease_ttl
 mkdir -p "$work/$phase"
 "$py" "$here/harness/faults.py" viewers "$work/reference-cut.jsonl" 0 > "$work/$phase/viewers"
 "$bin" gateway --servers "$urls" --all-viewers --viewers-file "$work/$phase/viewers" --seconds 400 \

@@ -38,6 +38,19 @@
 #                   the owners' ticks clear typing at its deadline (and, under
 #                   --announce-after-ms, make the announcements due then)
 #   two-routers     two stamping routers at once, half the conversations each
+# Operator mistakes (each also ends "nothing lost"):
+#   setup-live      `ctl setup` run again on a running cluster that holds data: it
+#                   changes nothing and says so; `ctl wipe` is refused while owners
+#                   hold leases; a forced wipe at the end keeps owner epochs rising
+#   router-new-input  a router name used for one input, then given another: refused
+#                   (exit 64) before storing a line; --new-input then routes it whole
+#   settings-typo   PARTITONS=8 and a line that is not NAME=VALUE in --config: every
+#                   role stops naming the file and line (did you mean PARTITIONS?);
+#                   --partitions 8 on a 4-partition cluster: every role refuses (78)
+#   no-jetstream    every role on a server without JetStream, then on one not set up:
+#                   each says so and exits 78 within seconds
+#   line-gap        a router's line numbers jump (lines lost before the stream): the
+#                   shard logs the gap and counts it in its stats (lines_missing)
 # Each ends with: 0 conversations differing from one typingd (compare.py; for the
 # stamped ones, one typingd per partition fed the lines the partition applied),
 # every gateway viewer on the right final indicator (faults.py finals), nothing
@@ -55,8 +68,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 scenarios=""
-quick="steady backlog two-shards shard-kill router-sigterm router-kill router-same-name node-return consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers"
-all="steady paced backlog two-shards shard-kill big-snapshot router-sigterm router-kill router-same-name node-freeze node-return consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers"
+mistakes="setup-live router-new-input settings-typo no-jetstream line-gap"
+quick="steady backlog two-shards shard-kill router-sigterm router-kill router-same-name node-return consumer-node consumer-stall quorum-15 slow-gateway router-stopped-while-typing two-routers $mistakes"
+all="steady paced backlog two-shards shard-kill big-snapshot router-sigterm router-kill router-same-name node-freeze node-return consumer-node consumer-stall quorum-15 quorum-45 quorum-75 slow-gateway router-stopped-while-typing two-routers $mistakes"
 for arg in "$@"; do
     case $arg in
     -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -156,11 +170,17 @@ router() { # NAME INPUT [ROUTER OPTIONS...]  (in the background: $router_pid)
     router_pid=$!
     pids="$pids $router_pid"
 }
-# A fresh stream, snapshot store and lease bucket; a folder for the scenario.
+# A fresh stream, snapshot store and lease bucket (ctl wipe --force: the previous
+# scenario's killed owners may still hold leases); a folder for the scenario. A
+# typingd-cluster without `ctl wipe` (TYPINGD_CLUSTER, an older build) has a
+# setup that wipes.
+fresh="wipe --force"
+"$bin" ctl --help 2>/dev/null | grep -q "^ *wipe " || fresh=setup
 begin() { # NAME
     scenario=$1 dir=$work/$1 shard_pids="" figures="" status=0 began=$(now)
     mkdir -p "$dir"
-    ctl setup --storage "$STORAGE" --replicas "$REPLICAS" --lease-ttl "$LEASE_TTL" > "$dir/setup.log" 2>&1 \
+    # shellcheck disable=SC2086
+    ctl $fresh --storage "$STORAGE" --replicas "$REPLICAS" --lease-ttl "$LEASE_TTL" > "$dir/setup.log" 2>&1 \
         || { cat "$dir/setup.log" >&2; return 1; }
 }
 idle() { ctl idle --partitions "$partitions" --timeout "${1:-120}" > "$dir/idle.log" 2>&1 || { cat "$dir/idle.log" >&2; status=1; }; }
@@ -625,6 +645,176 @@ run_two_routers() {
     [ "$not_member" -eq 0 ] || status=1
     figures="$figures; $not_member not_member for a conversation command"
     check finals "$py" "$here/harness/faults.py" finals "$dir/replayed.jsonl" "$dir/finals.jsonl" --viewers "$work/viewers"
+    finish
+}
+
+# --- operator mistakes ---------------------------------------------------------
+
+# expect LABEL STATUS PATTERN COMMAND...: COMMAND must exit STATUS with PATTERN on
+# stderr (kept in $dir/LABEL.log), within 30 s.
+expect() {
+    label=$1 want=$2 pattern=$3; shift 3
+    started=$(now)
+    timeout -s KILL 30 "$@" > "$dir/$label.log" 2>&1 < "${expect_input:-/dev/null}" && got=0 || got=$?
+    took=$(since "$started")
+    if [ "$got" -ne "$want" ] || ! grep -q -- "$pattern" "$dir/$label.log"; then
+        echo "  $label: exit $got (wanted $want) in $took s, without \"$pattern\":" >&2
+        tail -n 4 "$dir/$label.log" | sed 's/^/    /' >&2
+        status=1
+    fi
+    figures="$figures; $label: exit $got in $took s"
+}
+stream_messages() { ctl info --partitions "$partitions" 2>/dev/null | sed -n 's/^stream TYPINGD: \([0-9]*\) messages.*/\1/p'; }
+
+run_setup_live() {
+    # A cluster at work: shards, a gateway, a router half-way. `ctl setup` again must
+    # change nothing (it says so, the stream keeps its messages), `ctl wipe` must be
+    # refused while owners hold leases; the router then ends its input: nothing
+    # lost. A forced wipe at the end, and a new owner's epoch is above the old ones.
+    begin setup-live
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    half=$((total / 2))
+    head -n "$half" "$work/workload.jsonl" > "$dir/first.jsonl"
+    router live "$dir/first.jsonl"
+    wait "$router_pid" || status=1
+    idle
+    before=$(stream_messages)
+    expect setup-again 0 "nothing to do" "$bin" ctl setup --servers "$urls" --storage "$STORAGE" --replicas "$REPLICAS" --lease-ttl "$LEASE_TTL"
+    after=$(stream_messages)
+    [ -n "$before" ] && [ "$before" = "$after" ] || { echo "  the stream held $before messages before setup, $after after" >&2; status=1; }
+    expect wipe-refused 1 "refused: owners hold leases" "$bin" ctl wipe --servers "$urls"
+    [ "$(stream_messages)" = "$before" ] || { echo "  the refused wipe changed the stream" >&2; status=1; }
+    figures="$figures; stream: $before messages before setup, $after after"
+    router live "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure live
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "live=$work/workload.jsonl" --whole
+    stop_pids $shard_pids; shard_pids=""
+    old_epoch=$(sed -n 's/.*lease p[0-9]* taken, epoch \([0-9]*\).*/\1/p' "$dir"/shard-*-a.log | sort -n | tail -n 1)
+    ctl wipe --force --storage "$STORAGE" --replicas "$REPLICAS" --lease-ttl "$LEASE_TTL" > "$dir/wipe.log" 2>&1 || { cat "$dir/wipe.log" >&2; status=1; }
+    shard 1 b --tick-ms 0 --snapshot-every 0
+    wait_for "$dir/shard-1-b.log" "caught up" 60 || { echo "  no owner after the wipe" >&2; status=1; }
+    new_epoch=$(sed -n 's/.*lease p[0-9]* taken, epoch \([0-9]*\).*/\1/p' "$dir/shard-1-b.log" | tail -n 1)
+    [ -n "$old_epoch" ] && [ -n "$new_epoch" ] && [ "$new_epoch" -gt "$old_epoch" ] \
+        || { echo "  the owner after the wipe has epoch ${new_epoch:-none}, not above ${old_epoch:-none}" >&2; status=1; }
+    figures="$figures; epochs: highest $old_epoch before the wipe, $new_epoch after"
+    finish
+}
+
+run_router_new_input() {
+    # One --name, two inputs: the workload's first 40% routed, then the other 60%
+    # under the same name. Refused before a line is stored (exit 64, saying how to
+    # go on); --new-input routes it whole; the shards apply both, nothing lost.
+    begin router-new-input
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    cut=$((total * 2 / 5))
+    head -n "$cut" "$work/workload.jsonl" > "$dir/a.jsonl"
+    tail -n +$((cut + 1)) "$work/workload.jsonl" > "$dir/b.jsonl"
+    router reused "$dir/a.jsonl"
+    wait "$router_pid" || status=1
+    before=$(stream_messages)
+    expect_input="$dir/b.jsonl"
+    expect other-input 64 "checkpoint of another input" "$bin" route --servers "$urls" --partitions "$partitions" --name reused
+    grep -q "new-input" "$dir/other-input.log" || { echo "  the refusal does not say how to go on" >&2; status=1; }
+    # The same through a pipe: the bytes skipped are compared.
+    expect other-pipe 64 "checkpoint of another input" sh -c 'cat "$1" | "$2" route --servers "$3" --partitions "$4" --name reused' \
+        pipe "$dir/b.jsonl" "$bin" "$urls" "$partitions"
+    expect_input=
+    [ "$(stream_messages)" = "$before" ] || { echo "  a refused router stored messages" >&2; status=1; }
+    router reused "$dir/b.jsonl" --new-input
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure reused
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "reused=$work/workload.jsonl" --whole
+    finish
+}
+
+run_settings_typo() {
+    # A settings file with a misspelt setting and a stray line: every role stops,
+    # naming the file and the line; the right count given wrong (8 partitions on a
+    # cluster set up with 4): every role refuses before it stores or owns anything.
+    begin settings-typo
+    printf '# the operator meant 8 partitions\nPARTITONS=8\n' > "$dir/typo.conf"
+    printf 'PARTITIONS=%s\npartitions 8\n' "$partitions" > "$dir/junk.conf"
+    expect typo-route 1 "typo.conf:2: no setting \"PARTITONS\": did you mean PARTITIONS" \
+        "$bin" route --servers "$urls" --config "$dir/typo.conf" --name typo
+    expect typo-shard 1 "did you mean PARTITIONS" "$bin" shard --servers "$urls" --config "$dir/typo.conf" --partition 0
+    expect typo-gateway 1 "did you mean PARTITIONS" "$bin" gateway --servers "$urls" --config "$dir/typo.conf" --viewer u1
+    expect junk-ctl 1 "junk.conf:2: \"partitions 8\" is not NAME=VALUE" "$bin" ctl settings --config "$dir/junk.conf"
+    other=$((partitions * 2)) beyond=$((partitions + 1))
+    expect count-route 78 "set up with PARTITIONS=$partitions" "$bin" route --servers "$urls" --partitions "$other" --name typo
+    expect count-shard 78 "set up with PARTITIONS=$partitions" "$bin" shard --servers "$urls" --partitions "$other" --partition "$beyond"
+    expect count-gateway 78 "set up with PARTITIONS=$partitions" "$bin" gateway --servers "$urls" --partitions "$other" --viewer u1
+    expect beyond-shard 64 "is not one of 0..$((partitions - 1))" "$bin" shard --servers "$urls" --partition "$partitions"
+    [ "$(stream_messages)" = 0 ] || { echo "  a refused role stored messages" >&2; status=1; }
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    router typo "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure typo
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "typo=$work/workload.jsonl" --whole
+    finish
+}
+
+run_no_jetstream() {
+    # Every role pointed at a nats-server without JetStream, then at one with
+    # JetStream that was never set up: each says which, and exits 78 within
+    # seconds (never "waiting for the cluster" for ever). Then the cluster runs.
+    begin no-jetstream
+    plain=$((PORT_BASE + 10)) bare=$((PORT_BASE + 11))
+    timeout -s KILL 300 nats-server -a 127.0.0.1 -p "$plain" > "$dir/plain.log" 2>&1 &
+    plain_pid=$!; pids="$pids $plain_pid"
+    timeout -s KILL 300 nats-server -a 127.0.0.1 -p "$bare" -js -sd "$dir/bare-js" > "$dir/bare.log" 2>&1 &
+    bare_pid=$!; pids="$pids $bare_pid"
+    wait_for "$dir/plain.log" "Server is ready" 20 && wait_for "$dir/bare.log" "Server is ready" 20 \
+        || { echo "  the extra nats-servers did not start" >&2; status=1; }
+    for role in route shard gateway; do
+        case $role in route) extra="--name nojs" ;; shard) extra="--partition 0" ;; gateway) extra="--viewer u1" ;; esac
+        expect_input="$work/workload.jsonl"
+        # shellcheck disable=SC2086
+        expect "$role-no-js" 78 "has no JetStream" "$bin" $role --servers "nats://127.0.0.1:$plain" --partitions "$partitions" $extra
+        # shellcheck disable=SC2086
+        expect "$role-not-set-up" 78 "not set up.*ctl setup" "$bin" $role --servers "nats://127.0.0.1:$bare" --partitions "$partitions" $extra
+        expect_input=
+    done
+    stop_pids "$plain_pid" "$bare_pid"
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    router nojs "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure nojs
+    checks "--viewers $work/viewers" "$dir"/audit-*
+    check applied fpy applied --servers "$urls" --input "nojs=$work/workload.jsonl" --whole
+    finish
+}
+
+run_line_gap() {
+    # Lines lost between a router and the stream: the router's checkpoint moved 7
+    # lines on for partition 1 between two runs (its next message's numbers jump).
+    # The shard says so (which router, which numbers) and counts the 7 in its stats
+    # (lines_missing); everything stored is applied (0 differ).
+    begin line-gap
+    shards a --tick-ms 0 --snapshot-every 0
+    gateway --viewers-file "$work/viewers"
+    head -n $((total / 2)) "$work/workload.jsonl" > "$dir/first.jsonl"
+    router gap "$dir/first.jsonl"
+    wait "$router_pid" || status=1
+    fpy skip-lines --servers "$urls" --name gap --partition 1 --lines 7 > "$dir/skip.log" 2>&1 || { cat "$dir/skip.log" >&2; status=1; }
+    router gap "$work/workload.jsonl"
+    wait "$router_pid" || status=1
+    idle; end_gateway; router_figure gap
+    grep -q 'router "gap": lines [0-9]*\.\.\.[0-9]* missing (7 lines' "$dir/shard-1-a.log" \
+        || { echo "  partition 1's owner did not log the gap" >&2; status=1; }
+    missing=$(ctl stats --partitions "$partitions" 2>/dev/null | sed -n 's/.*"lines_missing":\([0-9]*\).*"partition":1,.*/\1/p' | head -n 1)
+    [ "$missing" = 7 ] || { echo "  partition 1's stats say lines_missing ${missing:-absent}, not 7" >&2; status=1; }
+    prom=$(ctl stats --prometheus 2>/dev/null | grep -c '^typingd_shard_lines_missing_total{partition="1"' || true)
+    [ "$prom" -ge 1 ] || { echo "  no typingd_shard_lines_missing_total in the Prometheus stats" >&2; status=1; }
+    figures="$figures; $(grep -h -o 'router "gap": lines [0-9.]* missing' "$dir/shard-1-a.log" | head -n 1); lines_missing $missing"
+    checks "--viewers $work/viewers" "$dir"/audit-*
     finish
 }
 

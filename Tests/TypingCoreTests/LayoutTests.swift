@@ -1,7 +1,7 @@
 import Testing
 import TypingCore
 
-/// The record sizes the documentation states (bench/README.md, the records' own
+/// The record sizes the documentation states (bench/RESULTS.md, the records' own
 /// comments): a change that grows one fails here first.
 @Suite("Record layouts")
 struct LayoutTests {

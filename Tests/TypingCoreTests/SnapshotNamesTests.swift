@@ -19,7 +19,7 @@ struct SnapshotNamesTests {
         String(repeating: "x", count: 1024),
     ]
 
-    @Test("the cut name of the issue round-trips: Maria Fernanda Silva")
+    @Test("a name cut after 15 graphemes round-trips: Maria Fernanda Silva")
     func mariaFernanda() {
         var h = Harness()
         h.run(.join(conv: ID("g"), user: ID("m"), name: "Maria Fernanda Silva"))

@@ -10,7 +10,7 @@ unpaced), alternately:
   plain    one typingd --clock manual --no-drain with TYPINGD_OPTIONS (the
            shards' engine options) reading the input, paced by this script at
            the rate;
-  cluster  a fresh stream (typingd-cluster ctl setup), 4 shards (typingd-cluster
+  cluster  a fresh stream (typingd-cluster ctl wipe), 4 shards (typingd-cluster
            shard --tick-ms 0 --snapshot-every 0) started and caught up, then
            typingd-cluster route started, and once it says it is reading, fed
            the input by this script at the rate (as the plain typingd is), until
@@ -176,7 +176,11 @@ class Cost:
     # -- the cluster ----------------------------------------------------------------
 
     def start_shards(self, binary, label, run):
-        self.ctl(binary, "setup", *self.args.ctl_option)
+        # A fresh cluster: `ctl wipe --force` (an older typingd-cluster, as a
+        # --baseline, has no wipe: its setup wiped).
+        listed = subprocess.run([binary, "ctl", "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        has_wipe = any(line.split()[:1] == [b"wipe"] for line in listed.splitlines())
+        self.ctl(binary, *(["wipe", "--force"] if has_wipe else ["setup"]), *self.args.ctl_option)
         self.shards, logs = [], []
         for p in range(PARTITIONS):
             path = os.path.join(self.work, "shard-{}-{}-{}.log".format(label, run, p))
@@ -303,7 +307,7 @@ def main():
     parser.add_argument("--baseline", help="another typingd-cluster, run after each cluster run, for a before/after")
     parser.add_argument("--shard-option", action="append", default=[], help="more shard options (repeat)")
     parser.add_argument("--router-option", action="append", default=[], help="more route options (repeat)")
-    parser.add_argument("--ctl-option", action="append", default=[], help="ctl setup options, e.g. --storage=memory")
+    parser.add_argument("--ctl-option", action="append", default=[], help="ctl wipe (setup) options, e.g. --storage=memory")
     parser.add_argument("--work", help="work folder (default: a new one in /tmp)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()

@@ -432,6 +432,24 @@ def cmd_stall_consumer(args):
     asyncio.run(run())
 
 
+def cmd_skip_lines(args):
+    """Moves router NAME's checkpoint LINES lines on for one partition: its next
+    run numbers that partition's lines from there, as if those lines had been lost
+    between it and the stream."""
+    async def run():
+        nc = await connect(args.servers, "faults", timeout=10)
+        kv = await nc.jetstream().key_value("typingd-routers")
+        entry = await kv.get(args.name)
+        checkpoint = json.loads(entry.value)
+        before = checkpoint["lines"][args.partition]
+        checkpoint["lines"][args.partition] = before + args.lines
+        await kv.put(args.name, json.dumps(checkpoint, sort_keys=True).encode())
+        print("router {}: partition {}'s lines numbered on from {}, not {}".format(
+            args.name, args.partition, before + args.lines + 1, before + 1))
+        await nc.close()
+    asyncio.run(run())
+
+
 def cmd_caught_up(args):
     async def ask():
         nc = await connect(args.servers, "faults", timeout=10)
@@ -610,6 +628,12 @@ def main():
     p.add_argument("--servers")
     p.add_argument("--partition", type=int, required=True)
     subparsers["stall-consumer"] = p
+    p = sub.add_parser("skip-lines")
+    p.add_argument("--servers")
+    p.add_argument("--name", required=True)
+    p.add_argument("--partition", type=int, required=True)
+    p.add_argument("--lines", type=int, required=True)
+    subparsers["skip-lines"] = p
     sub.add_parser("unstamp")
     p = sub.add_parser("split")
     p.add_argument("input")

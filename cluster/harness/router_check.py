@@ -3,7 +3,7 @@
 
     router_check.py --input commands.jsonl [--servers URLS] [--partitions 4] [--rate 20000]
 
-Needs a running cluster (cluster.sh) with a fresh stream (typingd-cluster ctl setup). Sends
+Needs a running cluster (cluster.sh) with a fresh stream (typingd-cluster ctl wipe). Sends
 the input through typingd-cluster route four times, under four names, each run stopped and
 restarted on the way:
 

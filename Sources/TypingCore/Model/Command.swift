@@ -18,7 +18,7 @@ public enum Command: Sendable, Equatable {
     /// The fields are in the order that packs them in 123 bytes, so that a
     /// `Command` stays within 128 bytes, which the compiler copies inline: at 137
     /// bytes every copy of a decoded command became a call to `memcpy`, about 1.5 %
-    /// of the W1 workload's instructions (bench/README.md).
+    /// of the W1 workload's instructions (bench/RESULTS.md).
     case type(conv: Identifier, user: Identifier, thread: Identifier? = nil, status: String? = nil,
               timeout: Int? = nil, activity: Activity = .typing, empty: Bool = false)
     /// `user` sent a message at `thread` of `conv` (nil: the main timeline): their

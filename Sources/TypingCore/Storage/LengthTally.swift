@@ -12,7 +12,7 @@ package struct LengthTally: Equatable {
     // never 0), so entries sort by length. Most groups have one or two distinct
     // lengths: those stay inline, `low` then `high` (0: none), with no storage to
     // allocate per room or per burst of typing; a third moves them all to `spill`,
-    // ascending, until at most one is left. What a join costs (bench/README.md).
+    // ascending, until at most one is left. What a join costs (bench/RESULTS.md).
     private var low: UInt64 = 0
     private var high: UInt64 = 0
     private var spill: [UInt64] = []

@@ -6,7 +6,7 @@ import CJansson
 /// The fields most lines have are looked up once, here; the others (each used by
 /// one or two commands) when their command reads them, and only if the object has
 /// keys left unaccounted for. That keeps this value at 104 bytes: past 128, every
-/// copy of it became a call to `memcpy` (bench/README.md).
+/// copy of it became a call to `memcpy` (bench/RESULTS.md).
 struct CommandFields {
     typealias Value = UnsafeMutablePointer<json_t>
 

@@ -80,6 +80,8 @@ public final class JetStream: @unchecked Sendable {
         public var maxMessageSize: Int32 = -1
         /// Whether any replica may answer direct gets.
         public var allowDirect = false
+        /// Free text kept with the stream (nats-server 2.9 has no metadata).
+        public var description: String? = nil
 
         public init(name: String, subjects: [String]) {
             self.name = name
@@ -99,6 +101,23 @@ public final class JetStream: @unchecked Sendable {
         public var leader: String?
         /// Its replicas' servers, leader first.
         public var replicas: [String]
+        /// Its configuration: the description, how it stores, the replicas asked,
+        /// how long a message lives (ns, 0: for ever).
+        public var description: String? = nil
+        public var storage: Storage = .file
+        public var configuredReplicas = 1
+        public var maxAge: Int64 = 0
+
+        public init(firstSequence: UInt64 = 0, lastSequence: UInt64 = 0, messages: UInt64 = 0, bytes: UInt64 = 0,
+                    created: Int64 = 0, leader: String? = nil, replicas: [String] = []) {
+            self.firstSequence = firstSequence
+            self.lastSequence = lastSequence
+            self.messages = messages
+            self.bytes = bytes
+            self.created = created
+            self.leader = leader
+            self.replicas = replicas
+        }
     }
 
     /// Makes a stream.
@@ -117,9 +136,24 @@ public final class JetStream: @unchecked Sendable {
                 cfg.MaxMsgSize = config.maxMessageSize
                 cfg.AllowDirect = config.allowDirect
                 var code = jsErrCode(rawValue: 0)
-                try check(js_AddStream(nil, raw, &cfg, nil, &code), code, "making stream \(config.name)")
+                try withC(config.description ?? "") { (description) throws(NatsError) in
+                    if config.description != nil { cfg.Description = description }
+                    try check(js_AddStream(nil, raw, &cfg, nil, &code), code, "making stream \(config.name)")
+                }
             }
         }
+    }
+
+    /// Sets stream `name`'s message lifetime (ms; a key-value bucket's TTL),
+    /// keeping the rest of its configuration and what it holds.
+    public func setMaxAge(_ name: String, milliseconds: Int64) throws(NatsError) {
+        var info: UnsafeMutablePointer<jsStreamInfo>? = nil
+        var code = jsErrCode(rawValue: 0)
+        try check(js_GetStreamInfo(&info, raw, name, nil, &code), code, "reading stream \(name)")
+        guard let info, let config = info.pointee.Config else { throw NatsError(invalid: "no stream info") }
+        defer { jsStreamInfo_Destroy(info) }
+        config.pointee.MaxAge = milliseconds * 1_000_000
+        try check(js_UpdateStream(nil, raw, config, nil, &code), code, "updating stream \(name)")
     }
 
     /// What stream `name` is now.
@@ -141,8 +175,15 @@ public final class JetStream: @unchecked Sendable {
                 }
             }
         }
-        return StreamInfo(firstSequence: state.FirstSeq, lastSequence: state.LastSeq, messages: state.Msgs,
-                          bytes: state.Bytes, created: info.pointee.Created, leader: leader, replicas: replicas)
+        var result = StreamInfo(firstSequence: state.FirstSeq, lastSequence: state.LastSeq, messages: state.Msgs,
+                                bytes: state.Bytes, created: info.pointee.Created, leader: leader, replicas: replicas)
+        if let config = info.pointee.Config {
+            result.description = config.pointee.Description.map { String(cString: $0) }
+            result.storage = config.pointee.Storage == js_MemoryStorage ? .memory : .file
+            result.configuredReplicas = Int(config.pointee.Replicas)
+            result.maxAge = config.pointee.MaxAge
+        }
+        return result
     }
 
     /// Deletes stream `name` (and its consumers).

@@ -110,7 +110,7 @@ public struct ClusterSettings: Sendable, Equatable {
     /// Sets `name` from `text`, or says why not (`source` names where it came from).
     public mutating func set(_ name: String, _ text: String, from source: String) throws(Failure) {
         guard let setting = Self.table.first(where: { $0.name == name }) else {
-            throw Failure(description: "\(source): no setting \(name) (the settings: \(Self.table.map(\.name).joined(separator: ", ")))")
+            throw Failure(description: "\(source): " + Self.unknown(name))
         }
         guard setting.read(&self, text) else {
             let why = setting.why(text).map { " (\($0))" } ?? ""
@@ -120,8 +120,9 @@ public struct ClusterSettings: Sendable, Equatable {
 
     /// The settings of `fileText` (lines `NAME=VALUE`, `export NAME=VALUE`, `#`
     /// comments; VALUE in shell quoting), then of `environment` where set and not
-    /// empty. Only the settings of the table are read; other lines are left alone
-    /// (a file sourced by scripts may hold their own variables).
+    /// empty. A line that is not `NAME=VALUE`, or names no setting of the table, is
+    /// an error naming the file and line (with the setting it may have meant): a
+    /// misspelt setting would otherwise leave its default in force unseen.
     public static func load(fileText: String?, fileName: String, environment: [String: String]) throws(Failure) -> ClusterSettings {
         var settings = ClusterSettings()
         let names = Set(table.map(\.name))
@@ -130,9 +131,13 @@ public struct ClusterSettings: Sendable, Equatable {
                 var line = Substring(rawLine.trimmingSpaces)
                 if line.isEmpty || line.hasPrefix("#") { continue }
                 if line.hasPrefix("export ") || line.hasPrefix("export\t") { line = Substring(line.dropFirst(7).trimmingSpaces) }
-                guard let equals = line.firstIndex(of: "=") else { continue }
+                let place = "\(fileName):\(index + 1)"
+                guard let equals = line.firstIndex(of: "="), equals > line.startIndex else {
+                    throw Failure(description: "\(place): \(String(line.prefix(60)).debugDescription) is not NAME=VALUE "
+                                  + "(a setting, a # comment or a blank line; the settings: \(table.map(\.name).joined(separator: ", ")))")
+                }
                 let name = String(line[..<equals])
-                guard names.contains(name) else { continue }
+                guard names.contains(name) else { throw Failure(description: "\(place): " + unknown(name)) }
                 let value = try unquote(String(line[line.index(after: equals)...]), at: "\(fileName):\(index + 1)")
                 try settings.set(name, value, from: "\(fileName):\(index + 1)")
             }
@@ -143,6 +148,34 @@ public struct ClusterSettings: Sendable, Equatable {
             }
         }
         return settings
+    }
+
+    /// What to say of `name`, no setting: the setting it may have meant (at most a
+    /// third of its letters off), else every setting.
+    static func unknown(_ name: String) -> String {
+        let shown = String(name.prefix(60)).debugDescription
+        let near = table.map { ($0.name, editDistance(name.uppercased(), $0.name)) }.min { $0.1 < $1.1 }
+        if let (nearest, distance) = near, distance <= max(1, nearest.count / 3) {
+            return "no setting \(shown): did you mean \(nearest)?"
+        }
+        return "no setting \(shown) (the settings: \(table.map(\.name).joined(separator: ", ")))"
+    }
+
+    /// Levenshtein's distance between `a` and `b`, by characters.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let x = Array(a), y = Array(b)
+        if x.isEmpty { return y.count }
+        var row = Array(0...y.count)
+        for i in 1...x.count {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: y.count, by: 1) {
+                let above = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (x[i - 1] == y[j - 1] ? 0 : 1))
+                previous = above
+            }
+        }
+        return row[y.count]
     }
 
     /// A shell word's value: quotes removed (`"…"` with backslash escapes, `'…'`

@@ -9,7 +9,7 @@ import Glibc
 struct Ctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set the cluster up, wait for it, and tell where it stands.",
-        subcommands: [Setup.self, Ready.self, Idle.self, Leader.self, Info.self, Stats.self, Settings.self]
+        subcommands: [Setup.self, Wipe.self, Ready.self, Idle.self, Leader.self, Info.self, Stats.self, Settings.self]
     )
 
     /// A line on stderr, `ctl: ` first, and exit status 1.
@@ -60,16 +60,8 @@ struct Ctl: ParsableCommand {
         }
     }
 
-    struct Setup: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "(Re)make the command stream, the snapshot stream and the buckets, empty: it deletes what they held.",
-            discussion: """
-            Stream TYPINGD (subjects typingd.cmd.*, STORAGE, REPLICAS, a 2-minute duplicate \
-            window), stream TYPINGD_SNAPSHOTS (typingd.store.*.*, file), buckets \
-            typingd-leases (TTL LEASE_TTL), typingd-routers (the routers' checkpoints) and \
-            typingd-router-names (TTL 10 s: the routers' name fences), REPLICAS each.
-            """)
-        @OptionGroup var common: Common
+    /// The options that shape the streams and buckets (setup and wipe).
+    struct Shape: ParsableArguments {
         @Option(name: .long, help: ArgumentHelp("Replicas of every stream and bucket (REPLICAS).", valueName: "n"))
         var replicas: Int?
         @Option(name: .long, help: ArgumentHelp("The command stream's storage, file or memory (STORAGE).", valueName: "kind"))
@@ -77,8 +69,7 @@ struct Ctl: ParsableCommand {
         @Option(name: .customLong("lease-ttl"), help: ArgumentHelp("The lease bucket's TTL, seconds (LEASE_TTL).", valueName: "s"))
         var leaseTTL: String?
 
-        func run() throws {
-            var settings = try common.settings()
+        func apply(to settings: inout ClusterSettings) throws {
             do {
                 if let replicas { try settings.set("REPLICAS", String(replicas), from: "--replicas") }
                 if let storage { try settings.set("STORAGE", storage, from: "--storage") }
@@ -86,9 +77,60 @@ struct Ctl: ParsableCommand {
             } catch {
                 throw Ctl.fail(error.description)
             }
+        }
+    }
+
+    struct Setup: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make what is missing of the command stream, the snapshot stream and the buckets; change nothing that exists.",
+            discussion: """
+            Stream TYPINGD (subjects typingd.cmd.*, STORAGE, REPLICAS, a 2-minute duplicate \
+            window, PARTITIONS kept in its description: every role refuses another count), \
+            stream TYPINGD_SNAPSHOTS (typingd.store.*.*, file), buckets typingd-leases (TTL \
+            LEASE_TTL), typingd-routers (the routers' checkpoints) and typingd-router-names \
+            (TTL 15 s: the routers' name fences), REPLICAS each. What exists is kept with what \
+            it holds: run twice, the second says there was nothing to do. One that exists \
+            otherwise than the settings (PARTITIONS, STORAGE, REPLICAS, LEASE_TTL) is an error \
+            naming each difference, exit 1: `ctl wipe` makes them anew.
+            """)
+        @OptionGroup var common: Common
+        @OptionGroup var shape: Shape
+
+        func run() throws {
+            var settings = try common.settings()
+            try shape.apply(to: &settings)
             let control = try common.connect(settings)
             do {
                 print("ctl: " + (try control.setup(settings, timeout: common.timeout)))
+            } catch {
+                throw Ctl.fail(error.description)
+            }
+        }
+    }
+
+    struct Wipe: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start the cluster over: delete every command, snapshot and router checkpoint, then set up anew.",
+            discussion: """
+            Deletes stream TYPINGD (every command stored, every shard's consumer), stream \
+            TYPINGD_SNAPSHOTS and buckets typingd-routers and typingd-router-names; empties \
+            bucket typingd-leases without deleting it, so its revisions (the owners' epochs) \
+            go on rising and no gateway takes a new owner for a deposed one; then makes \
+            everything anew with the settings given (as setup). Says what it deleted. Refused \
+            (exit 1) while an owner holds a lease: stop the shards (SIGTERM releases a lease) \
+            and the routers first, or give --force (the owners then lose their leases).
+            """)
+        @OptionGroup var common: Common
+        @OptionGroup var shape: Shape
+        @Flag(name: .long, help: "Wipe even while owners hold leases (they lose them and stop publishing).")
+        var force = false
+
+        func run() throws {
+            var settings = try common.settings()
+            try shape.apply(to: &settings)
+            let control = try common.connect(settings)
+            do {
+                for line in try control.wipe(settings, force: force, timeout: common.timeout) { print(line.hasPrefix("ctl: ") ? line : "ctl: " + line) }
             } catch {
                 throw Ctl.fail(error.description)
             }

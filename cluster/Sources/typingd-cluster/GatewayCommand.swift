@@ -114,6 +114,13 @@ struct GatewayCommand: ParsableCommand {
             log("no NATS server answered at \(configuration.servers.joined(separator: ",")): \(error)")
             throw ExitCode(1)
         }
+        do {
+            try gateway.checkCluster(log: log)
+        } catch {
+            log("\(error)")
+            gateway.close()
+            throw ExitCode(ClusterCheck.exitStatus)
+        }
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         var sources: [DispatchSourceSignal] = []

@@ -47,7 +47,12 @@ struct RouteCommand: ParsableCommand {
         Restarts. The router checkpoints the input position that is STORED (key NAME of bucket \
         typingd-routers) every --checkpoint-ms and at the end, and resumes there: a regular \
         file on stdin is seeked, a pipe has the bytes skipped (or give --input-offset N when \
-        stdin starts at byte N of the input). --from-start ignores the checkpoint.
+        stdin starts at byte N of the input). --from-start ignores the checkpoint. The \
+        checkpoint keeps the input's first bytes (up to 4 KiB, as a digest): stdin that \
+        does not begin with them (another input, or a shorter one) is refused before \
+        anything is stored (exit 64), saying how to go on: the same input again, a new \
+        --name, or --new-input (this stdin read whole, its lines numbered on after those \
+        the name sent). With --input-offset the first bytes are not on stdin: not compared.
 
         Stopping. SIGTERM or SIGINT stops reading, waits until every line read is stored, writes \
         the checkpoint and says where a restart resumes; exit 0. A second signal exits at once \
@@ -63,9 +68,14 @@ struct RouteCommand: ParsableCommand {
         Stats. A request on typingd.stats.router.NAME gets JSON, or Prometheus text when its \
         body is "prometheus".
 
+        The cluster. Before anything, the router checks the cluster: a server without \
+        JetStream, a cluster not set up (no stream TYPINGD: run ctl setup) or set up with \
+        another PARTITIONS ends it within seconds (exit 78); an outage is waited through.
+
         Exit status: 0 when every line read is stored; 1 after a second signal or a broken \
-        input; 64 for a bad option or a checkpoint that does not fit them; 75 when the name is \
-        taken.
+        input; 64 for a bad option or a checkpoint that does not fit them (another input, \
+        other partitions); 75 when the name is taken; 78 when the cluster is not one it can \
+        run on.
         """
     )
 
@@ -107,6 +117,9 @@ struct RouteCommand: ParsableCommand {
     @Flag(name: .customLong("from-start"), help: "Ignore the checkpoint: start at stdin's first byte.")
     var fromStart = false
 
+    @Flag(name: .customLong("new-input"), help: "stdin is a new input for this --name: read it from its first byte, its lines numbered on after those the name sent (so the shards apply them all).")
+    var newInput = false
+
     func validate() throws {
         let plain = name.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D }
         guard plain, (1...64).contains(name.utf8.count) else {
@@ -120,6 +133,9 @@ struct RouteCommand: ParsableCommand {
         guard queueLines > 0 else { throw ValidationError("--queue-lines must be positive") }
         guard ackTimeout > 0, ackTimeout <= 3600 else { throw ValidationError("--ack-timeout must be from 0 to 3600 s") }
         guard checkpointMs > 0, checkpointMs.isFinite else { throw ValidationError("--checkpoint-ms must be positive") }
+        if newInput && (fromStart || inputOffset > 0) {
+            throw ValidationError("--new-input reads stdin from its first byte: it does not go with --from-start or --input-offset")
+        }
         if fromStart && inputOffset > 0 {
             throw ValidationError("--from-start reads stdin from its first byte: it does not go with --input-offset")
         }
@@ -160,6 +176,7 @@ struct RouteCommand: ParsableCommand {
         options.rate = rate
         options.inputOffset = inputOffset
         options.fromStart = fromStart
+        options.newInput = newInput
         options.replicas = settings.replicas
         let connection = Self.connect(servers: servers, name: "router \(name)", pingMs: settings.pingMs,
                                       inOrder: cluster.serversInOrder)

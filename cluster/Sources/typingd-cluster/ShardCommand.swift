@@ -122,6 +122,7 @@ struct ShardCommand: ParsableCommand {
         }
         var config = ShardConfig(servers: try cluster.serverList(settings), partition: partition,
                                  buckets: settings.viewerBuckets, session: session)
+        config.partitions = settings.partitions
         config.audienceOpen = session.engine.audience == .open
         config.auditPath = audit
         config.snapshotEvery = settings.snapshotEvery

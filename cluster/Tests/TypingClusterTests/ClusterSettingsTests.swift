@@ -13,7 +13,7 @@ import Testing
     }
 
     @Test func readsAsTheShellReads() throws {
-        let text = "# comment\nexport PARTITIONS=8\nTYPINGD_OPTIONS=\"--phrases phrases\" # note\nVIEWER_BUCKETS='32'\nOTHER=x y\nPARTITIONS=6\n"
+        let text = "# comment\nexport PARTITIONS=8\nTYPINGD_OPTIONS=\"--phrases phrases\" # note\nVIEWER_BUCKETS='32'\nPARTITIONS=6\n"
         let settings = try ClusterSettings.load(fileText: text, fileName: "c.conf", environment: ["VIEWER_BUCKETS": "64"])
         #expect(settings.partitions == 6)
         #expect(settings.typingdOptions == "--phrases phrases")

@@ -56,7 +56,7 @@ import Glibc
         return settings
     }
 
-    @Test func setupMakesEverythingAnewAndEmpty() throws {
+    @Test func setupMakesWhatIsMissingAndWipeEmptiesIt() throws {
         guard let server = try Self.server() else { return }
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
@@ -66,6 +66,8 @@ import Glibc
         _ = try js.publish(NatsMessage(subject: Names.commandSubject(0), data: Array("{}".utf8)))
         #expect(try js.streamInfo(Names.stream).messages == 1)
         try control.setup(Self.settings(), timeout: 30)
+        #expect(try js.streamInfo(Names.stream).messages == 1, "setup keeps what exists")
+        try control.wipe(Self.settings(), force: false, timeout: 30)
         #expect(try js.streamInfo(Names.stream).messages == 0)
         for name in [Names.snapshotStream, "KV_" + Names.leaseBucket, "KV_" + Names.routerBucket, "KV_" + Names.routerNameBucket] {
             #expect(throws: Never.self) { _ = try js.streamInfo(name) }
@@ -329,6 +331,7 @@ import Glibc
         var session = SessionConfiguration(drain: false)
         session.engine.announceAfter = 1500
         var config = ShardConfig(servers: [server.url], partition: Partitioned.g, buckets: gatewayConfiguration.viewerBuckets, session: session)
+        config.partitions = Self.settings().partitions
         config.replicas = 1
         config.snapshotEvery = 1
         config.leaseTTL = 5

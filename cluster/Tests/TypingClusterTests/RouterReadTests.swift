@@ -50,7 +50,7 @@ import Glibc
             done.signal()
         }
         defer { close(readEnd) }
-        try router.read(readEnd, skip: 0)
+        try router.read(readEnd, skip: 0, tail: false)
         #expect(done.wait(timeout: .now() + 120) == .success)
     }
 

@@ -24,7 +24,7 @@ public struct ClusterControl: Sendable {
         self.jetStream = jetStream
     }
 
-    static func now() -> Double {
+    package static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
@@ -97,56 +97,92 @@ public struct ClusterControl: Sendable {
         }
     }
 
-    /// Deletes, then makes anew and empty: the command stream (storage and
-    /// replicas of `settings`, a 2-minute duplicate window), the snapshot stream
-    /// (file), the lease bucket (TTL LEASE_TTL), the router checkpoint bucket and
-    /// the router name bucket (TTL ``routerNameTTL``), all with the same replicas;
-    /// then waits until each has a leader. What they held is gone.
+    /// The streams and buckets ``setup(_:timeout:)`` makes, by stream name.
+    static var buckets: [String] { [Names.leaseBucket, Names.routerBucket, Names.routerNameBucket] }
+
+    /// Makes what is missing of: the command stream (storage and replicas of
+    /// `settings`, a 2-minute duplicate window, PARTITIONS in its description),
+    /// the snapshot stream (file), the lease bucket (TTL LEASE_TTL), the router
+    /// checkpoint bucket and the router name bucket (TTL ``routerNameTTL``), all
+    /// with the same replicas; then waits until each has a leader. What exists is
+    /// left as it is, with what it holds: a second setup changes nothing and says
+    /// so. One that exists otherwise than `settings` say (another PARTITIONS,
+    /// storage, replicas or lease TTL) is an error naming each difference
+    /// (``wipe(_:force:timeout:)`` makes them anew).
     @discardableResult
     public func setup(_ settings: ClusterSettings, timeout: Double) throws(Failure) -> String {
         try ready(timeout: timeout)
         let deadline = Self.now() + timeout
         let js = jetStream
-        let buckets = [Names.leaseBucket, Names.routerBucket, Names.routerNameBucket]
-        try Self.step("deleting stream \(Names.stream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
-            try js.deleteStream(Names.stream)
+        // What exists, and how it differs from the settings.
+        var existing: [String: JetStream.StreamInfo] = [:]
+        for name in [Names.stream, Names.snapshotStream] + Self.buckets.map({ "KV_" + $0 }) {
+            var found: JetStream.StreamInfo? = nil
+            try Self.step("reading stream \(name)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                do throws(NatsError) { found = try js.streamInfo(name) } catch where error.isNotFound { found = nil }
+            }
+            if let found { existing[name] = found }
         }
-        try Self.step("deleting stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
-            try js.deleteStream(Names.snapshotStream)
-        }
-        for bucket in buckets {
-            try Self.step("deleting bucket \(bucket)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
-                try js.deleteStream("KV_" + bucket)
+        var differences: [String] = []
+        if let stream = existing[Names.stream] {
+            if let stored = ClusterCheck.storedPartitions(stream.description), stored != settings.partitions {
+                differences.append("stream \(Names.stream) has PARTITIONS=\(stored), the settings \(settings.partitions)")
+            }
+            let storage = settings.storage == "memory" ? JetStream.Storage.memory : .file
+            if stream.storage != storage {
+                differences.append("stream \(Names.stream) has \(stream.storage) storage, the settings \(settings.storage)")
+            }
+            if stream.configuredReplicas != settings.replicas {
+                differences.append("stream \(Names.stream) has \(stream.configuredReplicas) replicas, the settings \(settings.replicas)")
             }
         }
-        var stream = JetStream.StreamConfig(name: Names.stream, subjects: [Names.streamSubjects])
-        stream.storage = settings.storage == "memory" ? .memory : .file
-        stream.replicas = settings.replicas
-        stream.duplicateWindow = 120_000
-        let commandStream = stream
-        try Self.step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
-            try js.addStream(commandStream)
+        let leaseTTL = Int64((settings.leaseTTL * 1000).rounded()) * 1_000_000
+        if let leases = existing["KV_" + Names.leaseBucket], leases.maxAge != leaseTTL {
+            differences.append("bucket \(Names.leaseBucket) has TTL \(Double(leases.maxAge) / 1e9) s, the settings LEASE_TTL=\(settings.leaseTTL)")
         }
-        // Snapshots stay on disk whatever the command stream's storage: they are
-        // the state a rebuild starts from once the stream behind them is purged.
-        var snapshots = JetStream.StreamConfig(name: Names.snapshotStream, subjects: [Names.snapshotSubjects])
-        snapshots.storage = .file
-        snapshots.replicas = settings.replicas
-        snapshots.allowDirect = true
-        let snapshotStream = snapshots
-        try Self.step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
-            try js.addStream(snapshotStream)
+        if !differences.isEmpty {
+            throw Failure("setup: the cluster exists otherwise than the settings say, and setup changes nothing that exists: "
+                          + differences.joined(separator: "; ")
+                          + ". Give the cluster's settings, or stop every role and run `typingd-cluster ctl wipe` to make it anew "
+                          + "with these (it deletes every command, snapshot and checkpoint stored)")
+        }
+        var made: [String] = []
+        if existing[Names.stream] == nil {
+            var stream = JetStream.StreamConfig(name: Names.stream, subjects: [Names.streamSubjects])
+            stream.storage = settings.storage == "memory" ? .memory : .file
+            stream.replicas = settings.replicas
+            stream.duplicateWindow = 120_000
+            stream.description = ClusterCheck.streamDescription(partitions: settings.partitions)
+            let commandStream = stream
+            try Self.step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                try js.addStream(commandStream)
+            }
+            made.append("stream \(Names.stream) (\(settings.storage) storage, PARTITIONS=\(settings.partitions))")
+        }
+        if existing[Names.snapshotStream] == nil {
+            // Snapshots stay on disk whatever the command stream's storage: they are
+            // the state a rebuild starts from once the stream behind them is purged.
+            var snapshots = JetStream.StreamConfig(name: Names.snapshotStream, subjects: [Names.snapshotSubjects])
+            snapshots.storage = .file
+            snapshots.replicas = settings.replicas
+            snapshots.allowDirect = true
+            let snapshotStream = snapshots
+            try Self.step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                try js.addStream(snapshotStream)
+            }
+            made.append("snapshot stream \(Names.snapshotStream)")
         }
         let ttls: [String: Double] = [Names.leaseBucket: settings.leaseTTL, Names.routerBucket: 0,
                                       Names.routerNameBucket: Self.routerNameTTL]
-        for bucket in buckets {
+        for bucket in Self.buckets where existing["KV_" + bucket] == nil {
             let config = KeyValue.Config(bucket: bucket, ttl: Int64((ttls[bucket] ?? 0) * 1000), replicas: settings.replicas)
             try Self.step("making bucket \(bucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
                 _ = try KeyValue.create(config, in: js)
             }
+            made.append("bucket \(bucket)" + ((ttls[bucket] ?? 0) > 0 ? " (TTL \(ttls[bucket] ?? 0) s)" : ""))
         }
         // All have a leader before anyone uses them.
-        for name in [Names.stream, Names.snapshotStream] + buckets.map({ "KV_" + $0 }) {
+        for name in [Names.stream, Names.snapshotStream] + Self.buckets.map({ "KV_" + $0 }) {
             while true {
                 do {
                     let info = try js.streamInfo(name)
@@ -160,9 +196,83 @@ public struct ClusterControl: Sendable {
                 Self.pause(0.2)
             }
         }
-        return "made stream \(Names.stream) (\(settings.storage) storage), snapshot stream \(Names.snapshotStream), "
-            + "lease bucket \(Names.leaseBucket) (TTL \(settings.leaseTTL) s), router buckets \(Names.routerBucket) "
-            + "and \(Names.routerNameBucket) (TTL \(Self.routerNameTTL) s), \(settings.replicas) replicas each"
+        let kept = existing[Names.stream].map { stream in
+            "stream \(Names.stream) holds \(stream.messages) messages (last seq \(stream.lastSequence))"
+                + (ClusterCheck.storedPartitions(stream.description).map { ", PARTITIONS=\($0)" } ?? ", no PARTITIONS kept (made by an older setup)")
+        }
+        if made.isEmpty {
+            return "setup: nothing to do, everything exists and nothing was changed: \(kept ?? "")"
+                + "; \(settings.replicas) replicas each (`ctl wipe` starts the cluster over)"
+        }
+        return "setup: made " + made.joined(separator: ", ") + ", \(settings.replicas) replicas each"
+            + (existing.isEmpty ? "" : "; kept what existed (\(existing.keys.sorted().joined(separator: ", ")))" + (kept.map { ": \($0)" } ?? ""))
+    }
+
+    /// The owners holding a lease now: partition → the holder's value.
+    public func leaseHolders(partitions: Int) throws(Failure) -> [Int: String] {
+        let kv: KeyValue
+        do {
+            kv = try KeyValue.open(Names.leaseBucket, in: jetStream)
+            _ = try jetStream.streamInfo("KV_" + Names.leaseBucket)
+        } catch {
+            if error.isNotFound { return [:] }
+            throw Failure("wipe: reading bucket \(Names.leaseBucket): \(error)")
+        }
+        var holders: [Int: String] = [:]
+        for p in 0..<partitions {
+            do {
+                if let entry = try kv.get(Names.leaseKey(p)) { holders[p] = String(decoding: entry.value, as: UTF8.self) }
+            } catch {
+                throw Failure("wipe: reading lease \(Names.leaseKey(p)): \(error)")
+            }
+        }
+        return holders
+    }
+
+    /// Starts the cluster over: deletes the command stream (every command and
+    /// consumer), the snapshot stream and the router buckets (checkpoints and name
+    /// fences), empties the lease bucket without deleting it (its revisions, the
+    /// owners' epochs, go on rising: a gateway never takes a new owner for a
+    /// deposed one), sets its TTL to LEASE_TTL, then makes the rest anew as
+    /// ``setup(_:timeout:)`` does. Refused while an owner holds a lease, unless
+    /// `force` (the owners then lose their leases and stop).
+    @discardableResult
+    public func wipe(_ settings: ClusterSettings, force: Bool, timeout: Double) throws(Failure) -> [String] {
+        try ready(timeout: timeout)
+        let deadline = Self.now() + timeout
+        let js = jetStream
+        var stored: Int? = nil
+        if let stream = try? js.streamInfo(Names.stream) { stored = ClusterCheck.storedPartitions(stream.description) }
+        let holders = try leaseHolders(partitions: max(settings.partitions, stored ?? 0, 64))
+        if !holders.isEmpty && !force {
+            throw Failure("wipe: refused: owners hold leases (" + holders.keys.sorted().map { "partition \($0): \(holders[$0] ?? "")" }.joined(separator: "; ")
+                          + "). Stop every shard (SIGTERM releases its lease) and router first, or give --force (they then lose "
+                          + "their leases and stop)")
+        }
+        var lines: [String] = []
+        for name in [Names.stream, Names.snapshotStream] + [Names.routerBucket, Names.routerNameBucket].map({ "KV_" + $0 }) {
+            let info = try? js.streamInfo(name)
+            try Self.step("deleting stream \(name)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+                try js.deleteStream(name)
+            }
+            if let info { lines.append("wipe: deleted \(name): \(info.messages) messages (last seq \(info.lastSequence))") }
+        }
+        let leaseStream = "KV_" + Names.leaseBucket
+        if let info = try? js.streamInfo(leaseStream) {
+            try Self.step("emptying bucket \(Names.leaseBucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                try js.purge(leaseStream, subject: "$KV.\(Names.leaseBucket).>", before: 0)
+            }
+            let ttl = Int64((settings.leaseTTL * 1000).rounded())
+            if info.maxAge != ttl * 1_000_000 {
+                try Self.step("setting the TTL of bucket \(Names.leaseBucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                    try js.setMaxAge(leaseStream, milliseconds: ttl)
+                }
+            }
+            lines.append("wipe: emptied bucket \(Names.leaseBucket) (\(holders.count) leases held), kept: its revisions go on "
+                         + "after \(info.lastSequence), so every new owner's epoch is above every earlier one")
+        }
+        lines.append("ctl: " + (try setup(settings, timeout: max(1, deadline - Self.now()))))
+        return lines
     }
 
     /// The node leading the command stream, or partition `consumer`'s consumer,

@@ -115,6 +115,22 @@ public final class Gateway: Sendable {
         core.close()
     }
 
+    /// Waits until the cluster answers and checks it is one this gateway can serve
+    /// (``ClusterCheck``): JetStream there, set up, with
+    /// ``Configuration/partitions``. Throws the problem (no JetStream, not set up,
+    /// another partition count) once sure of it; an outage is waited through,
+    /// with a line to `log` every 5 s.
+    public func checkCluster(log: (String) -> Void) throws(ClusterCheck.Problem) {
+        let js: JetStream
+        do {
+            js = try JetStream(connection, wait: 2000)
+        } catch {
+            log("no JetStream context (\(error)): the cluster is not checked")
+            return
+        }
+        _ = try ClusterCheck.verify(js, partitions: core.configuration.partitions, log: log)
+    }
+
     /// Every viewer's screens from one answer per partition, now, on the caller's
     /// thread. `patience`: give up on partitions that have not answered after this
     /// many seconds (0: one round, no retries); nil: ask until every one answered.

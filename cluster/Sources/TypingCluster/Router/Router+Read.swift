@@ -1,19 +1,31 @@
 import Foundation
 
 extension Router {
-    /// Reads `fd` from `skip` bytes on and routes its lines until its end or a stop,
-    /// framed as typingd frames its input (``RouterInput``).
-    func read(_ fd: Int32, skip: Int) throws {
+    /// Moves `fd` (stdin, at input byte ``Options/inputOffset``) `skip` bytes on,
+    /// to the checkpoint's byte: a regular file is seeked, a pipe has the bytes
+    /// read. The input's first bytes are kept on the way (``InputHead``: read at
+    /// once from a file, from the skipped bytes of a pipe) and, when the
+    /// checkpoint kept them (`kept`), compared: another input is refused before
+    /// anything is stored. Returns whether the byte before is not a LF.
+    func position(_ fd: Int32, skip: Int, kept: InputHead.Identity?, lines: Int) throws -> Bool {
         var buffer = [UInt8](repeating: 0, count: Self.chunk)
-        var tail = false
+        var info = stat()
+        fstat(fd, &info)
+        let isFile = (info.st_mode & S_IFMT) == S_IFREG
+        var last: UInt8 = 0x0A
+        var found = InputHead()
+        if isFile && options.inputOffset == 0 {
+            let start = lseek(fd, 0, SEEK_CUR)
+            if start >= 0 {
+                let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, InputHead.limit, start) }
+                if count > 0 { buffer.withUnsafeBytes { found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: 0) } }
+            }
+        }
         if skip > 0 {
-            var info = stat()
-            fstat(fd, &info)
-            var last: UInt8 = 0x0A
-            if (info.st_mode & S_IFMT) == S_IFREG {
+            if isFile {
                 let position = lseek(fd, off_t(skip), SEEK_CUR)
                 if position < 0 || Int(position) > Int(info.st_size) {
-                    throw RouterFailure.input("stdin (a file of \(info.st_size) bytes) ends before the checkpoint's byte \(options.inputOffset + skip): is it the same input?")
+                    throw RouterFailure.checkpoint(differentInput("stdin, a file of \(info.st_size) bytes, ends before the checkpoint's byte \(options.inputOffset + skip)", skip: skip, lines: lines))
                 }
                 var byte: UInt8 = 0
                 if pread(fd, &byte, 1, position - 1) == 1 { last = byte }
@@ -22,13 +34,38 @@ extension Router {
                 while left > 0 {
                     let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min(left, $0.count)) }
                     if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { throw RouterFailure.input("stdin ended \(left) bytes before the checkpoint's position: is it the same input?") }
+                    if count <= 0 { throw RouterFailure.checkpoint(differentInput("stdin ended \(left) bytes before the checkpoint's byte \(options.inputOffset + skip)", skip: skip, lines: lines)) }
+                    if options.inputOffset == 0 {
+                        buffer.withUnsafeBytes { found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: skip - left) }
+                    }
                     left -= count
                     last = buffer[count - 1]
                 }
             }
-            tail = last != 0x0A
         }
+        if let kept, options.inputOffset == 0, !found.matches(kept) {
+            throw RouterFailure.checkpoint(differentInput("its first \(kept.length) bytes are not this input's", skip: skip, lines: lines))
+        }
+        lock.lock()
+        head = found
+        lock.unlock()
+        return last != 0x0A
+    }
+
+    /// Why stdin is not the input of the checkpoint, and what to do.
+    func differentInput(_ why: String, skip: Int, lines: Int) -> String {
+        "--name \(options.name) has a checkpoint of another input (stored through byte \(options.inputOffset + skip), "
+            + "\(lines) lines): \(why). Nothing was stored. To resume that input, give it on stdin again; to route this "
+            + "one, give it a new --name, or --new-input to route it whole under \(options.name), its lines numbered on "
+            + "after those \(options.name) sent (--from-start re-sends the checkpoint's own input from its first byte)"
+    }
+
+    /// Reads `fd` (moved `skip` bytes on by ``position(_:skip:kept:lines:)``;
+    /// `tail`: not at the start of a line) and routes its lines until its end or
+    /// a stop, framed as typingd frames its input (``RouterInput``).
+    func read(_ fd: Int32, skip: Int, tail: Bool) throws {
+        var buffer = [UInt8](repeating: 0, count: Self.chunk)
+        var at = options.inputOffset + skip
         lock.lock()
         var input = RouterInput(maxLineBytes: maxLine, position: options.inputOffset + skip, lines: readLines,
                                 afterLineFeed: !tail)
@@ -60,6 +97,12 @@ extension Router {
                 finish(&input)
                 return
             }
+            if at < InputHead.limit {
+                lock.lock()
+                buffer.withUnsafeBytes { head.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: at) }
+                lock.unlock()
+            }
+            at += count
             // A too-long line is dropped as the framer reads it: each read costs its
             // own bytes, never the line's, and the loop comes back here as often.
             if rate <= 0 {

@@ -72,9 +72,17 @@ extension Router {
     /// Runs until the input ends (or ``stop(signal:)``), every line read stored:
     /// the exit status.
     public func run(input fd: Int32 = 0) -> Int32 {
-        guard let info = untilDone("stream \(Names.stream) (made by ctl setup)", { try js.streamInfo(Names.stream) }) else {
-            return 0
+        let checked: JetStream.StreamInfo?
+        do {
+            checked = try ClusterCheck.verify(js, partitions: options.partitions, stopping: { [self] in
+                lock.lock(); defer { lock.unlock() }
+                return stopping
+            }, log: { [self] in log($0) })
+        } catch {
+            log("\(options.name): \(error)")
+            return ClusterCheck.exitStatus
         }
+        guard let info = checked else { return 0 }
         streamCreated = info.created
         guard let checkpointBucket = untilDone("bucket \(Names.routerBucket)", { try bucket(Names.routerBucket, ttl: 0) }),
               let nameBucket = untilDone("bucket \(Names.routerNameBucket)", { try bucket(Names.routerNameBucket, ttl: Names.routerNameTTL) })
@@ -104,9 +112,18 @@ extension Router {
 
         var offset = options.inputOffset, lines = 0
         var counts = [Int](repeating: 0, count: options.partitions)
+        var kept: InputHead.Identity? = nil
         if !options.fromStart {
             do {
-                if let resumed = try loadCheckpoint() { (offset, lines, counts) = resumed }
+                if let resumed = try loadCheckpoint() {
+                    if options.newInput {
+                        counts = resumed.counts
+                        log("\(options.name): a new input (--new-input): its lines are numbered on after the \(resumed.counts.reduce(0, +)) "
+                            + "this name sent before (its old input's checkpoint, byte \(resumed.offset), is left behind)")
+                    } else {
+                        (offset, lines, counts, kept) = resumed
+                    }
+                }
             } catch let failure as RouterFailure {
                 log(failure.description)
                 return failure.exitStatus
@@ -114,6 +131,19 @@ extension Router {
                 return 0
             }
         }
+        // Stdin at the checkpoint's byte, the input's identity checked: before a
+        // line is stored or the checkpoint written again.
+        let tail: Bool
+        do {
+            tail = try position(fd, skip: offset - options.inputOffset, kept: kept, lines: lines)
+        } catch let failure as RouterFailure {
+            log("\(options.name): \(failure)")
+            return failure.exitStatus
+        } catch {
+            log("\(options.name): reading stdin: \(error)")
+            return 1
+        }
+        keptIdentity = kept
         lock.lock()
         readOffset = offset; storedOffset = offset; checkpointed = offset
         readLines = lines; storedLines = lines; storedCounts = counts
@@ -150,7 +180,7 @@ extension Router {
         log("\(options.name): reading at byte \(offset) (input line \(lines + 1))\(offset > options.inputOffset || lines > 0 ? ", from its checkpoint (--from-start ignores it)" : "")")
         var status: Int32 = 0
         do {
-            try read(fd, skip: offset - options.inputOffset)
+            try read(fd, skip: offset - options.inputOffset, tail: tail)
         } catch let failure as RouterFailure {
             log("\(options.name): \(failure)")
             status = failure.exitStatus
@@ -182,8 +212,9 @@ extension Router {
         return status
     }
 
-    /// (offset, input lines, lines per partition) to resume at; nil for none.
-    func loadCheckpoint() throws -> (Int, Int, [Int])? {
+    /// (offset, input lines, lines per partition, what it kept of its input) to
+    /// resume at; nil for none.
+    func loadCheckpoint() throws -> (offset: Int, lines: Int, counts: [Int], identity: InputHead.Identity?)? {
         guard let bucket = checkpoints else { return nil }
         let read: [KeyValue.Entry]? = untilDone("reading the checkpoint") { () throws -> [KeyValue.Entry] in
             try bucket.get(options.name).map { [$0] } ?? []
@@ -203,10 +234,15 @@ extension Router {
         if counts.count != options.partitions {
             throw RouterFailure.checkpoint("the checkpoint of \(options.name) is for \(counts.count) partitions, not \(options.partitions): its line numbers would not fit. Give the same --partitions, or a new --name (a new input)")
         }
+        var identity: InputHead.Identity? = nil
+        if let length = (object["input_head_bytes"] as? NSNumber)?.intValue, let digest = object["input_head_fnv64"] as? String {
+            identity = InputHead.Identity(length: length, digest: digest)
+        }
+        if options.newInput { return (offset, 0, counts, identity) }
         if offset < options.inputOffset {
             throw RouterFailure.input("the checkpoint of \(options.name) is at byte \(offset), before stdin's start (--input-offset \(options.inputOffset)): the lines in between were never stored. Give stdin from byte \(offset) (or --from-start)")
         }
-        return (offset, (object["input_lines"] as? NSNumber)?.intValue ?? 0, counts)
+        return (offset, (object["input_lines"] as? NSNumber)?.intValue ?? 0, counts, identity)
     }
 
 }

@@ -39,6 +39,9 @@ public final class Router: @unchecked Sendable {
         public var rate = 0.0
         public var inputOffset = 0
         public var fromStart = false
+        /// stdin is a new input for this name: read from its first byte, its lines
+        /// numbered on after those the name sent before (the checkpoint's).
+        public var newInput = false
         public var replicas = 3
         /// Whether messages are deflated (`Typingd-Encoding: deflate`).
         public var deflate = true
@@ -96,6 +99,9 @@ public final class Router: @unchecked Sendable {
     var blocked = 0, blockedSince = 0.0, blockedTotal = 0.0
     var checkpointsWritten = 0, checkpointFailures = 0
     var streamCreated: Int64 = 0
+    /// The input's first bytes, and what the checkpoint resumed from kept of them.
+    var head = InputHead()
+    var keptIdentity: InputHead.Identity?
     var lastAt = 0
     /// The reader waits for room (a partition has --queue-lines waiting): a sender
     /// that takes a batch wakes it.
@@ -142,8 +148,12 @@ public final class Router: @unchecked Sendable {
     }
 
     func checkpointValue() -> [UInt8] {
-        let object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": options.partitions,
+        var object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": options.partitions,
                                      "input_lines": storedLines, "stream_created": streamCreated]
+        if let identity = head.identity(before: storedOffset) ?? keptIdentity {
+            object["input_head_bytes"] = identity.length
+            object["input_head_fnv64"] = identity.digest
+        }
         return Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
     }
 

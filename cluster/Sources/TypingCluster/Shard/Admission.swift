@@ -9,10 +9,39 @@ import CZlib
 public struct Admission: Sendable, Equatable {
     /// Router name → the last of its line numbers applied (kept in the snapshot).
     public var routers: [String: Int] = [:]
+    /// Line numbers a router skipped since ``takeGaps()`` was last called: lines
+    /// it numbered for this partition that never reached the stream.
+    var gaps: [Gap] = []
+
+    /// Lines `first...last` of `router` missing: the router numbered them, the
+    /// stream does not hold them.
+    public struct Gap: Sendable, Equatable, CustomStringConvertible {
+        public let router: String
+        public let first: Int
+        public let last: Int
+        public var count: Int { last - first + 1 }
+        public init(router: String, first: Int, last: Int) {
+            self.router = router
+            self.first = first
+            self.last = last
+        }
+        public var description: String {
+            "router \(router.debugDescription): line\(count == 1 ? " \(first)" : "s \(first)...\(last)") missing "
+                + "(\(count) line\(count == 1 ? "" : "s") it numbered for this partition never reached the stream)"
+        }
+    }
+
+    /// The gaps seen since the last call.
+    public mutating func takeGaps() -> [Gap] {
+        defer { gaps = [] }
+        return gaps
+    }
 
     public init(routers: [String: Int] = [:]) {
         self.routers = routers
     }
+
+    public static func == (a: Admission, b: Admission) -> Bool { a.routers == b.routers }
 
     /// Why a body is not applied.
     public struct Undecodable: Error, CustomStringConvertible, Equatable {
@@ -35,6 +64,7 @@ public struct Admission: Sendable, Equatable {
         if overflow { return (data, 0) }
         let done = routers[router] ?? 0
         if first > done {
+            if first > done + 1 { gaps.append(Gap(router: router, first: done + 1, last: first - 1)) }
             routers[router] = last
             return (data, 0)
         }

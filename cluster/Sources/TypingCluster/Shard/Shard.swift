@@ -8,6 +8,8 @@ import TypingCore
 public struct ShardConfig: Sendable {
     public var servers: [String]
     public var partition: Int
+    /// The cluster's partition count (checked against the one `ctl setup` kept).
+    public var partitions = ClusterSettings().partitions
     public var buckets: Int
     public var session: SessionConfiguration
     /// typingd's `--audience open` (a closed view receives nothing).
@@ -59,6 +61,8 @@ struct ShardCounts {
     var retries = 0
     var gapsFilled = 0
     var consumerStalls = 0
+    /// Lines a router numbered that never reached the stream (gaps in its numbers).
+    var linesMissing = 0
     var applied: UInt64 = 0
     var routers: [String: Int] = [:]
 }
@@ -220,6 +224,14 @@ public final class Shard: @unchecked Sendable {
 
     /// Runs until stopped (0), or the lease is lost (the process ends with 75).
     public func run() -> Int32 {
+        do {
+            guard try ClusterCheck.verify(js, partitions: config.partitions, stopping: { [self] in isStopping },
+                                          log: { [self] in log($0) }) != nil else { return 0 }
+        } catch {
+            log("\(error)")
+            connection.close()
+            return ClusterCheck.exitStatus
+        }
         let statsSubscriptions: [Subscription]
         do {
             statsSubscriptions = try [connection.subscribe(Names.statsSubject), connection.subscribe(Names.statsSubject(p))]
@@ -332,6 +344,10 @@ public final class Shard: @unchecked Sendable {
         do {
             let (lines, dropped) = try admission.admit(headers: headers, body: body, limit: max(maxPayload, 1 << 20))
             if dropped > 0 { counts.withLock { $0.droppedLines += dropped } }
+            for gap in admission.takeGaps() {
+                counts.withLock { $0.linesMissing += gap.count }
+                log("a gap in a router's line numbers at seq \(seq): \(gap)")
+            }
             return lines
         } catch {
             counts.withLock { $0.undecodable += 1 }
@@ -861,7 +877,7 @@ public final class Shard: @unchecked Sendable {
     static let counters: Set<String> = ["events_published", "messages_published", "dropped", "dropped_lines", "dropped_events",
                                         "snapshots_stored", "snapshots_failed", "snapshots_skipped", "ticks", "retries",
                                         "lease_renewals", "gaps_filled", "consumer_stalls", "ticks_skipped", "consumers_remade",
-                                        "undecodable"]
+                                        "undecodable", "lines_missing"]
 
     func serveStats(_ subscription: Subscription) {
         guard let statsJS = try? JetStream(connection, wait: 1000) else { return }
@@ -888,6 +904,7 @@ public final class Shard: @unchecked Sendable {
                 ("consumers_remade", "\(c.consumersRemade)"), ("retries", "\(c.retries)"),
                 ("lease_renewals", "\(lease?.renewals.load(ordering: .relaxed) ?? 0)"),
                 ("gaps_filled", "\(c.gapsFilled)"), ("consumer_stalls", "\(c.consumerStalls)"),
+                ("lines_missing", "\(c.linesMissing)"),
                 ("routers", String(decoding: Self.jsonObject(c.routers), as: UTF8.self)), ("pid", "\(getpid())"),
                 ("viewer_buckets", "\(config.buckets)"),
                 ("lease_owner", StreamReads.jsonString(lease?.owner ?? "")),
