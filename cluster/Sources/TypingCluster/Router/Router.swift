@@ -23,7 +23,7 @@ public final class Router: @unchecked Sendable {
     /// `--linger-ms`'s default: rounds at most this far apart. A line read while a
     /// round is out waits for it and then for the rest of this, so it bounds the
     /// router's part of a keystroke's delay under load.
-    public static let defaultLingerMs = 20.0
+    public static let defaultLingerMs = 25.0
 
     /// How the router works.
     public struct Options: Sendable {
