@@ -328,7 +328,7 @@ sed -n 's/^shard: /  replacement: /p' "$work/$phase/shard-1-b.log" | grep "caugh
 ctl idle --partitions $partitions --timeout 60 > /dev/null || status=1
 kill -TERM "$watch_pid" 2>/dev/null || true; wait "$watch_pid" || status=1; watch_pid=""
 stop_shards
-sed -n 's/^gateway: \([0-9]* viewers.*\)/  gateway: \1/p' "$work/$phase/watch.log" | cut -c1-300
+sed -n 's/^gateway: [0-9:.]* \([0-9]* viewers.*\)/  gateway: \1/p' "$work/$phase/watch.log" | cut -c1-300
 if [ $status -eq 0 ]; then
     "$py" "$here/harness/compare.py" "$work/reference-cut.jsonl" "$work/$phase"/audit-* --label "  compare" || status=1
     "$py" "$here/harness/faults.py" finals "$work/reference-cut.jsonl" "$work/$phase/finals.jsonl" \

@@ -62,7 +62,7 @@ input=$root/examples/transcripts/02_group_fills_up.in.jsonl
 sed 's/,"at":[0-9]*//' "$input" | "$bin" route --name "demo-$$" --stamp --rate 2 2> "$work/router.log"
 # The router's summary and where it stored through (its last lines but for the
 # "disconnected" its connection logs as it closes).
-sed -n -e '/ lines in .* lines\/s)/p' -e '/^router: end of input: /p' "$work/router.log" >&2
+sed -n -e '/ lines in .* lines\/s)/p' -e '/^router: [0-9:.]* end of input: /p' "$work/router.log" >&2
 wait "$gateway" || true
 echo "demo: what viewer u6 saw, as it arrived (typing ends 3 s after the last keystroke: the shards tick; on the real clock, this varies from run to run):"
 sed -n '/"typing":\[\]/{s/.*"conv":"\([^"]*\)".*/  [\1] (nobody typing)/p;d;}; s/.*"conv":"\([^"]*\)".*"text":"\([^"]*\)".*/  [\1] \2/p' "$work/u6.jsonl"

@@ -1,9 +1,9 @@
 #!/bin/sh
-# The fault suite: each row of issue 20's table, on a real 3-node cluster.
+# The fault suite: faults a cluster meets, and mistakes an operator makes, each on a real 3-node cluster.
 #
 #   cluster/faults.sh [--quick | --all | SCENARIO ...]
 #
-# Scenarios (--quick, the default: all but paced, quorum-45 and quorum-75):
+# Scenarios (--quick, the default: all but paced, big-snapshot, node-freeze, quorum-45 and quorum-75):
 #   steady          4 shards, the router unpaced: the baseline
 #   paced           the router paced at 5,000 lines/s
 #   backlog         everything routed (8 lines a message) before the shards start
@@ -199,7 +199,7 @@ checks() { # VIEWERS_OPTION AUDITS...
 }
 end_gateway() {
     stop_pids "$gateway_pid"
-    figures="$figures; $(sed -n 's/^\(watch\|gateway\): \([0-9]* viewers.*\)/gateway: \2/p' "$dir/watch.log" | tail -n 1)"
+    figures="$figures; $(sed -n 's/^\(watch\|gateway\): [0-9:.]* \([0-9]* viewers.*\)/gateway: \2/p' "$dir/watch.log" | tail -n 1)"
 }
 passed=0 failed=0 summary=""
 finish() {
@@ -223,7 +223,7 @@ $line"
     if [ $status -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 }
 router_figure() { # NAME
-    figures="$figures; router $1: $(grep -h "lines in" "$dir/router-$1.log" | tail -n 1 | sed 's/^router[^:]*: //')"
+    figures="$figures; router $1: $(grep -h "lines in" "$dir/router-$1.log" | tail -n 1 | sed 's/^router: [0-9:.]* //')"
 }
 
 echo "faults.sh: workload of $lines lines, one typingd for reference; cluster on 127.0.0.1:$PORT_BASE"

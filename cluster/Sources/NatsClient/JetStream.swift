@@ -153,8 +153,9 @@ public final class JetStream: @unchecked Sendable {
         guard let info, let config = info.pointee.Config else { throw NatsError(invalid: "no stream info") }
         defer { jsStreamInfo_Destroy(info) }
         config.pointee.MaxAge = milliseconds * 1_000_000
-        // The server refuses a duplicate window longer than the max age (a bucket's TTL made shorter).
-        if config.pointee.MaxAge > 0 && config.pointee.Duplicates > config.pointee.MaxAge {
+        // The server refuses a duplicates window longer than the max age (a KV
+        // bucket's is its TTL): a shorter TTL shortens it too.
+        if milliseconds > 0 && config.pointee.Duplicates > config.pointee.MaxAge {
             config.pointee.Duplicates = config.pointee.MaxAge
         }
         try check(js_UpdateStream(nil, raw, config, nil, &code), code, "updating stream \(name)")

@@ -13,6 +13,7 @@ public enum StatsText {
             var out: [UInt8] = []
             JSONValue.writeString(text, to: &out)   // the cluster's one JSON string writer
             return String(decoding: out, as: UTF8.self)
+        case let raw as Raw: return raw.json
         case let list as [Int]: return "[" + list.map(String.init).joined(separator: ",") + "]"
         case let number as Int: return String(number)
         case let number as Int64: return String(number)
@@ -24,24 +25,31 @@ public enum StatsText {
         }
     }
 
+    /// A value written into the JSON as it is (an object).
+    struct Raw {
+        let json: String
+    }
+
     /// A label value with `\`, `"` and line breaks escaped.
     public static func escapeLabel(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 
-    /// Prometheus text: metric `prefix + name` (`_total` for counters), `labels` on
-    /// every sample, a list as one sample per partition.
-    public static func prometheus(_ fields: [(String, Any)], prefix: String, labels: String, counters: Set<String>,
-                                  skip: Set<String>, state: (String, String)?) -> String {
+    /// Prometheus text of `values` (by name) in the table's order: metric `prefix +
+    /// name` (`_total` for a counter) with its help and type, `labels` on every
+    /// sample, a list as one sample per partition; info stats and missing values
+    /// left out (a value absent from `values` too); `state` as one more gauge, labelled with the state.
+    package static func prometheus(_ table: [Stat], _ values: [String: Any], prefix: String, labels: String,
+                           state: (String, String)? = nil) -> String {
         var out: [String] = []
-        for (key, value) in fields where !skip.contains(key) {
-            let metric = prefix + key + (counters.contains(key) ? "_total" : "")
-            out.append("# TYPE \(metric) \(counters.contains(key) ? "counter" : "gauge")")
+        for stat in table where stat.kind != .info {
+            guard let value = values[stat.name], !(value is String) else { continue }
+            let metric = prefix + stat.name + (stat.kind == .counter ? "_total" : "")
+            out.append("# HELP \(metric) \(stat.help)")
+            out.append("# TYPE \(metric) \(stat.kind == .counter ? "counter" : "gauge")")
             if let list = value as? [Int] {
                 for (p, item) in list.enumerated() { out.append("\(metric){\(labels),partition=\"\(p)\"} \(item)") }
-            } else if value is String {
-                continue
             } else {
                 out.append("\(metric){\(labels)} \(Self.value(value))")
             }
@@ -51,5 +59,34 @@ public enum StatsText {
             out.append("\(metric){\(labels),state=\"\(escapeLabel(state))\"} 1")
         }
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// One JSON object of `values` (by name) in the table's order; a missing value is null.
+    package static func json(_ table: [Stat], _ values: [String: Any]) -> String {
+        json(table.map { ($0.name, values[$0.name] as Any) })
+    }
+}
+
+/// One line of a role's stats (``Router`` and ``Shard`` each have a table of
+/// them): its JSON key, what it tells (the Prometheus help), its kind. The JSON,
+/// the Prometheus text and every total are made from the table.
+package struct Stat: Sendable {
+    package enum Kind: Sendable {
+        /// Only grows: `_total` in Prometheus.
+        case counter
+        /// Goes up and down.
+        case gauge
+        /// In the JSON only (a name, a text, an object, a label).
+        case info
+    }
+
+    package let name: String
+    package let kind: Kind
+    package let help: String
+
+    package init(_ name: String, _ kind: Kind, _ help: String) {
+        self.name = name
+        self.kind = kind
+        self.help = help
     }
 }

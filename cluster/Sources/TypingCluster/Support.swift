@@ -1,32 +1,110 @@
 import CZlib
 import Foundation
 
-/// A line on stderr for the role `role`, written at once (one write, so lines of
-/// several threads never mix).
+// MARK: Clock
+
+/// The cluster's one monotonic clock (every role's waits, deadlines and ages):
+/// `ContinuousClock`, whose instants the rules take (``ConsumeState``), read as
+/// numbers where a number is kept (an atomic deadline, a log's seconds).
+let monotonicOrigin = ContinuousClock.now
+
+/// Monotonic nanoseconds (since this process's first reading).
+@inline(__always)
+func monotonicNanos() -> Int64 {
+    (ContinuousClock.now - monotonicOrigin).nanoseconds
+}
+
+/// Monotonic seconds (since this process's first reading).
+public func monotonicSeconds() -> Double {
+    Double(monotonicNanos()) / 1e9
+}
+
+/// Wall-clock milliseconds since 1970 (the partitions' time, stamps).
+public func wallMilliseconds() -> Int {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
+}
+
+extension Duration {
+    /// This many milliseconds (fractions kept).
+    public static func ms(_ milliseconds: Double) -> Duration { .nanoseconds(Int64((milliseconds * 1e6).rounded())) }
+
+    /// In nanoseconds.
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// In whole milliseconds (what nats.c's calls take).
+    public var milliseconds: Int64 { nanoseconds / 1_000_000 }
+
+    /// In seconds.
+    public var seconds: Double { Double(nanoseconds) / 1e9 }
+}
+
+// MARK: Log
+
+/// A line on stderr for the role `role` (`shard`, `router`, `gateway`, `ctl`): the
+/// role, the local time to the millisecond, the text; written at once (one
+/// write, so lines of several threads never mix).
 public func clusterLog(_ role: String, _ text: String) {
-    let line = Array("\(role): \(text)\n".utf8)
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    var seconds = spec.tv_sec
+    var parts = tm()
+    localtime_r(&seconds, &parts)
+    let stamp = String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, spec.tv_nsec / 1_000_000)
+    let line = Array("\(role): \(stamp) \(text)\n".utf8)
     line.withUnsafeBytes { bytes in
+        guard let base = bytes.baseAddress else { return }
         var offset = 0
         while offset < bytes.count {
-            let count = write(2, bytes.baseAddress! + offset, bytes.count - offset)
+            let count = write(2, base + offset, bytes.count - offset)
             if count <= 0 { if errno == EINTR { continue } else { return } }
             offset += count
         }
     }
 }
 
-/// Monotonic seconds.
-public func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+// MARK: Waiting
+
+/// Sleeps `duration`, looking at `stop` every 50 ms at most: true when the time
+/// passed, false as soon as `stop` says so.
+@discardableResult
+public func pause(_ duration: Duration, unless stop: () -> Bool = { false }) -> Bool {
+    let end = ContinuousClock.now + duration
+    while true {
+        if stop() { return false }
+        let left = ContinuousClock.now.duration(to: end)
+        if left <= .zero { return true }
+        let step = min(left, .milliseconds(50)).nanoseconds
+        var request = timespec(tv_sec: Int(step / 1_000_000_000), tv_nsec: Int(step % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+    }
 }
 
-/// Wall-clock milliseconds since 1970.
-public func wallMilliseconds() -> Int {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
+// MARK: Signals
+
+/// Takes SIGTERM and SIGINT (or `signals`) on a thread of its own, which calls
+/// `handler` with each one's name as it comes. Call it before any connection is
+/// made: the signals are blocked in this thread and every thread started after
+/// (nats.c's among them), so none of those is ever interrupted or ended by one.
+public func onSignals(_ signals: [Int32] = [SIGTERM, SIGINT], _ handler: @escaping @Sendable (String) -> Void) {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for number in signals { sigaddset(&set, number) }
+    pthread_sigmask(SIG_BLOCK, &set, nil)
+    let blocked = set
+    let thread = Thread {
+        var set = blocked
+        var received: Int32 = 0
+        while sigwait(&set, &received) == 0 {
+            handler(received == SIGTERM ? "SIGTERM" : received == SIGINT ? "SIGINT" : "signal \(received)")
+        }
+    }
+    thread.start()
 }
 
 /// This host's name (what a lease's and a router name's holder says).
@@ -34,14 +112,6 @@ func hostName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     gethostname(&buffer, buffer.count - 1)
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
-/// Sleeps `seconds` (not on a path that must notice anything meanwhile).
-func pause(_ seconds: Double) {
-    guard seconds > 0 else { return }
-    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
 
 /// Bodies of stored lines: deflated (zlib) when that is smaller.

@@ -12,9 +12,9 @@ struct Ctl: ParsableCommand {
         subcommands: [Setup.self, Wipe.self, Ready.self, Idle.self, Leader.self, Info.self, Stats.self, Settings.self]
     )
 
-    /// A line on stderr, `ctl: ` first, and exit status 1.
+    /// A line on stderr, `ctl: ` and the time first, and exit status 1.
     static func fail(_ text: String) -> ExitCode {
-        writeAll(2, Array("ctl: \(text)\n".utf8))
+        clusterLog("ctl", text)
         return ExitCode(1)
     }
 
@@ -42,19 +42,16 @@ struct Ctl: ParsableCommand {
             let servers = try cluster.serverList(settings)
             let options = NatsConnection.Options(servers: servers, name: "typingd-cluster ctl",
                                                  pingInterval: Int64(settings.pingMs), connectTimeout: 2000)
-            var start = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &start)
+            let start = monotonicSeconds()
             while true {
                 do {
                     let connection = try NatsConnection(options)
                     return ClusterControl(try JetStream(connection, wait: 5000))
                 } catch {
-                    var now = timespec()
-                    clock_gettime(CLOCK_MONOTONIC, &now)
-                    if Double(now.tv_sec - start.tv_sec) >= timeout {
+                    if monotonicSeconds() - start >= timeout {
                         throw Ctl.fail("no NATS server answered at \(servers.joined(separator: ",")) within \(timeout) s (\(error))")
                     }
-                    usleep(200_000)
+                    pause(.milliseconds(200))
                 }
             }
         }
@@ -205,7 +202,7 @@ struct Ctl: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Every shard's stats (owners and standbys), one JSON line each, waiting a second for them.")
         @OptionGroup var common: Common
-        @Flag(name: .long, help: "One Prometheus exposition, each metric's # TYPE once.")
+        @Flag(name: .long, help: "One Prometheus exposition, each metric's # HELP and # TYPE once.")
         var prometheus = false
 
         func run() throws {
@@ -222,7 +219,7 @@ struct Ctl: ParsableCommand {
                 return
             }
             let (lines, strays, missing) = ClusterControl.statsRows(answers, partitions: settings.partitions)
-            for stray in strays { writeAll(2, Array("ctl: an answer that is not a shard's stats: \(stray.debugDescription)\n".utf8)) }
+            for stray in strays { clusterLog("ctl", "an answer that is not a shard's stats: \(stray.debugDescription)") }
             writeAll(1, Array(lines.map { $0 + "\n" }.joined().utf8))
             if !missing.isEmpty { throw Ctl.fail("no owner answered for partitions \(missing)") }
         }

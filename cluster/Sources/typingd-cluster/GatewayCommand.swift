@@ -58,10 +58,10 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also write each indicator applied and each announcement here, after the wall clock (ms) and a tab.", valueName: "file"))
     var received: String?
 
-    @Option(name: .long, help: ArgumentHelp("End after this many seconds (default: never).", valueName: "s"))
-    var seconds: Double = 0
+    @Option(name: .long, help: ArgumentHelp("End after this many seconds (0: never, the default).", valueName: "s"))
+    var seconds: Double?
 
-    @Option(name: .customLong("slow-ms"), help: ArgumentHelp("Block this many ms per message (a busy gateway).", valueName: "ms"))
+    @Option(name: .customLong("slow-ms"), help: ArgumentHelp("Block this many ms per message (a busy gateway; for tests).", valueName: "ms", visibility: .hidden))
     var slowMs: Double = 0
 
     @Option(name: .customLong("pending-limit"), help: ArgumentHelp("Messages queued per subscription before the client drops (slow consumer).", valueName: "n"))
@@ -70,11 +70,11 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .customLong("drain-s"), help: ArgumentHelp("At the end, finish the queue for at most this long.", valueName: "s"))
     var drainS: Double = 60
 
-    @Flag(name: .customLong("no-resync"), help: "Never resync (to see what it costs).")
+    @Flag(name: .customLong("no-resync"), help: ArgumentHelp("Never resync (to see what it costs).", visibility: .hidden))
     var noResync = false
 
     func validate() throws {
-        guard seconds.isFinite, seconds >= 0, seconds <= 1e9 else { throw ValidationError("--seconds must be from 0 to 1e9") }
+        if let seconds, !(seconds.isFinite && seconds >= 0 && seconds <= 1e9) { throw ValidationError("--seconds must be from 0 to 1e9") }
         guard slowMs.isFinite, slowMs >= 0, slowMs <= 60_000 else { throw ValidationError("--slow-ms must be from 0 to 60000") }
         guard (1...Int(Int32.max)).contains(pendingLimit) else { throw ValidationError("--pending-limit must be at least 1") }
         guard drainS.isFinite, drainS >= 0, drainS <= 86400 else { throw ValidationError("--drain-s must be from 0 to 86400") }
@@ -99,12 +99,14 @@ struct GatewayCommand: ParsableCommand {
         configuration.partitions = settings.partitions
         configuration.viewerBuckets = settings.viewerBuckets
         configuration.pendingLimit = pendingLimit
-        configuration.slowMs = slowMs
+        configuration.slow = .ms(slowMs)
         configuration.resync = !noResync
-        configuration.pingMs = settings.pingMs
+        configuration.ping = .milliseconds(settings.pingMs)
         configuration.name = "typingd-cluster gateway"
 
         let stop = DispatchSemaphore(value: 0)
+        // Signals go to one thread (set before any connection: nats.c's threads never take them).
+        onSignals { _ in stop.signal() }
         let gateway: Gateway
         do {
             gateway = try Gateway(configuration, onUpdate: { update in
@@ -121,16 +123,7 @@ struct GatewayCommand: ParsableCommand {
             gateway.close()
             throw ExitCode(ClusterCheck.exitStatus)
         }
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        var sources: [DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        if seconds > 0 {
+        if let seconds, seconds > 0 {
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { stop.signal() }
         }
         log("subscribed: \(gateway.viewers.count) viewers\(allViewers ? " and every other" : "")")
@@ -144,7 +137,7 @@ struct GatewayCommand: ParsableCommand {
             gateway.close()
             throw ExitCode(2)
         }
-        let finalScreens = gateway.finish(drainSeconds: drainS)
+        let finalScreens = gateway.finish(drain: .seconds(drainS))
         output.close()
         if let finals {
             var text: [UInt8] = []
@@ -162,13 +155,12 @@ struct GatewayCommand: ParsableCommand {
             + "\(c.newEpochs) new epochs, \(c.resyncs) resyncs (\(c.resyncRequests) requests, \(c.resyncRetries) retries); "
             + "\(dropped) messages dropped by the client")
         gateway.close()
-        _ = sources
     }
 }
 
-/// One line on stderr, `gateway: ` first.
+/// One line on stderr, `gateway: ` and the time first.
 @Sendable func log(_ text: String) {
-    writeAll(2, Array("gateway: \(text)\n".utf8))
+    clusterLog("gateway", text)
 }
 
 /// Writes all of `bytes` to descriptor `fd` (what it cannot write is given up).

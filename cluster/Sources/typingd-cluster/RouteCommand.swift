@@ -1,6 +1,6 @@
 import ArgumentParser
-import Dispatch
 import NatsClient
+import Synchronization
 import TypingCluster
 #if canImport(Glibc)
 import Glibc
@@ -88,7 +88,7 @@ struct RouteCommand: ParsableCommand {
     var stamp = false
 
     @Option(name: .customLong("linger-ms"), help: ArgumentHelp("Rounds of messages begin at least this far apart (0: as soon as the last is stored).", valueName: "ms"))
-    var lingerMs = Router.defaultLingerMs
+    var lingerMs = Router.defaultLinger.seconds * 1000
 
     @Option(name: .customLong("batch-lines"), help: ArgumentHelp("Lines per message at most.", valueName: "n"))
     var batchLines = 4000
@@ -97,7 +97,7 @@ struct RouteCommand: ParsableCommand {
     var batchBytes = 512 * 1024
 
     @Flag(inversion: .prefixedNo, help: "Deflate each message's lines (zlib level 1): about a third of the bytes stored and sent, for CPU in the router and the shards.")
-    var deflate = Router.Options().deflate
+    var deflate = Router.Configuration().deflate
 
     @Option(name: .customLong("queue-lines"), help: ArgumentHelp("Lines waiting for one partition before reading stops.", valueName: "n"))
     var queueLines = 20_000
@@ -144,47 +144,38 @@ struct RouteCommand: ParsableCommand {
     func run() throws {
         let settings = try cluster.settings()
         let servers = try cluster.serverList(settings)
-        // Signals are taken by one handler, never by nats.c's threads.
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
+        // Signals are taken by one thread, never by nats.c's.
         signal(SIGPIPE, SIG_IGN)
         let holder = RouterHolder()
-        var sources: [DispatchSourceSignal] = []
-        for (number, label) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                guard let router = holder.router else {
-                    clusterLog("router", "\(label) before connecting: nothing read, exiting")
-                    Glibc.exit(0)
-                }
-                router.stop(signal: label)
+        onSignals { label in
+            guard let router = holder.router.withLock({ $0 }) else {
+                clusterLog("router", "\(label) before connecting: nothing read, exiting")
+                Glibc.exit(0)
             }
-            source.resume()
-            sources.append(source)
+            router.stop(signal: label)
         }
-        var options = Router.Options()
-        options.name = name
-        options.partitions = settings.partitions
-        options.stamp = stamp
-        options.lingerMs = lingerMs
-        options.batchLines = batchLines
-        options.batchBytes = batchBytes
-        options.queueLines = queueLines
-        options.deflate = deflate
-        options.ackTimeoutMs = Int64(ackTimeout * 1000)
-        options.checkpointMs = checkpointMs
-        options.rate = rate
-        options.inputOffset = inputOffset
-        options.fromStart = fromStart
-        options.newInput = newInput
-        options.replicas = settings.replicas
+        var configuration = Router.Configuration()
+        configuration.name = name
+        configuration.partitions = settings.partitions
+        configuration.stamp = stamp
+        configuration.linger = .ms(lingerMs)
+        configuration.batchLines = batchLines
+        configuration.batchBytes = batchBytes
+        configuration.queueLines = queueLines
+        configuration.deflate = deflate
+        configuration.ackTimeout = .seconds(ackTimeout)
+        configuration.checkpointEvery = .ms(checkpointMs)
+        configuration.rate = rate
+        configuration.inputOffset = inputOffset
+        configuration.fromStart = fromStart
+        configuration.newInput = newInput
+        configuration.replicas = settings.replicas
         let connection = Self.connect(servers: servers, name: "router \(name)", pingMs: settings.pingMs,
                                       inOrder: cluster.serversInOrder)
-        let router = try Router(options: options, connection: connection)
-        holder.router = router
+        let router = try Router(configuration: configuration, connection: connection)
+        holder.router.withLock { $0 = router }
         let status = router.run(input: 0)
         connection.close()
-        withExtendedLifetime(sources) {}
         throw ExitCode(status)
     }
 
@@ -206,13 +197,13 @@ struct RouteCommand: ParsableCommand {
                     clusterLog("router", "waiting for the cluster: no server at \(servers.joined(separator: ",")) for \(Int(now - since)) s (\(error))")
                     logged = now
                 }
-                usleep(500_000)
+                pause(.milliseconds(500))
             }
         }
     }
 }
 
 /// The router, once made, for the signal handler.
-final class RouterHolder: @unchecked Sendable {
-    var router: Router?
+final class RouterHolder: Sendable {
+    let router = Mutex<Router?>(nil)
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import TypingCluster
 import TypingdOptions
 @_spi(Daemon) import TypingProtocol
@@ -30,7 +31,7 @@ struct ShardCommand: ParsableCommand {
 
         typingd's options follow `--` (default: TYPINGD_OPTIONS, paths from the working \
         directory). SIGTERM or SIGINT: finish, release the lease, exit 0. Exit 75: the lease \
-        was lost (--exit-on-lease-loss). With --lifetime S the shard ends after S seconds whatever happens (124).
+        was lost (--exit-on-lease-loss).
         """
     )
 
@@ -81,7 +82,7 @@ struct ShardCommand: ParsableCommand {
     @Flag(name: .customLong("exit-on-lease-loss"), help: "On losing the lease, exit 75 (for a service manager that restarts it) instead of starting over as a standby in place.")
     var exitOnLeaseLoss = false
 
-    @Option(help: ArgumentHelp("Exit (status 124) after this many seconds, whatever happens (0: never).", valueName: "s"))
+    @Option(help: ArgumentHelp("Exit (status 124) after this many seconds, whatever happens (0: never; for tests).", valueName: "s", visibility: .hidden))
     var lifetime: Double = 0
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("typingd's options, after --.", valueName: "typingd-option"))
@@ -120,49 +121,56 @@ struct ShardCommand: ParsableCommand {
         } catch {
             throw ValidationError("typingd options \(words.joined(separator: " ")): \(SessionOptions.message(for: error))")
         }
-        var config = ShardConfig(servers: try cluster.serverList(settings), partition: partition,
-                                 buckets: settings.viewerBuckets, session: session)
+        var config = Shard.Configuration(servers: try cluster.serverList(settings), partition: partition,
+                                         buckets: settings.viewerBuckets, session: session)
         config.partitions = settings.partitions
         config.audienceOpen = session.engine.audience == .open
         config.auditPath = audit
         config.snapshotEvery = settings.snapshotEvery
         config.replicas = settings.replicas
-        config.leaseTTL = settings.leaseTTL
-        config.tickMs = settings.tickMs
-        config.callTimeoutMs = Int64(callTimeout * 1000)
-        config.snapshotTimeoutMs = Int64(snapshotTimeout * 1000)
-        config.ackWaitMs = Int64(ackWait * 1000)
+        config.leaseTTL = .seconds(settings.leaseTTL)
+        config.tick = .milliseconds(settings.tickMs)
+        config.callTimeout = .seconds(callTimeout)
+        config.snapshotTimeout = .seconds(snapshotTimeout)
+        config.ackWait = .seconds(ackWait)
         config.maxAckPending = Int64(maxAckPending)
         config.consumerReplicas = consumerReplicas
         config.fetch = fetch
         if let threads { config.threads = threads }
-        config.pingMs = Int64(settings.pingMs)
+        config.ping = .milliseconds(settings.pingMs)
         config.exitOnLeaseLoss = exitOnLeaseLoss
         config.serversInOrder = cluster.serversInOrder
 
-        // Signals go to one thread, which asks the shard to stop.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, SIGTERM)
-        sigaddset(&signals, SIGINT)
-        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        // Signals go to one thread, which asks the shard to stop (set before any
+        // connection: nats.c's threads never take them).
+        let stopper = StopHolder()
+        onSignals { _ in stopper.stop() }
         if lifetime > 0 {
             let seconds = lifetime
             Thread.detachNewThread {
-                Thread.sleep(forTimeInterval: seconds)
+                pause(.seconds(seconds))
                 _exit(124)
             }
         }
         let shard = try Shard(config: config)
-        let blocked = signals
-        Thread.detachNewThread {
-            var set = blocked
-            var received: Int32 = 0
-            while sigwait(&set, &received) == 0 {
-                shard.stop()
-            }
-        }
+        stopper.set(shard.shared)
         let status = shard.run()
         if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// The shard's shared part, once made, for the signal thread (a signal before
+/// it is made stops the shard as soon as it is).
+final class StopHolder: Sendable {
+    let state = Mutex<(shared: ShardShared?, stopped: Bool)>((nil, false))
+
+    func set(_ shared: ShardShared) {
+        let stopped = state.withLock { $0.shared = shared; return $0.stopped }
+        if stopped { shared.stop() }
+    }
+
+    func stop() {
+        let shared = state.withLock { $0.stopped = true; return $0.shared }
+        shared?.stop()
     }
 }

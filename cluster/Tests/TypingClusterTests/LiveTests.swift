@@ -183,7 +183,7 @@ import Glibc
         // A message the answer covers (seq 7 at epoch 2) is dropped; a later one applies.
         try publish(line("\"old\""), epoch: 2, seq: 7)
         try publish(line(""), epoch: 2, seq: 8)
-        let finals = gateway.finish(drainSeconds: 20)
+        let finals = gateway.finish(drain: .seconds(20))
         #expect(gateway.counts.covered == 1)
         #expect(finals.count == 1 && finals.first?.indicator == nil)
         #expect(updates.withLock { $0.filter { $0.source == .message }.compactMap(\.line).count } == 3)
@@ -197,7 +197,7 @@ import Glibc
         let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
         var configuration = Gateway.Configuration(servers: [server.url], viewers: ["bob"])
         configuration.partitions = 1
-        configuration.slowMs = 20
+        configuration.slow = .milliseconds(20)
         let gateway = try Gateway(configuration, onUpdate: { _ in })
         defer { gateway.close() }
         let subject = Names.viewerSubject(Names.viewerBucket("bob", among: configuration.viewerBuckets))
@@ -207,7 +207,7 @@ import Glibc
                                                                            Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
         }
         try connection.flush(timeout: 5000)
-        let finals = gateway.finish(drainSeconds: 30)
+        let finals = gateway.finish(drain: .seconds(30))
         let last = finals.first.flatMap { $0.indicator }.flatMap { JSONValue.parse($0)?["typing"]?.array }
         #expect(last == [.string("u30")])
         #expect(gateway.counts.messages == 30)
@@ -237,19 +237,18 @@ import Glibc
         close(fd)
         let auditPath = String(cString: template)
         defer { unlink(auditPath) }
-        var config = ShardConfig(servers: [server.url], partition: 0, buckets: 4, session: SessionConfiguration(drain: false))
+        var config = Shard.Configuration(servers: [server.url], partition: 0, buckets: 4, session: SessionConfiguration(drain: false))
         config.auditPath = auditPath
         config.replicas = 1
-        config.tickMs = 0
+        config.tick = .zero
         let shard = try Shard(config: config)
         guard let lease = try shard.bindLease() else { Issue.record("no lease bucket"); return }
         shard.lease = lease
         try shard.acquire(lease)
         defer { lease.release() }
-        shard.caughtUp.store(true, ordering: .releasing)
+        shard.rules = ConsumeState(written: 0, published: 0, catchUpTarget: 0, snapshotEvery: 0, now: .now, caughtUp: true)
         // Delivered: 1, 2, then 4 (3's delivery lost), 5.
-        var delivered: UInt64? = nil
-        try shard.applyFetch([stored[0], stored[1], stored[3], stored[4]], delivered: &delivered)
+        try shard.applyFetch([stored[0], stored[1], stored[3], stored[4]])
         #expect(shard.written == 5)
         // Each event line is followed, before any other record's line, by its E line.
         let lines = (NatsServer.read(auditPath) ?? "").split(separator: "\n").map { $0.split(separator: "\t", maxSplits: 2).map(String.init) }
@@ -272,20 +271,26 @@ import Glibc
 
     /// A shard run on a thread of its own, until stopped.
     final class Running: Sendable {
-        let shard: Shard
+        /// What the test reads of it (the shard itself belongs to its thread).
+        let shared: ShardShared
         /// What run() returned, once it has.
         let status = Locked<Int32?>(nil)
 
-        init(_ config: ShardConfig) throws {
+        init(_ config: Shard.Configuration) throws {
             let shard = try Shard(config: config)
-            self.shard = shard
+            shared = shard.shared
             let status = self.status
-            Thread.detachNewThread { status.value.withLock { $0 = shard.run() } }
+            // Handed to its thread: nothing here touches it after.
+            let owned = Mutex<Shard?>(shard)
+            Thread.detachNewThread {
+                let result = owned.withLock { $0?.run() }
+                status.value.withLock { $0 = result }
+            }
         }
 
         /// Stops it and waits (up to 30 s) until it has released its lease.
         func stop() -> Bool {
-            shard.stop()
+            shared.stop()
             return LiveTests.eventually(30) { status.value.withLock { $0 } != nil }
         }
     }
@@ -330,23 +335,23 @@ import Glibc
 
         var session = SessionConfiguration(drain: false)
         session.engine.announceAfter = 1500
-        var config = ShardConfig(servers: [server.url], partition: Partitioned.g, buckets: gatewayConfiguration.viewerBuckets, session: session)
+        var config = Shard.Configuration(servers: [server.url], partition: Partitioned.g, buckets: gatewayConfiguration.viewerBuckets, session: session)
         config.partitions = Self.settings().partitions
         config.replicas = 1
         config.snapshotEvery = 1
-        config.leaseTTL = 5
-        config.tickMs = 0   // the first owner's clock moves only with the stamped commands
+        config.leaseTTL = .seconds(5)
+        config.tick = .zero   // the first owner's clock moves only with the stamped commands
         let first = try Running(config)
         // Both messages are stored before it starts: it catches up on them, then
         // stores a snapshot after the tick.
-        #expect(Self.eventually(30) { first.shard.counts.withLock { $0.snapshotsStored } >= 1 }, "a snapshot after the tick")
+        #expect(Self.eventually(30) { first.shared.state.withLock { $0.counts[.snapshotsStored] } >= 1 }, "a snapshot after the tick")
         #expect(Self.eventually(30) { announced("cy").count == 1 })
         #expect(first.stop())
         #expect(updates.withLock { $0.filter { $0.viewer == "bo" && $0.kind == .indicator }.count } == 2,
                 "bo's main screen and side pane were shown Ana typing")
         #expect(announced("bo").isEmpty)
 
-        config.tickMs = 50
+        config.tick = .milliseconds(50)
         let second = try Running(config)
         defer { _ = second.stop() }
         #expect(Self.eventually(30) { announced("bo").count == 2 },
@@ -356,12 +361,12 @@ import Glibc
                 "made when they were due, not 1.5 s after the snapshot")
         #expect(Set(updates.withLock { $0.filter { $0.kind == .announce && $0.viewer == "bo" }.map(\.screen) })
                 == [Screen(conv: "g", thread: "t"), Screen(conv: "g", thread: "t", pane: "side")])
-        #expect(second.shard.shown.withLock { $0.of("bo") }.count == 2, "the resync table lists both of bo's screens")
+        #expect(second.shared.state.withLock { $0.shown.of("bo") }.count == 2, "the resync table lists both of bo's screens")
         // Past the time a rebuild without the snapshot's announcement keys would
         // have announced cy's sentence again (1.5 s after the snapshot's 1.6 s).
-        #expect(Self.eventually(30) { second.shard.clock.load(ordering: .relaxed) > now + 3200 })
+        #expect(Self.eventually(30) { second.shared.clock.load(ordering: .relaxed) > now + 3200 })
         #expect(announced("cy").count == 1, "cy's sentence was announced by the first owner, once")
-        #expect(second.shard.counts.withLock { $0.ticks } > 0)
+        #expect(second.shared.state.withLock { $0.counts[.ticks] } > 0)
     }
 
     @Test func theGatewayStopsOnAViewerBucketsMismatch() throws {

@@ -140,6 +140,20 @@ import Glibc
         #expect(next > epoch, "epoch \(next) after the wipe, \(epoch) before")
     }
 
+    /// A wipe with a shorter LEASE_TTL than the bucket's: the bucket's TTL (and
+    /// its duplicates window, which may not outlast it) shortened, not an error.
+    @Test func aWipeWithAShorterLeaseTTLShortensTheBucketsTTL() throws {
+        guard let server = try LiveTests.server() else { return }
+        defer { server.stop() }
+        let js = try Self.connect(server)
+        let control = ClusterControl(js)
+        _ = try control.setup(LiveTests.settings(), timeout: 30)
+        var shorter = LiveTests.settings()
+        shorter.leaseTTL = LiveTests.settings().leaseTTL - 5
+        _ = try control.wipe(shorter, force: true, timeout: 30)
+        #expect(try js.streamInfo("KV_" + Names.leaseBucket).maxAge == Int64(shorter.leaseTTL * 1e9))
+    }
+
     @Test func everyRoleTellsNoJetStreamAndNotSetUpWithinSeconds() throws {
         guard let path = LiveTests.serverPath else { _ = try LiveTests.server(); return }
         let plain = try NatsServer(path: path, jetStream: false)
@@ -183,7 +197,7 @@ import Glibc
         let js = try Self.connect(server)
         try ClusterControl(js).setup(LiveTests.settings(), timeout: 30)
         func route(_ lines: [String], newInput: Bool = false) throws -> Int32 {
-            var options = Router.Options()
+            var options = Router.Configuration()
             options.name = "reused"
             options.partitions = 2
             options.replicas = 1
@@ -192,7 +206,7 @@ import Glibc
             defer { connection.close() }
             let fd = try Self.input(lines)
             defer { close(fd) }
-            return try Router(options: options, connection: connection).run(input: fd)
+            return try Router(configuration: options, connection: connection).run(input: fd)
         }
         let first = (0..<40).map { "{\"cmd\":\"join\",\"conv\":\"c\($0)\",\"user\":\"u\"}" }
         let second = (0..<60).map { "{\"cmd\":\"join\",\"conv\":\"d\($0)\",\"user\":\"v\"}" }

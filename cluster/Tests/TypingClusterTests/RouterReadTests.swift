@@ -16,10 +16,10 @@ import Glibc
     /// A router of `partitions` partitions on `server`, ready to read.
     static func router(on server: NatsServer, partitions: Int) throws -> Router {
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
-        var options = Router.Options()
+        var options = Router.Configuration()
         options.partitions = partitions
         options.replicas = 1
-        let router = try Router(options: options, connection: connection)
+        let router = try Router(configuration: options, connection: connection)
         router.parts = (0..<partitions).map { Router.Part(index: $0, subject: Names.commandSubject($0), routed: 0, stored: 0) }
         return router
     }
@@ -73,7 +73,7 @@ import Glibc
     }
 
     static func stat(_ router: Router, _ name: String) -> Int? {
-        router.stats().first { $0.0 == name }?.1 as? Int
+        router.stats()[name] as? Int
     }
 
     /// Input that starts with a UTF-8 byte order mark (split across writes, too):

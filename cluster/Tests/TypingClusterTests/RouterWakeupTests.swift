@@ -15,11 +15,11 @@ import Glibc
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         try ClusterControl(try JetStream(connection)).setup(LiveTests.settings(), timeout: 30)
-        var options = Router.Options()
+        var options = Router.Configuration()
         options.partitions = 2
-        options.lingerMs = 200
+        options.linger = .milliseconds(200)
         options.replicas = 1
-        let router = try Router(options: options, connection: connection)
+        let router = try Router(configuration: options, connection: connection)
         router.parts = (0..<2).map { Router.Part(index: $0, subject: Names.commandSubject($0), routed: 0, stored: 0) }
         let finished = DispatchGroup()
         for p in 0..<2 {
@@ -60,11 +60,11 @@ import Glibc
         let connection = try NatsConnection(.init(servers: [server.url], name: "test"))
         let js = try JetStream(connection)
         try ClusterControl(js).setup(LiveTests.settings(), timeout: 30)
-        var options = Router.Options()
+        var options = Router.Configuration()
         options.partitions = 1
         options.replicas = 1
         options.deflate = deflate
-        let router = try Router(options: options, connection: connection)
+        let router = try Router(configuration: options, connection: connection)
         router.parts = [Router.Part(index: 0, subject: Names.commandSubject(0), routed: 0, stored: 0)]
         let text = String(repeating: "{\"cmd\":\"type\",\"conv\":\"a\",\"user\":\"u\",\"at\":5}\n", count: 40)
         var input = RouterInput(maxLineBytes: router.maxLine)

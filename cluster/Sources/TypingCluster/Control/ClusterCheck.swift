@@ -104,7 +104,7 @@ public enum ClusterCheck {
                     logged = now
                 }
             }
-            ClusterControl.pause(0.25)
+            pause(.milliseconds(250))
         }
     }
 }

@@ -24,13 +24,7 @@ public struct ClusterControl: Sendable {
         self.jetStream = jetStream
     }
 
-    package static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    static func pause(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+    package static func now() -> Double { monotonicSeconds() }
 
     /// How long setup asks again while JetStream finds no servers for the
     /// replicas (the nodes of a cluster just started are still joining).
@@ -55,7 +49,7 @@ public struct ClusterControl: Sendable {
                 if Self.now() > deadline {
                     throw Failure("JetStream not ready after \(timeout) s (\(error))")
                 }
-                Self.pause(0.2)
+                pause(.milliseconds(200))
             }
         }
     }
@@ -92,7 +86,7 @@ public struct ClusterControl: Sendable {
                 if Self.now() > deadline {
                     throw Failure("setup: \(what): no success within \(timeout) s (\(error))")
                 }
-                Self.pause(0.3)
+                pause(.milliseconds(300))
             }
         }
     }
@@ -193,7 +187,7 @@ public struct ClusterControl: Sendable {
                     }
                 }
                 if Self.now() > deadline { throw Failure("setup: made, but \(name) has no leader after \(timeout) s") }
-                Self.pause(0.2)
+                pause(.milliseconds(200))
             }
         }
         let kept = existing[Names.stream].map { stream in
@@ -290,7 +284,7 @@ public struct ClusterControl: Sendable {
             if Self.now() > deadline {
                 throw Failure("no leader for " + (consumer.map { "partition \($0)'s consumer" } ?? "stream \(stream ?? Names.stream)"))
             }
-            Self.pause(0.2)
+            pause(.milliseconds(200))
         }
     }
 
@@ -389,7 +383,7 @@ public struct ClusterControl: Sendable {
                 }
                 throw Failure(text)
             }
-            Self.pause(0.3)
+            pause(.milliseconds(300))
         }
     }
 
@@ -421,36 +415,42 @@ public struct ClusterControl: Sendable {
         }
     }
 
-    /// The shards' Prometheus answers as one exposition: each metric's `# TYPE`
+    /// The shards' Prometheus answers as one exposition: each metric's `# HELP` and `# TYPE`
     /// line once, then every shard's sample of it (the format wants a family's
     /// lines together), families in the order first seen.
     public static func mergePrometheus(_ answers: [[UInt8]]) -> String {
         var order: [String] = []
         var families: [String: [String]] = [:]
-        func add(_ name: String, _ line: String, isType: Bool) {
+        var heads: [String: (help: String?, type: String?)] = [:]
+        func add(_ name: String, _ line: String?) {
             if families[name] == nil {
                 order.append(name)
                 families[name] = []
             }
-            if isType {
-                if families[name]?.first?.hasPrefix("# TYPE ") != true { families[name]?.insert(line, at: 0) }
-            } else {
-                families[name]?.append(line)
-            }
+            if let line { families[name]?.append(line) }
         }
         for answer in answers {
             for line in String(decoding: answer, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true) {
                 let text = String(line)
-                if text.hasPrefix("# TYPE ") {
+                if text.hasPrefix("# TYPE ") || text.hasPrefix("# HELP ") {
                     let words = text.split(separator: " ")
-                    if words.count >= 3 { add(String(words[2]), text, isType: true) }
+                    guard words.count >= 3 else { continue }
+                    let name = String(words[2])
+                    add(name, nil)
+                    if text.hasPrefix("# TYPE ") {
+                        if heads[name]?.type == nil { heads[name, default: (nil, nil)].type = text }
+                    } else if heads[name]?.help == nil {
+                        heads[name, default: (nil, nil)].help = text
+                    }
                 } else if !text.hasPrefix("#") {
                     let name = text.split(separator: "{", maxSplits: 1).first.map { $0.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "" } ?? ""
-                    add(name, text, isType: false)
+                    add(name, text)
                 }
             }
         }
-        return order.flatMap { families[$0] ?? [] }.map { $0 + "\n" }.joined()
+        return order.flatMap { name in
+            [heads[name]?.help, heads[name]?.type].compactMap { $0 } + (families[name] ?? [])
+        }.map { $0 + "\n" }.joined()
     }
 
     /// Shards' JSON stats as lines, keys sorted, owners before standbys by

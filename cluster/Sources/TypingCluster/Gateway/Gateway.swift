@@ -19,7 +19,7 @@ import Glibc
 ///                           onUpdate: { update in show(update.viewer, update.screen, update.line) })
 /// gateway.resync(patience: 0)          // what was shown before it started
 /// ...
-/// let finals = gateway.finish(drainSeconds: 60)
+/// let finals = gateway.finish(drain: .seconds(60))
 /// ```
 ///
 /// It subscribes to its viewers' buckets (`typingd.viewers.B`, B = FNV-1a of the
@@ -49,12 +49,12 @@ public final class Gateway: Sendable {
         public var viewerBuckets = ClusterSettings().viewerBuckets
         /// Messages queued per subscription before the client drops them (a slow consumer).
         public var pendingLimit = 65536
-        /// Keeps each message's handler busy this long, ms (to reproduce a slow gateway).
-        public var slowMs = 0.0
+        /// Keeps each message's handler busy this long (to reproduce a slow gateway).
+        public var slow = Duration.zero
         /// Whether to resync at all (off: to see what it costs).
         public var resync = true
-        /// The connection's ping interval, ms (PING_MS).
-        public var pingMs = ClusterSettings().pingMs
+        /// The connection's ping interval (PING_MS).
+        public var ping = Duration.milliseconds(ClusterSettings().pingMs)
         /// The connection's name, as the servers show it.
         public var name = "gateway"
 
@@ -89,7 +89,7 @@ public final class Gateway: Sendable {
         events.slowConsumer = { [weak core] in core?.slowConsumer() }
         events.error = { [weak core] in core?.log("nats: \($0)") }
         let options = NatsConnection.Options(servers: configuration.servers, name: configuration.name,
-                                             pingInterval: Int64(configuration.pingMs), connectTimeout: 2000,
+                                             pingInterval: configuration.ping.milliseconds, connectTimeout: 2000,
                                              reconnectWait: 200)
         connection = try NatsConnection(options, events: events)
         core.reconnectedURL = { [weak connection] in connection?.connectedURL }
@@ -160,23 +160,22 @@ public final class Gateway: Sendable {
 
     /// Ends: reads what the server has sent (a flush: its answer comes after every
     /// message sent before it), what is queued and any resync due, for at most
-    /// `drainSeconds`; then stops resyncing and gives each viewer's final
+    /// `drain`; then stops resyncing and gives each viewer's final
     /// indicator per screen. The connection stays open until ``close()``.
-    public func finish(drainSeconds: Double) -> [GatewayState.Final] {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, drainSeconds) * 1000))
+    public func finish(drain: Duration) -> [GatewayState.Final] {
+        let deadline = ContinuousClock.now + max(.zero, drain)
         func left() -> Int64 {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            return max(1000, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+            max(1000, ContinuousClock.now.duration(to: deadline).milliseconds)
         }
         func busy() -> Bool {
             subscriptions.contains { $0.pendingMessages > 0 } || core.state.withLock { $0.inFlight > 0 || $0.resyncing || $0.wanted }
         }
         while ContinuousClock.now < deadline {
             try? connection.flush(timeout: left())
-            while ContinuousClock.now < deadline && busy() { usleep(50_000) }
+            while ContinuousClock.now < deadline && busy() { pause(.milliseconds(50)) }
             let before = counts.messages
             try? connection.flush(timeout: left())
-            usleep(50_000)
+            pause(.milliseconds(50))
             if counts.messages == before && !busy() { break }
         }
         core.close()
@@ -239,8 +238,8 @@ final class Core: Sendable {
 
     func take(_ message: NatsMessage) {
         state.withLock { $0.inFlight += 1 }
-        if configuration.slowMs > 0 {
-            usleep(UInt32(clamping: Int(configuration.slowMs * 1000)))   // busy on purpose: a slow gateway
+        if configuration.slow > .zero {
+            pause(configuration.slow)   // busy on purpose: a slow gateway
         }
         let resync: (Int, Int, Int)? = state.withLock { inner in
             defer { inner.inFlight -= 1 }
@@ -320,7 +319,7 @@ final class Core: Sendable {
                 log("resync failed: \(error)")
                 state.withLock { $0.wanted = true }
                 wake.signal()
-                usleep(500_000)
+                pause(.milliseconds(500))
             }
             state.withLock { $0.resyncing = false }
         }
@@ -353,7 +352,7 @@ final class Core: Sendable {
             }
             if isClosed { return }
             state.withLock { $0.state.counts.resyncRetries += 1 }
-            usleep(UInt32(delay * 1_000_000))
+            pause(.seconds(delay))
             delay = min(delay * 2, 2.0)
         }
         log("resync \(number) done in \(Self.fixed(Self.seconds(started.duration(to: .now)), 2)) s for \(viewers.count) viewers")
@@ -383,7 +382,7 @@ final class Core: Sendable {
         let prefix = inbox + "."
         while remaining > 0 {
             let left = ContinuousClock.now.duration(to: deadline)
-            let ms = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000
+            let ms = left.milliseconds
             if ms <= 0 { break }
             guard let message = try subscription.next(timeout: ms) else { break }
             guard message.subject.hasPrefix(prefix), let index = Int(message.subject.dropFirst(prefix.count)),

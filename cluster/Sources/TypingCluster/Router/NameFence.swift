@@ -7,7 +7,7 @@ public enum RouterFailure: Error, CustomStringConvertible {
     case nameTaken(name: String, holder: String)
     /// The input is not the one the checkpoint was made on, or it broke.
     case input(String)
-    /// A checkpoint that does not fit the options.
+    /// A checkpoint that does not fit the configuration.
     case checkpoint(String)
 
     public var description: String {
@@ -123,7 +123,7 @@ final class NameFence: @unchecked Sendable {
         var logged = monotonicSeconds()
         var failingSince: Double? = nil
         while true {
-            pause(min(ttl / 3, 1))
+            pause(.seconds(min(ttl / 3, 1)))
             lock.lock()
             if released { lock.unlock(); return }
             let last = revision

@@ -14,7 +14,7 @@ extension Router {
         let isFile = (info.st_mode & S_IFMT) == S_IFREG
         var last: UInt8 = 0x0A
         var found = InputHead()
-        if isFile && options.inputOffset == 0 {
+        if isFile && configuration.inputOffset == 0 {
             let start = lseek(fd, 0, SEEK_CUR)
             if start >= 0 {
                 let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, InputHead.limit, start) }
@@ -25,7 +25,7 @@ extension Router {
             if isFile {
                 let position = lseek(fd, off_t(skip), SEEK_CUR)
                 if position < 0 || Int(position) > Int(info.st_size) {
-                    throw RouterFailure.checkpoint(differentInput("stdin, a file of \(info.st_size) bytes, ends before the checkpoint's byte \(options.inputOffset + skip)", skip: skip, lines: lines))
+                    throw RouterFailure.checkpoint(differentInput("stdin, a file of \(info.st_size) bytes, ends before the checkpoint's byte \(configuration.inputOffset + skip)", skip: skip, lines: lines))
                 }
                 var byte: UInt8 = 0
                 if pread(fd, &byte, 1, position - 1) == 1 { last = byte }
@@ -34,8 +34,8 @@ extension Router {
                 while left > 0 {
                     let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min(left, $0.count)) }
                     if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { throw RouterFailure.checkpoint(differentInput("stdin ended \(left) bytes before the checkpoint's byte \(options.inputOffset + skip)", skip: skip, lines: lines)) }
-                    if options.inputOffset == 0 {
+                    if count <= 0 { throw RouterFailure.checkpoint(differentInput("stdin ended \(left) bytes before the checkpoint's byte \(configuration.inputOffset + skip)", skip: skip, lines: lines)) }
+                    if configuration.inputOffset == 0 {
                         buffer.withUnsafeBytes { found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: skip - left) }
                     }
                     left -= count
@@ -43,7 +43,7 @@ extension Router {
                 }
             }
         }
-        if let kept, options.inputOffset == 0, !found.matches(kept) {
+        if let kept, configuration.inputOffset == 0, !found.matches(kept) {
             throw RouterFailure.checkpoint(differentInput("its first \(kept.length) bytes are not this input's", skip: skip, lines: lines))
         }
         lock.lock()
@@ -54,10 +54,10 @@ extension Router {
 
     /// Why stdin is not the input of the checkpoint, and what to do.
     func differentInput(_ why: String, skip: Int, lines: Int) -> String {
-        "--name \(options.name) has a checkpoint of another input (stored through byte \(options.inputOffset + skip), "
+        "--name \(configuration.name) has a checkpoint of another input (stored through byte \(configuration.inputOffset + skip), "
             + "\(lines) lines): \(why). Nothing was stored. To resume that input, give it on stdin again; to route this "
-            + "one, give it a new --name, or --new-input to route it whole under \(options.name), its lines numbered on "
-            + "after those \(options.name) sent (--from-start re-sends the checkpoint's own input from its first byte)"
+            + "one, give it a new --name, or --new-input to route it whole under \(configuration.name), its lines numbered on "
+            + "after those \(configuration.name) sent (--from-start re-sends the checkpoint's own input from its first byte)"
     }
 
     /// Reads `fd` (moved `skip` bytes on by ``position(_:skip:kept:lines:)``;
@@ -65,17 +65,17 @@ extension Router {
     /// a stop, framed as typingd frames its input (``RouterInput``).
     func read(_ fd: Int32, skip: Int, tail: Bool) throws {
         var buffer = [UInt8](repeating: 0, count: Self.chunk)
-        var at = options.inputOffset + skip
+        var at = configuration.inputOffset + skip
         lock.lock()
-        var input = RouterInput(maxLineBytes: maxLine, position: options.inputOffset + skip, lines: readLines,
+        var input = RouterInput(maxLineBytes: maxLine, position: configuration.inputOffset + skip, lines: readLines,
                                 afterLineFeed: !tail)
         lock.unlock()
-        let rate = options.rate
+        let rate = configuration.rate
         let pacedFrom = monotonicSeconds()
         var pacedLines = 0
         while true {
             lock.lock()
-            while !stopping && parts.contains(where: { $0.pendingCount >= options.queueLines }) {
+            while !stopping && parts.contains(where: { $0.pendingCount >= configuration.queueLines }) {
                 readerWaiting = true
                 _ = lock.wait(until: Date(timeIntervalSinceNow: 0.1))
             }
@@ -123,7 +123,7 @@ extension Router {
                 start += consumed
                 pacedLines += lines
                 let ahead = Double(pacedLines) / rate - (monotonicSeconds() - pacedFrom)
-                if ahead > 0 { pause(ahead) }
+                if ahead > 0 { pause(.seconds(ahead)) }
             }
         }
     }

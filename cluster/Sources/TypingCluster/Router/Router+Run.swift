@@ -23,7 +23,7 @@ extension Router {
                     log("waiting for the cluster: \(what) for \(Int(now - since)) s (\(error))")
                     logged = now
                 }
-                pause(delay)
+                pause(.seconds(delay))
                 delay = min(delay * 2, 2)
             }
         }
@@ -39,7 +39,7 @@ extension Router {
             if !error.isNotFound { throw error }
         }
         var last: NatsError? = nil
-        for replicas in [3, 2, 1] where replicas <= max(1, min(3, options.replicas)) {
+        for replicas in [3, 2, 1] where replicas <= max(1, min(3, configuration.replicas)) {
             let made = Result { () throws(NatsError) -> KeyValue in
                 try KeyValue.create(KeyValue.Config(bucket: name, ttl: ttl, replicas: replicas), in: js)
             }
@@ -58,7 +58,7 @@ extension Router {
         if stopping {
             advance()
             log("second \(name): exiting before everything read is stored: stored through byte \(storedOffset), "
-                + "checkpointed through byte \(checkpointed); a restart with --name \(options.name) resumes at the "
+                + "checkpointed through byte \(checkpointed); a restart with --name \(configuration.name) resumes at the "
                 + "checkpoint and re-sends lines the dedup ids and the shards then drop")
             exit(1)
         }
@@ -74,12 +74,12 @@ extension Router {
     public func run(input fd: Int32 = 0) -> Int32 {
         let checked: JetStream.StreamInfo?
         do {
-            checked = try ClusterCheck.verify(js, partitions: options.partitions, stopping: { [self] in
+            checked = try ClusterCheck.verify(js, partitions: configuration.partitions, stopping: { [self] in
                 lock.lock(); defer { lock.unlock() }
                 return stopping
             }, log: { [self] in log($0) })
         } catch {
-            log("\(options.name): \(error)")
+            log("\(configuration.name): \(error)")
             return ClusterCheck.exitStatus
         }
         guard let info = checked else { return 0 }
@@ -89,9 +89,9 @@ extension Router {
         else { return 0 }
         checkpoints = checkpointBucket
         // The name first: nothing is read or routed by a router that does not hold it.
-        let outcome: Result<NameFence, RouterFailure>? = untilDone("taking --name \(options.name)") {
+        let outcome: Result<NameFence, RouterFailure>? = untilDone("taking --name \(configuration.name)") {
             do {
-                return .success(try NameFence.take(nameBucket, name: options.name, ttl: Double(Names.routerNameTTL) / 1000))
+                return .success(try NameFence.take(nameBucket, name: configuration.name, ttl: Double(Names.routerNameTTL) / 1000))
             } catch let failure as RouterFailure {
                 return .failure(failure)
             }
@@ -110,15 +110,15 @@ extension Router {
         Thread.detachNewThread { fence.keep() }
         defer { fence.release() }
 
-        var offset = options.inputOffset, lines = 0
-        var counts = [Int](repeating: 0, count: options.partitions)
+        var offset = configuration.inputOffset, lines = 0
+        var counts = [Int](repeating: 0, count: configuration.partitions)
         var kept: InputHead.Identity? = nil
-        if !options.fromStart {
+        if !configuration.fromStart {
             do {
                 if let resumed = try loadCheckpoint() {
-                    if options.newInput {
+                    if configuration.newInput {
                         counts = resumed.counts
-                        log("\(options.name): a new input (--new-input): its lines are numbered on after the \(resumed.counts.reduce(0, +)) "
+                        log("\(configuration.name): a new input (--new-input): its lines are numbered on after the \(resumed.counts.reduce(0, +)) "
                             + "this name sent before (its old input's checkpoint, byte \(resumed.offset), is left behind)")
                     } else {
                         (offset, lines, counts, kept) = resumed
@@ -135,22 +135,22 @@ extension Router {
         // line is stored or the checkpoint written again.
         let tail: Bool
         do {
-            tail = try position(fd, skip: offset - options.inputOffset, kept: kept, lines: lines)
+            tail = try position(fd, skip: offset - configuration.inputOffset, kept: kept, lines: lines)
         } catch let failure as RouterFailure {
-            log("\(options.name): \(failure)")
+            log("\(configuration.name): \(failure)")
             return failure.exitStatus
         } catch {
-            log("\(options.name): reading stdin: \(error)")
+            log("\(configuration.name): reading stdin: \(error)")
             return 1
         }
         keptIdentity = kept
         lock.lock()
         readOffset = offset; storedOffset = offset; checkpointed = offset
         readLines = lines; storedLines = lines; storedCounts = counts
-        parts = (0..<options.partitions).map { Part(index: $0, subject: Names.commandSubject($0), routed: counts[$0], stored: counts[$0]) }
+        parts = (0..<configuration.partitions).map { Part(index: $0, subject: Names.commandSubject($0), routed: counts[$0], stored: counts[$0]) }
         lock.unlock()
 
-        let statsSubscription = try? connection.subscribe(Names.routerStatsSubject(options.name))
+        let statsSubscription = try? connection.subscribe(Names.routerStatsSubject(configuration.name))
         if let statsSubscription {
             Thread.detachNewThread { [self] in
                 while true {
@@ -161,14 +161,14 @@ extension Router {
         }
         Thread.detachNewThread { [self] in
             while true {
-                pause(options.checkpointMs / 1000)
+                pause(configuration.checkpointEvery)
                 save(final: false)
             }
         }
-        let senderCount = min(options.partitions, 8)
+        let senderCount = min(configuration.partitions, 8)
         let finished = DispatchGroup()
         for k in 0..<senderCount {
-            let mine = Array(stride(from: k, to: options.partitions, by: senderCount))
+            let mine = Array(stride(from: k, to: configuration.partitions, by: senderCount))
             finished.enter()
             Thread.detachNewThread { [self] in
                 send(mine)
@@ -176,16 +176,16 @@ extension Router {
             }
         }
         lock.lock(); state = "reading"; lock.unlock()
-        log("\(options.name): connected to \(connection.connectedURL ?? "no server yet")")
-        log("\(options.name): reading at byte \(offset) (input line \(lines + 1))\(offset > options.inputOffset || lines > 0 ? ", from its checkpoint (--from-start ignores it)" : "")")
+        log("\(configuration.name): connected to \(connection.connectedURL ?? "no server yet")")
+        log("\(configuration.name): reading at byte \(offset) (input line \(lines + 1))\(offset > configuration.inputOffset || lines > 0 ? ", from its checkpoint (--from-start ignores it)" : "")")
         var status: Int32 = 0
         do {
-            try read(fd, skip: offset - options.inputOffset, tail: tail)
+            try read(fd, skip: offset - configuration.inputOffset, tail: tail)
         } catch let failure as RouterFailure {
-            log("\(options.name): \(failure)")
+            log("\(configuration.name): \(failure)")
             status = failure.exitStatus
         } catch {
-            log("\(options.name): reading stdin: \(error)")
+            log("\(configuration.name): reading stdin: \(error)")
             status = 1
         }
         lock.lock()
@@ -205,7 +205,7 @@ extension Router {
         let rate = seconds > 0 ? Double(read) / seconds : 0
         let summary = "\(read) lines in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", rate)) lines/s), "
             + "\(messages) messages, \(retries) retries\(refused > 0 ? "; \(refused) lines refused" : "")"
-        let position = "\(ending)stored through byte \(storedOffset) (\(storedLines) lines); a restart with --name \(options.name) resumes there"
+        let position = "\(ending)stored through byte \(storedOffset) (\(storedLines) lines); a restart with --name \(configuration.name) resumes there"
         lock.unlock()
         log(summary)
         log(position)
@@ -217,30 +217,30 @@ extension Router {
     func loadCheckpoint() throws -> (offset: Int, lines: Int, counts: [Int], identity: InputHead.Identity?)? {
         guard let bucket = checkpoints else { return nil }
         let read: [KeyValue.Entry]? = untilDone("reading the checkpoint") { () throws -> [KeyValue.Entry] in
-            try bucket.get(options.name).map { [$0] } ?? []
+            try bucket.get(configuration.name).map { [$0] } ?? []
         }
         guard let found = read else { throw CancellationError() }
         guard let entry = found.first else { return nil }
         guard let object = try? JSONSerialization.jsonObject(with: Data(entry.value)) as? [String: Any],
               let offset = (object["offset"] as? NSNumber)?.intValue,
               let counts = (object["lines"] as? [NSNumber])?.map(\.intValue) else {
-            log("checkpoint \(options.name.debugDescription) of bucket \(Names.routerBucket) is not one (ignored)")
+            log("checkpoint \(configuration.name.debugDescription) of bucket \(Names.routerBucket) is not one (ignored)")
             return nil
         }
         if (object["stream_created"] as? NSNumber)?.int64Value != streamCreated {
-            log("checkpoint of \(options.name) (byte \(offset)) is from an earlier stream \(Names.stream), made anew since: starting from the input's beginning")
+            log("checkpoint of \(configuration.name) (byte \(offset)) is from an earlier stream \(Names.stream), made anew since: starting from the input's beginning")
             return nil
         }
-        if counts.count != options.partitions {
-            throw RouterFailure.checkpoint("the checkpoint of \(options.name) is for \(counts.count) partitions, not \(options.partitions): its line numbers would not fit. Give the same --partitions, or a new --name (a new input)")
+        if counts.count != configuration.partitions {
+            throw RouterFailure.checkpoint("the checkpoint of \(configuration.name) is for \(counts.count) partitions, not \(configuration.partitions): its line numbers would not fit. Give the same --partitions, or a new --name (a new input)")
         }
         var identity: InputHead.Identity? = nil
         if let length = (object["input_head_bytes"] as? NSNumber)?.intValue, let digest = object["input_head_fnv64"] as? String {
             identity = InputHead.Identity(length: length, digest: digest)
         }
-        if options.newInput { return (offset, 0, counts, identity) }
-        if offset < options.inputOffset {
-            throw RouterFailure.input("the checkpoint of \(options.name) is at byte \(offset), before stdin's start (--input-offset \(options.inputOffset)): the lines in between were never stored. Give stdin from byte \(offset) (or --from-start)")
+        if configuration.newInput { return (offset, 0, counts, identity) }
+        if offset < configuration.inputOffset {
+            throw RouterFailure.input("the checkpoint of \(configuration.name) is at byte \(offset), before stdin's start (--input-offset \(configuration.inputOffset)): the lines in between were never stored. Give stdin from byte \(offset) (or --from-start)")
         }
         return (offset, (object["input_lines"] as? NSNumber)?.intValue ?? 0, counts, identity)
     }

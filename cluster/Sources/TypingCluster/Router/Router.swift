@@ -11,7 +11,7 @@ import TypingProtocol
 ///   `tick`, `stats` and `snapshot`, partition 0 for a line that is no command.
 /// - **Messages**: in rounds (``SendRule``): lines after a quiet moment go at
 ///   once; under load every partition's waiting lines go together, rounds at
-///   most `lingerMs` apart, one message in flight per partition;
+///   least ``Configuration/linger`` apart, one message in flight per partition;
 ///   headers `Nats-Msg-Id: NAME:P:FIRST:COUNT`, `Typingd-Router: NAME`,
 ///   `Typingd-Lines: FIRST`, and `Typingd-Encoding: deflate` when deflated.
 /// - **Checkpoint**: the input position *stored*, in key NAME of
@@ -20,22 +20,26 @@ import TypingProtocol
 ///   router runs; a second router with the same name is refused before it routes
 ///   a line (``RouterFailure/nameTaken``).
 public final class Router: @unchecked Sendable {
-    /// `--linger-ms`'s default: rounds at most this far apart. A line read while a
+    /// `--linger-ms`'s default: rounds at least this far apart. A line read while a
     /// round is out waits for it and then for the rest of this, so it bounds the
     /// router's part of a keystroke's delay under load.
-    public static let defaultLingerMs = 25.0
+    public static let defaultLinger = Duration.milliseconds(25)
 
-    /// How the router works.
-    public struct Options: Sendable {
+    /// How the router works. Every time is a `Duration`; the command line gives
+    /// them in the units its options name (`--linger-ms`, `--ack-timeout` seconds...).
+    public struct Configuration: Sendable {
         public var name = "router"
         public var partitions = 4
         public var stamp = false
-        public var lingerMs = Router.defaultLingerMs
+        /// Rounds of messages begin at least this far apart (``Router/defaultLinger``).
+        public var linger = Router.defaultLinger
         public var batchLines = 4000
         public var batchBytes = 512 * 1024
         public var queueLines = 20_000
-        public var ackTimeoutMs: Int64 = 2000
-        public var checkpointMs = 1000.0
+        /// The deadline of one publish or checkpoint write.
+        public var ackTimeout = Duration.seconds(2)
+        /// How often the stored position is checkpointed.
+        public var checkpointEvery = Duration.seconds(1)
         public var rate = 0.0
         public var inputOffset = 0
         public var fromStart = false
@@ -75,7 +79,7 @@ public final class Router: @unchecked Sendable {
         let count: Int
     }
 
-    let options: Options
+    let configuration: Configuration
     let connection: NatsConnection
     let js: JetStream
     var checkpoints: KeyValue?
@@ -118,13 +122,13 @@ public final class Router: @unchecked Sendable {
     let batchBytes: Int
 
     /// A router on `connection`; call ``run(input:)``.
-    public init(options: Options, connection: NatsConnection) throws(NatsError) {
-        self.options = options
+    public init(configuration: Configuration, connection: NatsConnection) throws(NatsError) {
+        self.configuration = configuration
         self.connection = connection
-        js = try JetStream(connection, wait: options.ackTimeoutMs)
+        js = try JetStream(connection, wait: configuration.ackTimeout.milliseconds)
         maxLine = max(1024, connection.maxPayload - 4096)
-        batchBytes = min(options.batchBytes, maxLine)
-        rule = SendRule(linger: options.lingerMs / 1000, batchLines: options.batchLines)
+        batchBytes = min(configuration.batchBytes, maxLine)
+        rule = SendRule(linger: configuration.linger.seconds, batchLines: configuration.batchLines)
     }
 
     func log(_ text: String) { clusterLog("router", text) }
@@ -148,7 +152,7 @@ public final class Router: @unchecked Sendable {
     }
 
     func checkpointValue() -> [UInt8] {
-        var object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": options.partitions,
+        var object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": configuration.partitions,
                                      "input_lines": storedLines, "stream_created": streamCreated]
         if let identity = head.identity(before: storedOffset) ?? keptIdentity {
             object["input_head_bytes"] = identity.length
@@ -171,7 +175,7 @@ public final class Router: @unchecked Sendable {
         var logged = since
         while true {
             do {
-                _ = try checkpoints.put(options.name, value)
+                _ = try checkpoints.put(configuration.name, value)
                 lock.lock()
                 checkpointsWritten += 1
                 checkpointed = max(checkpointed, offset)
@@ -185,7 +189,7 @@ public final class Router: @unchecked Sendable {
                     log("waiting for the cluster: checkpoint not stored for \(Int(now - since)) s (\(error))")
                     logged = now
                 }
-                pause(delay)
+                pause(.seconds(delay))
                 delay = min(delay * 2, 2)
             }
         }
@@ -202,8 +206,8 @@ public final class Router: @unchecked Sendable {
     /// until the chunk is used up or `pauseAfter` lines are routed; returns the
     /// bytes consumed (the rest is to be routed again) and the lines routed.
     func route(_ chunk: UnsafeRawBufferPointer, input: inout RouterInput, pauseAfter: Int = .max) throws(RouterFailure) -> (consumed: Int, lines: Int) {
-        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp),
-                            time: options.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: pauseAfter)
+        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: configuration.stamp),
+                            time: configuration.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: pauseAfter)
         lock.lock()
         defer { lock.unlock() }
         let before = parts.map(\.pendingCount)
@@ -215,8 +219,8 @@ public final class Router: @unchecked Sendable {
 
     /// Ends the input: routes a final line without LF. Holding no lock.
     func finish(_ input: inout RouterInput) {
-        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: options.stamp),
-                            time: options.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: .max)
+        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: configuration.stamp),
+                            time: configuration.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: .max)
         lock.lock()
         defer { lock.unlock() }
         let before = parts.map(\.pendingCount)
@@ -291,7 +295,7 @@ public final class Router: @unchecked Sendable {
     func sendersMustWake(before: [Int]) -> Bool {
         var grew = false
         for index in parts.indices where parts[index].pendingCount > before[index] {
-            if before[index] == 0 || parts[index].pendingCount >= options.batchLines { grew = true }
+            if before[index] == 0 || parts[index].pendingCount >= configuration.batchLines { grew = true }
         }
         guard grew else { return false }
         return rule.decide(sendState(), now: monotonicSeconds()) == .sendNow
@@ -302,7 +306,7 @@ public final class Router: @unchecked Sendable {
     /// Takes partition `p`'s next batch: its waiting lines up to --batch-lines
     /// and the byte limit. Holding the lock.
     func takeBatch(_ p: Int) -> Batch {
-        var count = min(parts[p].pendingCount, options.batchLines)
+        var count = min(parts[p].pendingCount, configuration.batchLines)
         let base = parts[p].head == 0 ? 0 : parts[p].ends[parts[p].head - 1]
         while count > 1 && parts[p].ends[parts[p].head + count - 1] - base > batchBytes { count /= 2 }
         let end = parts[p].ends[parts[p].head + count - 1]
@@ -343,14 +347,14 @@ public final class Router: @unchecked Sendable {
             if let p = mine.first(where: { parts[$0].ready != nil }), let batch = parts[p].ready {
                 parts[p].ready = nil
                 lock.unlock()
-                var headers = [Names.Header.router: options.name, Names.Header.lines: String(batch.first)]
+                var headers = [Names.Header.router: configuration.name, Names.Header.lines: String(batch.first)]
                 var payload = batch.body
-                if options.deflate, let packed = Deflate.compress(batch.body) {
+                if configuration.deflate, let packed = Deflate.compress(batch.body) {
                     payload = packed
                     headers[Names.Header.encoding] = "deflate"
                 }
                 publish(NatsMessage(subject: parts[p].subject, headers: headers, data: payload),
-                        id: "\(options.name):\(p):\(batch.first):\(batch.count)", partition: p)
+                        id: "\(configuration.name):\(p):\(batch.first):\(batch.count)", partition: p)
                 lock.lock()
                 parts[p].stored += batch.count
                 parts[p].messages += 1
@@ -387,7 +391,7 @@ public final class Router: @unchecked Sendable {
         while true {
             fence?.waitUntilHeld()
             do {
-                _ = try js.publish(message, id: id, timeout: options.ackTimeoutMs)
+                _ = try js.publish(message, id: id, timeout: configuration.ackTimeout.milliseconds)
                 if let since {
                     lock.lock()
                     blocked -= 1
@@ -412,7 +416,7 @@ public final class Router: @unchecked Sendable {
                     log("waiting for the cluster: partition \(p) not stored for \(Int(now - since)) s (\(error))")
                     logged = now
                 }
-                pause(delay)
+                pause(.seconds(delay))
                 delay = min(delay * 2, 2)
             }
         }
@@ -420,41 +424,62 @@ public final class Router: @unchecked Sendable {
 
     // MARK: Stats
 
-    /// The stats, as JSON fields in order.
-    func stats() -> [(String, Any)] {
+    /// The router's stats, in their order (the JSON's).
+    package static let statsTable: [Stat] = [
+        Stat("router", .info, "The router's --name."),
+        Stat("state", .info, "starting, reading, draining or stopped."),
+        Stat("partitions", .gauge, "Partitions (PARTITIONS)."),
+        Stat("read_offset", .gauge, "Bytes of the input read."),
+        Stat("lines_read", .counter, "Lines of the input read."),
+        Stat("stored_offset", .gauge, "Bytes of the input whose lines are all stored."),
+        Stat("lines_stored", .counter, "Lines stored."),
+        Stat("checkpoint_offset", .gauge, "The input position last checkpointed."),
+        Stat("partition_lines_routed", .gauge, "Lines routed to each partition."),
+        Stat("partition_lines_stored", .gauge, "Lines stored in each partition's stream."),
+        Stat("lines_pending", .gauge, "Lines read and not yet stored."),
+        Stat("lines_refused", .counter, "Lines refused (the shards' own ids, too long for the servers)."),
+        Stat("lines_too_long", .counter, "Lines dropped as they were read: longer than the limit."),
+        Stat("messages_published", .counter, "Messages stored."),
+        Stat("retries", .counter, "Publishes tried again."),
+        Stat("blocked_partitions", .gauge, "Partitions whose queue is full (reading waits)."),
+        Stat("blocked_s", .counter, "Seconds reading waited for a full queue."),
+        Stat("checkpoints_written", .counter, "Checkpoints written."),
+        Stat("checkpoint_failures", .counter, "Checkpoint writes that failed."),
+        Stat("fence_renewals", .counter, "Renewals of the name fence."),
+        Stat("uptime_s", .gauge, "Seconds since the router started."),
+    ]
+
+    /// The stats' values, by name.
+    func stats() -> [String: Any] {
         lock.lock()
         defer { lock.unlock() }
         advance()
         let blockedSeconds = blockedTotal + (blocked > 0 ? monotonicSeconds() - blockedSince : 0)
         return [
-            ("router", options.name), ("state", state), ("partitions", options.partitions),
-            ("read_offset", readOffset), ("lines_read", readLines),
-            ("stored_offset", storedOffset), ("lines_stored", storedLines), ("checkpoint_offset", checkpointed),
-            ("partition_lines_routed", parts.map(\.routed)), ("partition_lines_stored", parts.map(\.stored)),
-            ("lines_pending", parts.reduce(0) { $0 + $1.pendingCount }), ("lines_refused", refused),
-            ("lines_too_long", tooLong),
-            ("messages_published", parts.reduce(0) { $0 + $1.messages }), ("retries", retries),
-            ("blocked_partitions", blocked), ("blocked_s", (blockedSeconds * 1000).rounded() / 1000),
-            ("checkpoints_written", checkpointsWritten), ("checkpoint_failures", checkpointFailures),
-            ("fence_renewals", fence?.renewals ?? 0),
-            ("uptime_s", ((monotonicSeconds() - started) * 1000).rounded() / 1000),
+            "router": configuration.name, "state": state, "partitions": configuration.partitions,
+            "read_offset": readOffset, "lines_read": readLines,
+            "stored_offset": storedOffset, "lines_stored": storedLines, "checkpoint_offset": checkpointed,
+            "partition_lines_routed": parts.map(\.routed), "partition_lines_stored": parts.map(\.stored),
+            "lines_pending": parts.reduce(0) { $0 + $1.pendingCount }, "lines_refused": refused,
+            "lines_too_long": tooLong,
+            "messages_published": parts.reduce(0) { $0 + $1.messages }, "retries": retries,
+            "blocked_partitions": blocked, "blocked_s": (blockedSeconds * 1000).rounded() / 1000,
+            "checkpoints_written": checkpointsWritten, "checkpoint_failures": checkpointFailures,
+            "fence_renewals": fence?.renewals ?? 0,
+            "uptime_s": ((monotonicSeconds() - started) * 1000).rounded() / 1000,
         ]
     }
 
-    static let counters: Set<String> = ["lines_read", "lines_stored", "lines_refused", "lines_too_long",
-                                        "messages_published", "retries",
-                                        "blocked_s", "checkpoints_written", "checkpoint_failures", "fence_renewals"]
-
     func answerStats(_ request: NatsMessage) {
         guard let reply = request.reply else { return }
-        let fields = stats()
+        let values = stats()
         let body: String
         if request.text.trimmingCharacters(in: .whitespacesAndNewlines) == "prometheus" {
-            body = StatsText.prometheus(fields, prefix: "typingd_router_", labels: "router=\"\(StatsText.escapeLabel(options.name))\"",
-                                        counters: Self.counters, skip: ["router", "state"],
-                                        state: ("typingd_router_state", state))
+            body = StatsText.prometheus(Self.statsTable, values, prefix: "typingd_router_",
+                                        labels: "router=\"\(StatsText.escapeLabel(configuration.name))\"",
+                                        state: ("typingd_router_state", values["state"] as? String ?? ""))
         } else {
-            body = StatsText.json(fields)
+            body = StatsText.json(Self.statsTable, values)
         }
         try? connection.publish(reply, Array(body.utf8))
     }

@@ -2,23 +2,15 @@ import Foundation
 import NatsClient
 import Synchronization
 
-/// Monotonic time in nanoseconds.
-@inline(__always)
-func monotonicNanos() -> Int64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-}
-
 /// Partition P's lease: key `pP` of the KV bucket ``Names/leaseBucket``. Taken with
 /// create (its revision is the owner's epoch: it grows with every new owner),
 /// renewed with update(last: revision) every second (TTL/3 if shorter). The lease is held until TTL
 /// after the last good renewal was *sent*: before the key can lapse on the
 /// server. The watchdog ends the process (status 75) the moment that time passes,
 /// whatever the other threads are doing; every publish checks ``held``.
-public final class Lease: @unchecked Sendable {
+public final class Lease: Sendable {
     public let key: String
-    public private(set) var ttl: Double
+    public let ttl: Double
     let kv: KeyValue
     let value: [UInt8]
     public let owner: String
@@ -88,7 +80,7 @@ public final class Lease: @unchecked Sendable {
         var failingSince: Int64? = nil
         while !released.load(ordering: .acquiring) {
             let wait = next - monotonicNanos()
-            if wait > 0 { sleepNanos(wait) }
+            if wait > 0 { pause(.nanoseconds(wait)) }
             if released.load(ordering: .acquiring) { return }
             let sent = monotonicNanos()
             if sent >= validUntil.load(ordering: .acquiring) { fence("not renewed within \(ttl) s") }
@@ -133,7 +125,7 @@ public final class Lease: @unchecked Sendable {
         while !released.load(ordering: .acquiring) {
             let left = validUntil.load(ordering: .acquiring) - monotonicNanos()
             if left <= 0 { fence("not renewed within \(ttl) s") }
-            sleepNanos(min(left, 50_000_000) + 1_000_000)
+            pause(.nanoseconds(min(left, 50_000_000) + 1_000_000))
         }
     }
 
@@ -147,12 +139,4 @@ public final class Lease: @unchecked Sendable {
             log("could not release lease \(key) (\(error)); it lapses in \(ttl) s")
         }
     }
-}
-
-/// Sleeps `nanos` nanoseconds.
-func sleepNanos(_ nanos: Int64) {
-    guard nanos > 0 else { return }
-    var spec = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
-    var left = timespec()
-    while nanosleep(&spec, &left) != 0 && errno == EINTR { spec = left }
 }

@@ -5,7 +5,7 @@ import Foundation
 enum StartOver {
     /// Runs this program again after 0.2 s; ends the process with 75 if it cannot.
     static func now() -> Never {
-        usleep(200_000)
+        pause(.milliseconds(200))
         let arguments = CommandLine.arguments
         var cArguments: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
         cArguments.append(nil)
