@@ -26,10 +26,14 @@ struct RouteCommand: ParsableCommand {
         over the limit (its CR counted) is dropped as it is read, never held whole, and counted \
         in the stats' lines_too_long.
 
-        Messages. A partition gets at most one message every --linger-ms, one in flight at a \
-        time: lines that arrive meanwhile share the next one (up to --batch-lines and \
-        --batch-bytes), so a busy partition costs 1000/linger messages a second and a quiet one \
-        adds no delay. Each carries Nats-Msg-Id NAME:P:FIRST:COUNT, Typingd-Router NAME and \
+        Messages. Lines go in rounds: a line read while nothing is in flight goes at once \
+        (a keystroke after a quiet moment waits for nothing); lines read while a round is in \
+        flight wait for it and share the next one, which takes every partition's waiting \
+        lines (up to --batch-lines and --batch-bytes each) at once, at least --linger-ms after \
+        the last began. So a busy partition costs at most 1000/linger messages a second, sent \
+        together with the other partitions' (the servers replicate them in one go), and a \
+        line waits at most about a linger plus a store for its message. One message in \
+        flight per partition keeps its lines in input order. Each carries Nats-Msg-Id NAME:P:FIRST:COUNT, Typingd-Router NAME and \
         Typingd-Lines FIRST (the number, from 1, of its first line among all lines NAME sent to \
         P), and Typingd-Encoding deflate when its lines are stored deflated (unless --no-deflate). The \
         numbers are input positions: a message re-sent after a restart has its old id, and a \
@@ -83,8 +87,8 @@ struct RouteCommand: ParsableCommand {
     @Flag(help: "Stamp \"at\" (ms since 1970) on commands that have none.")
     var stamp = false
 
-    @Option(name: .customLong("linger-ms"), help: ArgumentHelp("A partition's messages are at least this far apart (0: as soon as the last is stored).", valueName: "ms"))
-    var lingerMs = 100.0
+    @Option(name: .customLong("linger-ms"), help: ArgumentHelp("Rounds of messages begin at least this far apart (0: as soon as the last is stored).", valueName: "ms"))
+    var lingerMs = Router.defaultLinger.seconds * 1000
 
     @Option(name: .customLong("batch-lines"), help: ArgumentHelp("Lines per message at most.", valueName: "n"))
     var batchLines = 4000

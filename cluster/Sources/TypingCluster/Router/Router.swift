@@ -9,7 +9,9 @@ import TypingProtocol
 /// - **Routing**: ``Partition/route(line:among:)``, the rule the shards' engines
 ///   share: a conversation's partition, every partition for `offline`, `user`,
 ///   `tick`, `stats` and `snapshot`, partition 0 for a line that is no command.
-/// - **Messages**: at most one every ``Configuration/linger`` per partition (one in flight),
+/// - **Messages**: in rounds (``SendRule``): lines after a quiet moment go at
+///   once; under load every partition's waiting lines go together, rounds at
+///   least ``Configuration/linger`` apart, one message in flight per partition;
 ///   headers `Nats-Msg-Id: NAME:P:FIRST:COUNT`, `Typingd-Router: NAME`,
 ///   `Typingd-Lines: FIRST`, and `Typingd-Encoding: deflate` when deflated.
 /// - **Checkpoint**: the input position *stored*, in key NAME of
@@ -18,14 +20,19 @@ import TypingProtocol
 ///   router runs; a second router with the same name is refused before it routes
 ///   a line (``RouterFailure/nameTaken``).
 public final class Router: @unchecked Sendable {
+    /// `--linger-ms`'s default: rounds at least this far apart. A line read while a
+    /// round is out waits for it and then for the rest of this, so it bounds the
+    /// router's part of a keystroke's delay under load.
+    public static let defaultLinger = Duration.milliseconds(25)
+
     /// How the router works. Every time is a `Duration`; the command line gives
     /// them in the units its options name (`--linger-ms`, `--ack-timeout` seconds...).
     public struct Configuration: Sendable {
         public var name = "router"
         public var partitions = 4
         public var stamp = false
-        /// A partition's messages are at least this far apart.
-        public var linger = Duration.milliseconds(100)
+        /// Rounds of messages begin at least this far apart (``Router/defaultLinger``).
+        public var linger = Router.defaultLinger
         public var batchLines = 4000
         public var batchBytes = 512 * 1024
         public var queueLines = 20_000
@@ -57,8 +64,19 @@ public final class Router: @unchecked Sendable {
         var routed: Int
         var stored: Int
         var messages = 0
+        /// A message of this partition is in flight (taken in a round, not yet stored).
         var busy = false
+        /// The batch a round took for this partition's sender to publish.
+        var ready: Batch? = nil
         var pendingCount: Int { ends.count - head }
+    }
+
+    /// Lines taken for one message: their bytes, the number of the first among
+    /// the partition's lines, and how many.
+    struct Batch {
+        let body: [UInt8]
+        let first: Int
+        let count: Int
     }
 
     let configuration: Configuration
@@ -95,6 +113,10 @@ public final class Router: @unchecked Sendable {
     /// How often a sender woke (for the tests: a wake-up is the router's cost per
     /// message when lines trickle in).
     var senderWakeups = 0
+    /// When the last round of messages began, and how many began.
+    var lastRound = -Double.infinity
+    var rounds = 0
+    let rule: SendRule
     let started = monotonicSeconds()
     let maxLine: Int
     let batchBytes: Int
@@ -106,6 +128,7 @@ public final class Router: @unchecked Sendable {
         js = try JetStream(connection, wait: configuration.ackTimeout.milliseconds)
         maxLine = max(1024, connection.maxPayload - 4096)
         batchBytes = min(configuration.batchBytes, maxLine)
+        rule = SendRule(linger: configuration.linger.seconds, batchLines: configuration.batchLines)
     }
 
     func log(_ text: String) { clusterLog("router", text) }
@@ -251,96 +274,113 @@ public final class Router: @unchecked Sendable {
         }
     }
 
-    /// Whether lines just routed (the partitions had `before` lines waiting) call
-    /// for a sender now: a partition's first lines once its linger has passed
-    /// (else its sender, which waits out the linger after each message, finds
-    /// them then), or a full batch. Holding the lock.
-    func sendersMustWake(before: [Int]) -> Bool {
-        let linger = configuration.linger.seconds
-        var now: Double? = nil
-        for index in parts.indices {
-            let pending = parts[index].pendingCount
-            if before[index] < configuration.batchLines && pending >= configuration.batchLines { return true }
-            if before[index] == 0 && pending > 0 {
-                let at = now ?? monotonicSeconds()
-                now = at
-                if parts[index].sentAt + linger <= at { return true }
+    /// The send rule's view of the partitions now. Holding the lock.
+    func sendState() -> SendRule.State {
+        var state = SendRule.State(lastRound: lastRound, draining: readingDone || stopping)
+        for part in parts {
+            if part.busy {
+                state.inFlight += 1
+            } else {
+                state.waiting += part.pendingCount
+                state.fullest = max(state.fullest, part.pendingCount)
             }
         }
-        return false
+        return state
+    }
+
+    /// Whether lines just routed (the partitions had `before` lines waiting) call
+    /// for a sender now: the send rule says to begin a round (lines after a quiet
+    /// moment, a full batch). Else a sender waiting out a round or the linger
+    /// finds them then, and lines read meanwhile wake nobody. Holding the lock.
+    func sendersMustWake(before: [Int]) -> Bool {
+        var grew = false
+        for index in parts.indices where parts[index].pendingCount > before[index] {
+            if before[index] == 0 || parts[index].pendingCount >= configuration.batchLines { grew = true }
+        }
+        guard grew else { return false }
+        return rule.decide(sendState(), now: monotonicSeconds()) == .sendNow
     }
 
     // MARK: Sending
 
-    /// The sender of partitions `mine`: one message in flight per partition.
+    /// Takes partition `p`'s next batch: its waiting lines up to --batch-lines
+    /// and the byte limit. Holding the lock.
+    func takeBatch(_ p: Int) -> Batch {
+        var count = min(parts[p].pendingCount, configuration.batchLines)
+        let base = parts[p].head == 0 ? 0 : parts[p].ends[parts[p].head - 1]
+        while count > 1 && parts[p].ends[parts[p].head + count - 1] - base > batchBytes { count /= 2 }
+        let end = parts[p].ends[parts[p].head + count - 1]
+        let body = Array(parts[p].bytes[base..<end])
+        parts[p].head += count
+        if parts[p].head == parts[p].ends.count {
+            parts[p].bytes.removeAll(keepingCapacity: true)
+            parts[p].ends.removeAll(keepingCapacity: true)
+            parts[p].head = 0
+        } else if parts[p].head > 4096 && parts[p].head * 2 > parts[p].ends.count {
+            let cut = parts[p].ends[parts[p].head - 1]
+            parts[p].bytes.removeFirst(cut)
+            parts[p].ends.removeFirst(parts[p].head)
+            for index in parts[p].ends.indices { parts[p].ends[index] -= cut }
+            parts[p].head = 0
+        }
+        return Batch(body: body, first: parts[p].stored + 1, count: count)
+    }
+
+    /// Begins a round: every partition with lines waiting and nothing in flight
+    /// gets its batch, for its sender to publish. Holding the lock.
+    func beginRound(at now: Double) {
+        lastRound = now
+        rounds += 1
+        for p in parts.indices where !parts[p].busy && parts[p].pendingCount > 0 {
+            parts[p].ready = takeBatch(p)
+            parts[p].busy = true
+            parts[p].sentAt = now
+        }
+        lock.broadcast()
+    }
+
+    /// The sender of partitions `mine`: publishes their batches as rounds give
+    /// them (``SendRule``), one message in flight per partition.
     func send(_ mine: [Int]) {
-        let linger = configuration.linger.seconds
         lock.lock()
         while true {
-            var chosen: Int? = nil
-            var wakeAt = Double.infinity
-            var anyLeft = false
-            let now = monotonicSeconds()
-            for p in mine {
-                let due = parts[p].sentAt + linger
-                if parts[p].pendingCount == 0 {
-                    // Lines routed before `due` wake nobody: look then.
-                    if due > now && !readingDone && !stopping { wakeAt = min(wakeAt, due) }
-                    continue
+            if let p = mine.first(where: { parts[$0].ready != nil }), let batch = parts[p].ready {
+                parts[p].ready = nil
+                lock.unlock()
+                var headers = [Names.Header.router: configuration.name, Names.Header.lines: String(batch.first)]
+                var payload = batch.body
+                if configuration.deflate, let packed = Deflate.compress(batch.body) {
+                    payload = packed
+                    headers[Names.Header.encoding] = "deflate"
                 }
-                anyLeft = true
-                if linger == 0 || readingDone || stopping || parts[p].pendingCount >= configuration.batchLines || due <= now {
-                    chosen = p
-                    break
-                }
-                wakeAt = min(wakeAt, due)
-            }
-            guard let p = chosen else {
-                if !anyLeft && (readingDone || stopping) { break }
-                if wakeAt.isFinite {
-                    _ = lock.wait(until: Date(timeIntervalSinceNow: max(0.0005, wakeAt - now)))
-                } else {
-                    lock.wait()
-                }
-                senderWakeups += 1
+                publish(NatsMessage(subject: parts[p].subject, headers: headers, data: payload),
+                        id: "\(configuration.name):\(p):\(batch.first):\(batch.count)", partition: p)
+                lock.lock()
+                parts[p].stored += batch.count
+                parts[p].messages += 1
+                parts[p].busy = false
+                advance()
+                // The next round may begin (a sender waits for this one), and the reader may read on.
+                lock.broadcast()
                 continue
             }
-            // Take a batch.
-            var count = min(parts[p].pendingCount, configuration.batchLines)
-            let base = parts[p].head == 0 ? 0 : parts[p].ends[parts[p].head - 1]
-            while count > 1 && parts[p].ends[parts[p].head + count - 1] - base > batchBytes { count /= 2 }
-            let end = parts[p].ends[parts[p].head + count - 1]
-            let body = Array(parts[p].bytes[base..<end])
-            parts[p].head += count
-            if parts[p].head == parts[p].ends.count {
-                parts[p].bytes.removeAll(keepingCapacity: true)
-                parts[p].ends.removeAll(keepingCapacity: true)
-                parts[p].head = 0
-            } else if parts[p].head > 4096 && parts[p].head * 2 > parts[p].ends.count {
-                let cut = parts[p].ends[parts[p].head - 1]
-                parts[p].bytes.removeFirst(cut)
-                parts[p].ends.removeFirst(parts[p].head)
-                for index in parts[p].ends.indices { parts[p].ends[index] -= cut }
-                parts[p].head = 0
+            let now = monotonicSeconds()
+            let state = sendState()
+            switch rule.decide(state, now: now) {
+            case .sendNow:
+                beginRound(at: now)
+                continue
+            case .waitUntil(let due):
+                _ = lock.wait(until: Date(timeIntervalSinceNow: max(0.0005, due - now)))
+            case .idle:
+                if state.draining && mine.allSatisfy({ !parts[$0].busy && parts[$0].pendingCount == 0 }) {
+                    lock.unlock()
+                    return
+                }
+                lock.wait()
             }
-            parts[p].sentAt = monotonicSeconds()
-            let first = parts[p].stored + 1
-            if readerWaiting { lock.broadcast() }
-            lock.unlock()
-            var headers = [Names.Header.router: configuration.name, Names.Header.lines: String(first)]
-            var payload = body
-            if configuration.deflate, let packed = Deflate.compress(body) {
-                payload = packed
-                headers[Names.Header.encoding] = "deflate"
-            }
-            publish(NatsMessage(subject: parts[p].subject, headers: headers, data: payload),
-                    id: "\(configuration.name):\(p):\(first):\(count)", partition: p)
-            lock.lock()
-            parts[p].stored += count
-            parts[p].messages += 1
-            advance()
+            senderWakeups += 1
         }
-        lock.unlock()
     }
 
     /// Publishes until JetStream stores it: no deadline but each call's.
