@@ -36,7 +36,7 @@ public enum Names {
     /// How long a router's name fence outlives its last renewal, ms (the TTL of
     /// ``routerNameBucket``; a router renews it every second): longer than a
     /// leader election of the bucket plus noticing a dead server (see the
-    /// README, "Lease").
+    /// README, "Shard"; the election measured in PERFORMANCE.md).
     public static let routerNameTTL: Int64 = 15_000
 
     /// Indicators for viewer bucket `b` (``viewerBucket(_:among:)``).

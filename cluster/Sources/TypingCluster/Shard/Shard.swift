@@ -6,8 +6,8 @@ import TypingProtocol
 /// The owner of one partition: holds its lease, consumes its commands, applies
 /// them with typingd's engine in-process (``Session`` on the manual clock, no
 /// drain, late `at` clamped), publishes the events, acknowledges. What it
-/// guarantees is in cluster/README.md ("Takeover and retention", "Lease",
-/// "Outages", "Clock", "Gateways").
+/// guarantees is in cluster/README.md ("Shard": clock, lease, takeover, gaps and stalls;
+/// "Guarantees"), with the figures in cluster/PERFORMANCE.md.
 ///
 /// A `Shard` belongs to the thread that calls ``run()`` (it is no `Sendable`):
 /// its engine, output, admission and consuming rules (``ConsumeState``) are
