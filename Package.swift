@@ -37,12 +37,12 @@ let package = Package(
         /// serves swift-nio's): the one seeded generator (`SplitMix64`, replayable
         /// with `TYPINGD_TEST_SEED`), `require` (skip locally, fail under CI=true)
         /// and a deadline-based `eventually`. Not API.
-        .library(name: "TypingTestSupport", targets: ["TypingTestSupport"]),
+        .library(name: "TypingTestSupport", targets: ["TypingTestSupport"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0")
     ],
     targets: [
         /// jansson, the C JSON parser, found through pkg-config.
@@ -88,7 +88,7 @@ let package = Package(
             name: "TypingdOptions",
             dependencies: [
                 "TypingProtocol", "TypingCore",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             swiftSettings: internalChecks
         ),
@@ -98,21 +98,32 @@ let package = Package(
             dependencies: [
                 "TypingProtocol", "TypingdOptions", "TypingCore",
                 "CJansson", "CLinux",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             swiftSettings: internalChecks
         ),
-        .testTarget(name: "TypingCoreTests", dependencies: ["TypingCore", "TypingTestSupport"], swiftSettings: internalChecks),
-        .testTarget(name: "TypingProtocolTests", dependencies: ["TypingProtocol", "TypingCore", "TypingFuzzSupport", "TypingTestSupport", "CJansson", "CJanssonArena"],
-                    swiftSettings: internalChecks),
-        .testTarget(name: "TypingPartitioningTests",
-                    dependencies: ["TypingPartitioning", "TypingProtocol", "TypingCore", "TypingTestSupport", "CJansson", "CJanssonArena"],
-                    swiftSettings: internalChecks),
+        .testTarget(
+            name: "TypingCoreTests", dependencies: ["TypingCore", "TypingTestSupport"], swiftSettings: internalChecks),
+        .testTarget(
+            name: "TypingProtocolTests",
+            dependencies: [
+                "TypingProtocol", "TypingCore", "TypingFuzzSupport", "TypingTestSupport", "CJansson", "CJanssonArena"
+            ],
+            swiftSettings: internalChecks),
+        .testTarget(
+            name: "TypingPartitioningTests",
+            dependencies: [
+                "TypingPartitioning", "TypingProtocol", "TypingCore", "TypingTestSupport", "CJansson", "CJanssonArena"
+            ],
+            swiftSettings: internalChecks),
         /// The executable as users run it: golden transcripts, documented
         /// examples, the live process through pipes.
-        .testTarget(name: "TypingdTests",
-                    dependencies: ["typingd", "TypingdOptions", "TypingProtocol", "TypingCore", "TypingTestSupport",
-                                   .product(name: "ArgumentParser", package: "swift-argument-parser")],
-                    swiftSettings: internalChecks),
+        .testTarget(
+            name: "TypingdTests",
+            dependencies: [
+                "typingd", "TypingdOptions", "TypingProtocol", "TypingCore", "TypingTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
+            ],
+            swiftSettings: internalChecks)
     ]
 )

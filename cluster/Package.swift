@@ -13,11 +13,11 @@ let package = Package(
         .executable(name: "typingd-cluster", targets: ["typingd-cluster"]),
         /// The roles as types (Router, Shard, Gateway), for a chat server that embeds
         /// a gateway, and for tests.
-        .library(name: "TypingCluster", targets: ["TypingCluster"]),
+        .library(name: "TypingCluster", targets: ["TypingCluster"])
     ],
     dependencies: [
         .package(name: "typingd", path: ".."),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         /// nats.c, the official NATS client for C, found through pkg-config.
@@ -46,7 +46,7 @@ let package = Package(
                 .product(name: "TypingCore", package: "typingd"),
                 .product(name: "TypingdOptions", package: "typingd"),
                 // To read TYPINGD_OPTIONS with typingd's own option parser.
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
         .executableTarget(
@@ -56,15 +56,17 @@ let package = Package(
                 .product(name: "TypingProtocol", package: "typingd"),
                 .product(name: "TypingPartitioning", package: "typingd"),
                 .product(name: "TypingdOptions", package: "typingd"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ]
         ),
-        .testTarget(name: "TypingClusterTests", dependencies: [
-            "TypingCluster", "NatsClient", "CNats",
-            .product(name: "TypingProtocol", package: "typingd"),
-            .product(name: "TypingPartitioning", package: "typingd"),
-            .product(name: "TypingCore", package: "typingd"),
-            .product(name: "TypingTestSupport", package: "typingd"),
-        ]),
+        .testTarget(
+            name: "TypingClusterTests",
+            dependencies: [
+                "TypingCluster", "NatsClient", "CNats",
+                .product(name: "TypingProtocol", package: "typingd"),
+                .product(name: "TypingPartitioning", package: "typingd"),
+                .product(name: "TypingCore", package: "typingd"),
+                .product(name: "TypingTestSupport", package: "typingd")
+            ])
     ]
 )

@@ -11,6 +11,6 @@ let package = Package(
             name: "FuzzLineHandler",
             dependencies: [.product(name: "TypingFuzzSupport", package: "typingd")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        ),
+        )
     ]
 )

@@ -28,7 +28,7 @@ public enum LineHandlerFuzz {
     /// whole (what the properties were checked on).
     @discardableResult
     public static func check(_ data: UnsafeRawBufferPointer) -> [UInt8] {
-        CommandDecoder.installArena()   // as typingd decodes
+        CommandDecoder.installArena() // as typingd decodes
         let hasOptions = data.count >= 3
         let settings = hasOptions ? data[0] : 0, views = hasOptions ? data[1] : 0, cut = hasOptions ? Int(data[2]) : 0
         let input = hasOptions ? UnsafeRawBufferPointer(rebasing: data[3...]) : data
@@ -50,16 +50,17 @@ public enum LineHandlerFuzz {
     static func configuration(settings: UInt8, views: UInt8) -> SessionConfiguration {
         let orders: [EngineConfiguration.Order] = [.start, .recent, .name, .start]
         var configuration = SessionConfiguration(
-            engine: EngineConfiguration(timeout: Int(settings & 7) + 1,
-                                        style: settings & 8 == 0 ? .group : .compact,
-                                        typingEvents: settings & 16 != 0,
-                                        maxMembers: settings & 32 == 0 ? 100_000 : 3,
-                                        maxMemberships: settings & 64 == 0 ? 10_000_000 : 5,
-                                        audience: views & 1 == 0 ? .members : .open,
-                                        order: orders[Int(views >> 1) & 3],
-                                        maxListed: views & 8 == 0 ? 100 : Int(views >> 4) + 1,
-                                        listStyle: views & 16 == 0 ? .compact : .group,
-                                        phrases: views & 32 == 0 ? .english : (views & 64 == 0 ? fuzzBook : fuzzBookDefaultXX)),
+            engine: EngineConfiguration(
+                timeout: Int(settings & 7) + 1,
+                style: settings & 8 == 0 ? .group : .compact,
+                typingEvents: settings & 16 != 0,
+                maxMembers: settings & 32 == 0 ? 100_000 : 3,
+                maxMemberships: settings & 64 == 0 ? 10_000_000 : 5,
+                audience: views & 1 == 0 ? .members : .open,
+                order: orders[Int(views >> 1) & 3],
+                maxListed: views & 8 == 0 ? 100 : Int(views >> 4) + 1,
+                listStyle: views & 16 == 0 ? .compact : .group,
+                phrases: views & 32 == 0 ? .english : (views & 64 == 0 ? fuzzBook : fuzzBookDefaultXX)),
             clock: .manual,
             maxLineBytes: settings & 128 == 0 ? 1 << 20 : 64,
             drain: true,
@@ -77,7 +78,7 @@ public enum LineHandlerFuzz {
     static func book(defaultLocale: String) -> PhraseBook {
         let tables = [
             #"{"locale":"de","plural":{"one":"i = 1 and v = 0"},"names":{"0+1":"Jemand","0+n":"{r} Personen","1":"{0}","1+1":"{0} und noch jemand","1+n":{"one":"{0} und {r} weiterer","other":"{0} und {r} weitere"},"2":"{0} und {1}","2+1":"{0}, {1} und noch jemand","2+n":"{0}, {1} und {r} weitere","3":"{0}, {1} und {2}"},"verbs":{"typing":{"one":"tippt","other":"tippen"},"recording_audio":"nimmt auf","recording_video":"filmt","sending_photo":"sendet ein Foto","sending_video":"sendet ein Video","sending_file":"sendet eine Datei","sharing_location":"teilt den Standort"},"clause":"{names} {verb}","separator":"; ","end":" …"}"#,
-            #"{"locale":"xx","plural":{"zero":"n = 0","few":"n % 10 = 2..4 and n % 100 != 12..14","many":"n != 0 and n != 1"},"names":{"0+1":"","0+n":{"few":"{r}\u200ff","other":"{r}"},"1":"\"{0}\"","1+1":"{0}+1","1+n":"{0}+{r}","2":"{0}{1}","2+1":"{1}{0}+1","2+n":"{0}|{1}|{r}","3":"{2}{1}{0}"},"verbs":{"typing":"\u00adT","recording_audio":"RA","recording_video":"RV","sending_photo":"SP","sending_video":"SV","sending_file":"SF","sharing_location":"\u202eSL"},"clause":"{verb}{names}{verb}","separator":"","end":""}"#,
+            #"{"locale":"xx","plural":{"zero":"n = 0","few":"n % 10 = 2..4 and n % 100 != 12..14","many":"n != 0 and n != 1"},"names":{"0+1":"","0+n":{"few":"{r}\u200ff","other":"{r}"},"1":"\"{0}\"","1+1":"{0}+1","1+n":"{0}+{r}","2":"{0}{1}","2+1":"{1}{0}+1","2+n":"{0}|{1}|{r}","3":"{2}{1}{0}"},"verbs":{"typing":"\u00adT","recording_audio":"RA","recording_video":"RV","sending_photo":"SP","sending_video":"SV","sending_file":"SF","sharing_location":"\u202eSL"},"clause":"{verb}{names}{verb}","separator":"","end":""}"#
         ]
         var loaded: [PhraseTable] = []
         for text in tables {
@@ -96,8 +97,10 @@ public enum LineHandlerFuzz {
     }
 
     /// Runs `input` through a session, fed in parts cut at `cuts`.
-    static func run<Format: EventFormat & ~Copyable>(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
-                                                     format: consuming Format, cuts: [Int]) -> (output: [UInt8], typing: Int) {
+    static func run<Format: EventFormat & ~Copyable>(
+        _ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
+        format: consuming Format, cuts: [Int]
+    ) -> (output: [UInt8], typing: Int) {
         var session = Session(configuration: configuration, format: format, sink: [UInt8]())
         var start = 0
         for end in cuts + [input.count] where end >= start {
@@ -115,8 +118,10 @@ public enum LineHandlerFuzz {
     /// Runs `input` as the daemon does under a flood: read `chunk` bytes at a time,
     /// every read a flood, framed into batches of `lines` lines, parsed by two
     /// worker threads (and this one), applied in order.
-    static func runThreaded(_ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
-                            lines: Int, chunk: Int) -> [UInt8] {
+    static func runThreaded(
+        _ input: UnsafeRawBufferPointer, configuration: SessionConfiguration,
+        lines: Int, chunk: Int
+    ) -> [UInt8] {
         let session = Session(configuration: configuration, sink: [UInt8]())
         var pipeline: InputPipeline<JSONFormat, [UInt8]>
         do throws(ThreadSpawner.Failure) {
@@ -127,8 +132,9 @@ public enum LineHandlerFuzz {
         var offset = 0
         while offset < input.count {
             let end = min(input.count, offset + chunk)
-            precondition(pipeline.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end]), stamp: nil, flooded: true),
-                         "a sink that never pauses paused")
+            precondition(
+                pipeline.feed(UnsafeRawBufferPointer(rebasing: input[offset..<end]), stamp: nil, flooded: true),
+                "a sink that never pauses paused")
             offset = end
         }
         precondition(pipeline.finish(), "a sink that never pauses paused")
@@ -150,8 +156,11 @@ public enum LineHandlerFuzz {
                 precondition(!line.contains { $0 < 0x20 }, "raw control byte in an event")
                 precondition(line.starts(with: #"{"event":""#.utf8), "event key not first")
                 var error = json_error_t()
-                guard let root = json_loadb(line.baseAddress?.assumingMemoryBound(to: CChar.self), line.count,
-                                            cj_decode_flags(), &error) else {
+                guard
+                    let root = json_loadb(
+                        line.baseAddress?.assumingMemoryBound(to: CChar.self), line.count,
+                        cj_decode_flags(), &error)
+                else {
                     preconditionFailure("output line is not valid JSON")
                 }
                 precondition(cj_is_object(root) != 0, "output line is not an object")
@@ -165,8 +174,11 @@ public enum LineHandlerFuzz {
                         precondition(okLines.insert(number).inserted, "two oks for line \(number)")
                     }
                     if name == "indicator", let text = json_string_value(json_object_get(root, "text")) {
-                        precondition(!String(cString: text).unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
-                                     "control character in an indicator text")
+                        precondition(
+                            !String(cString: text).unicodeScalars.contains {
+                                $0.value < 0x20 || (0x7F...0x9F).contains($0.value)
+                            },
+                            "control character in an indicator text")
                     }
                 }
                 json_decref(root)
@@ -184,10 +196,12 @@ public enum LineHandlerFuzz {
             if scalar == "\n" {
                 lines += 1
             } else {
-                precondition(!TextFormat.isUnsafe(scalar), "--format text wrote U+\(String(scalar.value, radix: 16)) raw")
+                precondition(
+                    !TextFormat.isUnsafe(scalar), "--format text wrote U+\(String(scalar.value, radix: 16)) raw")
             }
         }
-        precondition(lines == events && (output.isEmpty || output.last == 0x0A),
-                     "--format text wrote \(lines) lines for \(events) events")
+        precondition(
+            lines == events && (output.isEmpty || output.last == 0x0A),
+            "--format text wrote \(lines) lines for \(events) events")
     }
 }

@@ -31,7 +31,7 @@ public enum Partition {
     /// The published test vectors: a conversation id, its FNV-1a hash, and its
     /// partition among 4. Every implementation of the rule should reproduce them.
     public static let testVectors: [(conv: String, hash: UInt32, partitionOfFour: Int)] = [
-        ("", 0x811C_9DC5, 1), ("general", 0x24B9_216B, 3), ("dm:alice:bob", 0xE147_4CF1, 1), ("\u{E9}", 0x1E9D_E8C1, 1),
+        ("", 0x811C_9DC5, 1), ("general", 0x24B9_216B, 3), ("dm:alice:bob", 0xE147_4CF1, 1), ("\u{E9}", 0x1E9D_E8C1, 1)
     ]
 
     /// FNV-1a, 32 bits, of `bytes`.
@@ -57,9 +57,10 @@ public enum Partition {
     /// Where `command` goes among `count` partitions.
     public static func route(of command: Command, among count: Int) -> Route {
         switch command {
-        case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _, _), .send(let conv, _, _), .leave(let conv, _),
-             .remove(let conv, _, _), .open(let conv, _, _, _, _), .close(let conv, _, _), .query(let conv, _),
-             .forget(let conv, _), .restore(let conv, _, _, _, _):
+        case .join(let conv, _, _, _, _, _), .type(let conv, _, _, _, _, _, _), .send(let conv, _, _),
+            .leave(let conv, _),
+            .remove(let conv, _, _), .open(let conv, _, _, _, _), .close(let conv, _, _), .query(let conv, _),
+            .forget(let conv, _), .restore(let conv, _, _, _, _):
             return .one(of(conv, among: count))
         case .offline, .user, .tick, .stats, .snapshot:
             return .every
@@ -97,7 +98,9 @@ extension Partition {
     }
 
     /// The names of ``goesToItsConversation(_:)``, as bytes.
-    static let conversationCommandNames: [[UInt8]] = Command.Name.allCases.filter(goesToItsConversation).map { Array($0.rawValue.utf8) }
+    static let conversationCommandNames: [[UInt8]] = Command.Name.allCases.filter(goesToItsConversation).map {
+        Array($0.rawValue.utf8)
+    }
 
     /// Routes one input line (without LF or trailing CR) among `count` partitions:
     ///
@@ -115,8 +118,9 @@ extension Partition {
             let name = UnsafeRawBufferPointer(rebasing: line[cmd])
             if conversationCommandNames.contains(where: { $0.elementsEqual(name) }) {
                 let id = plain.id.map { String(decoding: UnsafeRawBufferPointer(rebasing: line[$0]), as: UTF8.self) }
-                return LineRoute(route: .one(of(hash: hash(UnsafeRawBufferPointer(rebasing: line[conv])), among: count)),
-                                 hasTime: plain.hasAt, stringID: id)
+                return LineRoute(
+                    route: .one(of(hash: hash(UnsafeRawBufferPointer(rebasing: line[conv])), among: count)),
+                    hasTime: plain.hasAt, stringID: id)
             }
         }
         return decodedRoute(line: line, among: count)
@@ -130,7 +134,8 @@ extension Partition {
         var error = json_error_t()
         cj_arena_begin()
         defer { cj_arena_end() }
-        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), line.count, cj_decode_flags(), &error) else {
+        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), line.count, cj_decode_flags(), &error)
+        else {
             return none
         }
         defer { json_decref(root) }
@@ -142,18 +147,21 @@ extension Partition {
             stringID = String(decoding: JSONValue.bytes(ofString: id), as: UTF8.self)
         }
         if let cmd = json_object_get(root, "cmd"), cj_is_string(cmd) != 0,
-           let conv = json_object_get(root, "conv"), cj_is_string(conv) != 0 {
+            let conv = json_object_get(root, "conv"), cj_is_string(conv) != 0
+        {
             let name = JSONValue.bytes(ofString: cmd)
             if conversationCommandNames.contains(where: { $0.elementsEqual(name) }) {
-                return LineRoute(route: .one(of(hash: hash(JSONValue.bytes(ofString: conv)), among: count)),
-                                 hasTime: json_object_get(root, "at") != nil, stringID: stringID)
+                return LineRoute(
+                    route: .one(of(hash: hash(JSONValue.bytes(ofString: conv)), among: count)),
+                    hasTime: json_object_get(root, "at") != nil, stringID: stringID)
             }
         }
         let decoder = CommandDecoder(clock: .manual)
         guard let request = try? decoder.decode(line, number: 1) else {
             return LineRoute(route: nil, hasTime: false, stringID: stringID)
         }
-        return LineRoute(route: route(of: request.command, among: count), hasTime: request.at != nil, stringID: stringID)
+        return LineRoute(
+            route: route(of: request.command, among: count), hasTime: request.at != nil, stringID: stringID)
     }
 
     /// The partition of a conversation whose id hashes to `hash`.

@@ -19,9 +19,9 @@ package struct PlainLine {
     package init?(_ line: UnsafeRawBufferPointer) {
         var reader = Reader(bytes: line)
         reader.skipSpace()
-        guard reader.take(0x7B) else { return nil }   // {
+        guard reader.take(0x7B) else { return nil } // {
         reader.skipSpace()
-        if reader.peek == 0x7D { return nil }          // {}: no command; jansson's reading reports it
+        if reader.peek == 0x7D { return nil } // {}: no command; jansson's reading reports it
         // The keys seen, to refuse a key given twice (JSON_REJECT_DUPLICATES).
         var keys = InlineArray<16, Range<Int>>(repeating: 0..<0)
         var keyCount = 0
@@ -31,7 +31,7 @@ package struct PlainLine {
             keys[keyCount] = key
             keyCount += 1
             reader.skipSpace()
-            guard reader.take(0x3A) else { return nil }   // :
+            guard reader.take(0x3A) else { return nil } // :
             reader.skipSpace()
             guard let value = reader.value() else { return nil }
             let text: Range<Int>? = if case .string(let range) = value { range } else { nil }
@@ -43,8 +43,8 @@ package struct PlainLine {
             case .other: break
             }
             reader.skipSpace()
-            if reader.take(0x2C) { reader.skipSpace(); continue }   // ,
-            guard reader.take(0x7D) else { return nil }              // }
+            if reader.take(0x2C) { reader.skipSpace(); continue } // ,
+            guard reader.take(0x7D) else { return nil } // }
             break
         }
         reader.skipSpace()
@@ -86,7 +86,7 @@ package struct PlainLine {
             case 0x66: return word("false") ? .other : nil
             case 0x6E: return word("null") ? .other : nil
             case 0x2D, 0x30...0x39: return integer() ? .other : nil
-            default: return nil   // an object, an array, or no JSON
+            default: return nil // an object, an array, or no JSON
             }
         }
 
@@ -118,7 +118,7 @@ package struct PlainLine {
         static func sequenceLength(_ bytes: UnsafeRawBufferPointer, at start: Int) -> Int? {
             let first = bytes[start]
             let length: Int
-            var low: UInt8 = 0x80, high: UInt8 = 0xBF   // the second byte's range
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF // the second byte's range
             switch first {
             case 0xC2...0xDF: length = 2
             case 0xE0: length = 3; low = 0xA0
@@ -173,10 +173,18 @@ package struct PlainLine {
                 if bytes[key.lowerBound] == 0x69 && bytes[key.lowerBound + 1] == 0x64 { return .id }
                 if bytes[key.lowerBound] == 0x61 && bytes[key.lowerBound + 1] == 0x74 { return .at }
             case 3:
-                if bytes[key.lowerBound] == 0x63 && bytes[key.lowerBound + 1] == 0x6D && bytes[key.lowerBound + 2] == 0x64 { return .cmd }
+                if bytes[key.lowerBound] == 0x63 && bytes[key.lowerBound + 1] == 0x6D
+                    && bytes[key.lowerBound + 2] == 0x64
+                {
+                    return .cmd
+                }
             case 4:
-                if bytes[key.lowerBound] == 0x63 && bytes[key.lowerBound + 1] == 0x6F && bytes[key.lowerBound + 2] == 0x6E
-                    && bytes[key.lowerBound + 3] == 0x76 { return .conv }
+                if bytes[key.lowerBound] == 0x63 && bytes[key.lowerBound + 1] == 0x6F
+                    && bytes[key.lowerBound + 2] == 0x6E
+                    && bytes[key.lowerBound + 3] == 0x76
+                {
+                    return .conv
+                }
             default: break
             }
             return .other
@@ -185,7 +193,9 @@ package struct PlainLine {
         /// Whether two ranges of `bytes` hold the same bytes.
         static func same(_ a: Range<Int>, _ b: Range<Int>, in bytes: UnsafeRawBufferPointer) -> Bool {
             guard a.count == b.count else { return false }
-            for offset in 0..<a.count where bytes[a.lowerBound + offset] != bytes[b.lowerBound + offset] { return false }
+            for offset in 0..<a.count where bytes[a.lowerBound + offset] != bytes[b.lowerBound + offset] {
+                return false
+            }
             return true
         }
     }

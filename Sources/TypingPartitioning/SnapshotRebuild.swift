@@ -113,7 +113,8 @@ public enum SnapshotRebuild {
     /// The screens to `restore`, in the recipe's order: those with a pending
     /// announcement by rank, then those that only announced something, as listed.
     static func restores(_ members: [Event.Member])
-        -> [(member: Event.Member, side: Bool, state: Event.Member.Announcement)] {
+        -> [(member: Event.Member, side: Bool, state: Event.Member.Announcement)]
+    {
         var screens: [(member: Event.Member, side: Bool, state: Event.Member.Announcement)] = []
         for member in members {
             if !member.announcement.isNone { screens.append((member, false, member.announcement)) }
@@ -135,7 +136,9 @@ public enum SnapshotRebuild {
 
     /// `items` sorted by `less`, equal ones kept in their order.
     static func stableSorted<T>(_ items: [T], by less: (T, T) -> Bool) -> [T] {
-        items.enumerated().sorted { less($0.element, $1.element) || (!less($1.element, $0.element) && $0.offset < $1.offset) }
-            .map(\.element)
+        items.enumerated().sorted {
+            less($0.element, $1.element) || (!less($1.element, $0.element) && $0.offset < $1.offset)
+        }
+        .map(\.element)
     }
 }

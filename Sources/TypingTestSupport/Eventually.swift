@@ -17,4 +17,3 @@ public func eventually(timeout: Double = 20, _ condition: () throws -> Bool) ret
         pause = min(pause * 2, 0.05)
     }
 }
-

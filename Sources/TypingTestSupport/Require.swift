@@ -12,7 +12,8 @@ public enum Requirement {
     /// Skips the test saying `reason`, or, under CI, records a failure and stops it.
     public static func missing(_ reason: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Never {
         if inCI {
-            Issue.record("\(reason) (CI=true: a missing requirement is a failure, not a skip)", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(reason) (CI=true: a missing requirement is a failure, not a skip)", sourceLocation: sourceLocation)
             throw Missing(reason: reason)
         }
         try Test.cancel("skipped: \(reason)", sourceLocation: sourceLocation)
@@ -36,21 +37,27 @@ public enum Requirement {
 
 /// `value`, or, when it is nil, the test is skipped saying `reason` (it fails under
 /// `CI=true`): see ``Requirement``.
-public func require<Value>(_ value: Value?, _ reason: @autoclosure () -> String,
-                           sourceLocation: SourceLocation = #_sourceLocation) throws -> Value {
+public func require<Value>(
+    _ value: Value?, _ reason: @autoclosure () -> String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> Value {
     if let value { return value }
     try Requirement.missing(reason(), sourceLocation: sourceLocation)
 }
 
 /// Goes on when `condition` holds; otherwise the test is skipped saying `reason`
 /// (it fails under `CI=true`): see ``Requirement``.
-public func require(_ condition: Bool, _ reason: @autoclosure () -> String,
-                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+public func require(
+    _ condition: Bool, _ reason: @autoclosure () -> String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     if !condition { try Requirement.missing(reason(), sourceLocation: sourceLocation) }
 }
 
 /// The full path of `tool` on PATH; when it is missing, the test is skipped saying
 /// what cannot run without it (it fails under `CI=true`).
-public func requireTool(_ tool: String, for what: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+public func requireTool(_ tool: String, for what: String, sourceLocation: SourceLocation = #_sourceLocation) throws
+    -> String
+{
     try require(Requirement.which(tool), "\(tool) is not installed: \(what) cannot run", sourceLocation: sourceLocation)
 }

@@ -59,7 +59,9 @@ public enum TestSeed {
     public static let run: UInt64 = {
         if let text = ProcessInfo.processInfo.environment[variable] {
             guard let seed = parse(text) else {
-                fatalError("\(variable)=\(text) is no seed: give a decimal number, or hexadecimal after 0x, as a failure printed it")
+                fatalError(
+                    "\(variable)=\(text) is no seed: give a decimal number, or hexadecimal after 0x, as a failure printed it"
+                )
             }
             return seed
         }

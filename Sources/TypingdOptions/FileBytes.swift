@@ -38,7 +38,8 @@ package enum FileBytes {
         guard !path.contains(0) else { throw Failure("cannot read \(shown): a path holds no NUL byte") }
         // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
         let fd = (path + [0]).withUnsafeBytes { raw in
-            raw.baseAddress.map { open($0.assumingMemoryBound(to: CChar.self), O_RDONLY | O_NONBLOCK | O_CLOEXEC) } ?? -1
+            raw.baseAddress.map { open($0.assumingMemoryBound(to: CChar.self), O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+                ?? -1
         }
         guard fd >= 0 else { throw Failure("cannot read \(shown): \(String(cString: strerror(errno)))") }
         var status = stat()
@@ -77,7 +78,9 @@ package enum FileBytes {
                 throw Failure("cannot read \(TextFormat.path(path)): \(String(cString: strerror(error)))")
             }
             guard bytes.count + count <= limit else {
-                throw Failure("cannot read \(TextFormat.path(path)): it is longer than \(limit) bytes, the most typingd reads whole")
+                throw Failure(
+                    "cannot read \(TextFormat.path(path)): it is longer than \(limit) bytes, the most typingd reads whole"
+                )
             }
             bytes += chunk[0..<count]
         }
@@ -98,7 +101,9 @@ package enum FileBytes {
             if existing.st_mode & S_IFMT == S_IFLNK {
                 guard let resolved = realpath(path, nil) else {
                     let error = errno
-                    throw Failure("cannot write \(TextFormat.path(path)): it is a symlink to nothing (\(String(cString: strerror(error))))")
+                    throw Failure(
+                        "cannot write \(TextFormat.path(path)): it is a symlink to nothing (\(String(cString: strerror(error))))"
+                    )
                 }
                 path = String(cString: resolved)
                 free(resolved)
@@ -108,7 +113,9 @@ package enum FileBytes {
                 }
             }
             guard existing.st_mode & S_IFMT == S_IFREG else {
-                throw Failure("cannot write \(TextFormat.path(path)): it is \(describe(existing.st_mode)), not a regular file; typingd replaces only regular files")
+                throw Failure(
+                    "cannot write \(TextFormat.path(path)): it is \(describe(existing.st_mode)), not a regular file; typingd replaces only regular files"
+                )
             }
         }
         var template = Array((path + ".XXXXXX").utf8CString)

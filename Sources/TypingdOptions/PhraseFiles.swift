@@ -42,7 +42,9 @@ public enum PhraseFiles {
         var names: [[UInt8]] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if name.count > 5 && name.starts(with: [UInt8](".".utf8)) == false && name.suffix(5).elementsEqual(".json".utf8) {
+            if name.count > 5 && name.starts(with: [UInt8](".".utf8)) == false
+                && name.suffix(5).elementsEqual(".json".utf8)
+            {
                 names.append(name)
             }
         }

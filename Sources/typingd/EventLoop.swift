@@ -40,7 +40,9 @@ struct EventLoop {
     func run<Format: EventFormat & ~Copyable>(format: consuming Format, signals: SignalWatcher) throws(IOFailure) {
         let output = StandardOutput(fd: 1, signals: signals)
         defer { output.restore() }
-        let recording = record.map { (sink: StandardOutput(fd: $0.fd, signals: signals, name: "the record file"), header: $0.header) }
+        let recording = record.map {
+            (sink: StandardOutput(fd: $0.fd, signals: signals, name: "the record file"), header: $0.header)
+        }
         let session = Session(configuration: configuration, format: format, sink: output, record: recording)
         var pipeline: InputPipeline<Format, StandardOutput>
         do throws(ThreadSpawner.Failure) {
@@ -67,9 +69,11 @@ struct EventLoop {
 
     /// Reads, applies and writes until the end of input (and drain) or a signal.
     @inline(__always)
-    private func loop<Format: EventFormat & ~Copyable>(_ pipeline: inout InputPipeline<Format, StandardOutput>,
-                                                       input: borrowing InputReader,
-                                                       signals: SignalWatcher) throws(IOFailure) {
+    private func loop<Format: EventFormat & ~Copyable>(
+        _ pipeline: inout InputPipeline<Format, StandardOutput>,
+        input: borrowing InputReader,
+        signals: SignalWatcher
+    ) throws(IOFailure) {
         let clock = MonotonicClock()
         let realClock = configuration.clock == .real
         var inputOpen = true
@@ -81,8 +85,9 @@ struct EventLoop {
                 // Everything read is applied and written before waiting.
                 guard try pipeline.settle() else { break }
                 try pipeline.session.flush()
-                memory.check(footprint: pipeline.session.engine.membershipCount + pipeline.session.engine.typingCount
-                                 + pipeline.session.engine.openViewCount)
+                memory.check(
+                    footprint: pipeline.session.engine.membershipCount + pipeline.session.engine.typingCount
+                        + pipeline.session.engine.openViewCount)
             }
             let deadline = realClock ? pipeline.session.nextDeadline() : nil
             if !inputOpen && deadline == nil { break }
@@ -118,8 +123,10 @@ struct EventLoop {
     /// Waits up to `timeout` ms (-1: forever) for input or a signal; a descriptor
     /// of -1 is not watched.
     func wait(input: Int32, signals: Int32, timeout: Int32) throws(IOFailure) -> (input: Bool, signal: Bool) {
-        var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: input, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: signals, events: Int16(POLLIN), revents: 0)
+        ]
         while true {
             let count = poll(&fds, nfds_t(fds.count), timeout)
             if count >= 0 { break }

@@ -8,27 +8,27 @@ struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a recorded session's output again.",
         discussion: """
-        Plays a record made by `typingd --record FILE`: with the options named in its \
-        first line, each input line at the time it was applied (the timeouts due by \
-        then fire first, as they did), up to the time the session ended (at the end \
-        of input, after the drain, or on a signal). The output on stdout is the \
-        session's, byte for byte; of a session that was killed (as by SIGKILL), whose \
-        record has no end line, only up to its last recorded line, with a note on stderr.
+            Plays a record made by `typingd --record FILE`: with the options named in its \
+            first line, each input line at the time it was applied (the timeouts due by \
+            then fire first, as they did), up to the time the session ended (at the end \
+            of input, after the drain, or on a signal). The output on stdout is the \
+            session's, byte for byte; of a session that was killed (as by SIGKILL), whose \
+            record has no end line, only up to its last recorded line, with a note on stderr.
 
-        `typingd check` plays records too: a NAME.in.jsonl that is a record is a \
-        transcript, with its expected output in NAME.out.jsonl.
+            `typingd check` plays records too: a NAME.in.jsonl that is a record is a \
+            transcript, with its expected output in NAME.out.jsonl.
 
-        A record whose lines all end in CR LF (a checkout with git's autocrlf, a \
-        Windows editor) plays as the record it was made from, each line without that \
-        CR. Line ends mixed, or a CR elsewhere outside an input line's bytes (in the \
-        header, a table line, an end line), make the record malformed.
+            A record whose lines all end in CR LF (a checkout with git's autocrlf, a \
+            Windows editor) plays as the record it was made from, each line without that \
+            CR. Line ends mixed, or a CR elsewhere outside an input line's bytes (in the \
+            header, a table line, an end line), make the record malformed.
 
-        Exit status: 0 when the record was played (or a signal stopped it, or the \
-        reader of stdout went away); 65 for a file that is not a well-formed record \
-        (what is wrong, and on which record line, on stderr; the output before that \
-        line is written); 64 for a session option such as --format (the record's header \
-        gives them); 66 when the file cannot be read; 74 for another I/O error.
-        """
+            Exit status: 0 when the record was played (or a signal stopped it, or the \
+            reader of stdout went away); 65 for a file that is not a well-formed record \
+            (what is wrong, and on which record line, on stderr; the output before that \
+            line is written); 64 for a session option such as --format (the record's header \
+            gives them); 66 when the file cannot be read; 74 for another I/O error.
+            """
     )
 
     @Argument(help: ArgumentHelp("The record (from `typingd --record FILE`), or - for stdin.", valueName: "record"))
@@ -90,8 +90,14 @@ struct Replay: ParsableCommand {
         defer { output.restore() }
         do {
             switch options.format {
-            case .json: try play(JSONFormat(), options: options, preamble: preamble, input: input, after: rest, to: output, signals: signals)
-            case .text: try play(TextFormat(), options: options, preamble: preamble, input: input, after: rest, to: output, signals: signals)
+            case .json:
+                try play(
+                    JSONFormat(), options: options, preamble: preamble, input: input, after: rest, to: output,
+                    signals: signals)
+            case .text:
+                try play(
+                    TextFormat(), options: options, preamble: preamble, input: input, after: rest, to: output,
+                    signals: signals)
             }
         } catch let failure as ReplayFailure {
             throw failure
@@ -105,15 +111,19 @@ struct Replay: ParsableCommand {
     /// Plays the record lines after the `preamble` (the header and the table lines):
     /// `rest` (read with it), then what `input` reads, until its end, the record's end
     /// line or a signal.
-    func play<Format: EventFormat & ~Copyable>(_ format: consuming Format, options: SessionOptions,
-                                               preamble: RecordPreamble,
-                                               input: borrowing InputReader, after rest: [UInt8],
-                                               to output: StandardOutput, signals: SignalWatcher) throws {
+    func play<Format: EventFormat & ~Copyable>(
+        _ format: consuming Format, options: SessionOptions,
+        preamble: RecordPreamble,
+        input: borrowing InputReader, after rest: [UInt8],
+        to output: StandardOutput, signals: SignalWatcher
+    ) throws {
         let configuration: SessionConfiguration
         do {
             configuration = try options.configuration(recorded: preamble.tables)
         } catch {
-            throw ReplayFailure(message: "\(TextFormat.path(record)): the record's header names a bad phrase table: \(error)", status: 65)
+            throw ReplayFailure(
+                message: "\(TextFormat.path(record)): the record's header names a bad phrase table: \(error)",
+                status: 65)
         }
         var session = Session(configuration: configuration, format: format, sink: output, record: nil)
         var player = RecordPlayer(maxLineBytes: options.maxLineBytes, after: preamble)
@@ -140,7 +150,9 @@ struct Replay: ParsableCommand {
                     throw ReplayFailure(message: "\(TextFormat.path(record)): \(error)", status: 65)
                 }
                 if player.ending == .unterminated {
-                    StandardOutput.diagnose("typingd replay: \(TextFormat.path(record)) has no end line (the recording typingd was killed): played up to its last line")
+                    StandardOutput.diagnose(
+                        "typingd replay: \(TextFormat.path(record)) has no end line (the recording typingd was killed): played up to its last line"
+                    )
                 }
                 break
             }

@@ -11,7 +11,9 @@ struct AnnouncementTests {
         return h
     }
 
-    @Test("a sentence that stays is announced once; one that flickers is announced when it settles; the same one again is not")
+    @Test(
+        "a sentence that stays is announced once; one that flickers is announced when it settles; the same one again is not"
+    )
     func settles() {
         var h = Self.room()
         h.type("dev", "ben", at: 0)
@@ -19,8 +21,11 @@ struct AnnouncementTests {
         // ana's sentence changed at 500: her announcement moved to 1500; cy's (Ben)
         // is due at 1000.
         #expect(h.run(.tick, at: 1_000) == ["announce @1000 dev cy: Ben is typing..."])
-        #expect(h.run(.tick, at: 1_500) == ["announce @1500 dev ana: Ben and Cy are typing...",
-                                            "announce @1500 dev ben: Cy is typing..."])
+        #expect(
+            h.run(.tick, at: 1_500) == [
+                "announce @1500 dev ana: Ben and Cy are typing...",
+                "announce @1500 dev ben: Cy is typing..."
+            ])
         // A keystroke that changes no screen schedules nothing.
         h.type("dev", "ben", at: 1_600)
         #expect(h.run(.tick, at: 2_700) == [])
@@ -31,11 +36,17 @@ struct AnnouncementTests {
     func emptyCancels() {
         var h = Self.room()
         h.type("dev", "ben", at: 0)
-        #expect(h.run(.tick, at: 1_000) == ["announce @1000 dev ana: Ben is typing...", "announce @1000 dev cy: Ben is typing..."])
+        #expect(
+            h.run(.tick, at: 1_000) == [
+                "announce @1000 dev ana: Ben is typing...", "announce @1000 dev cy: Ben is typing..."
+            ])
         h.run(.send(conv: ID("dev"), user: ID("ben")), at: 1_100)
         h.type("dev", "ben", at: 1_200)
         // ana was sent the empty indicator, then "Ben is typing..." again.
-        #expect(h.run(.tick, at: 2_200) == ["announce @2200 dev ana: Ben is typing...", "announce @2200 dev cy: Ben is typing..."])
+        #expect(
+            h.run(.tick, at: 2_200) == [
+                "announce @2200 dev ana: Ben is typing...", "announce @2200 dev cy: Ben is typing..."
+            ])
     }
 
     @Test("a sentence that changes and comes back before it settles is not announced again")
@@ -50,7 +61,8 @@ struct AnnouncementTests {
         #expect(h.run(.tick, at: 2_500) == [])
     }
 
-    @Test("a sentence that differs from the last announced one only in its bytes (a name in NFC, then NFD) is announced")
+    @Test(
+        "a sentence that differs from the last announced one only in its bytes (a name in NFC, then NFD) is announced")
     func comparedAsBytes() {
         // Its indicator was written, being another text; so is its announcement
         // (found by ReferenceModelV4Tests: String's == held them equal).
@@ -59,22 +71,32 @@ struct AnnouncementTests {
         h.type("dev", "ben", at: 0)
         let nfc = "Zo\u{EB} is typing...", nfd = "Zoe\u{308} is typing..."
         let bytes = { (lines: [String]) in lines.map { Array($0.utf8) } }
-        #expect(bytes(h.run(.tick, at: 1_000)) == bytes(["announce @1000 dev ana: \(nfc)", "announce @1000 dev cy: \(nfc)"]))
-        #expect(bytes(h.run(.user(user: ID("ben"), name: "Zoe\u{308}"), at: 1_100))
+        #expect(
+            bytes(h.run(.tick, at: 1_000)) == bytes(["announce @1000 dev ana: \(nfc)", "announce @1000 dev cy: \(nfc)"])
+        )
+        #expect(
+            bytes(h.run(.user(user: ID("ben"), name: "Zoe\u{308}"), at: 1_100))
                 == bytes(["@1100 dev ana: [ben] \(nfd)", "@1100 dev cy: [ben] \(nfd)"]))
-        #expect(bytes(h.run(.tick, at: 2_100)) == bytes(["announce @2100 dev ana: \(nfd)", "announce @2100 dev cy: \(nfd)"]))
+        #expect(
+            bytes(h.run(.tick, at: 2_100)) == bytes(["announce @2100 dev ana: \(nfd)", "announce @2100 dev cy: \(nfd)"])
+        )
     }
 
-    @Test("a forgotten screen loses its pending announcement and what it announced; side panes and list rows carry their keys")
+    @Test(
+        "a forgotten screen loses its pending announcement and what it announced; side panes and list rows carry their keys"
+    )
     func forgottenAndPanes() {
         var h = Self.room()
         h.run(.open(conv: ID("dev"), user: ID("ana"), thread: ID("t"), pane: .side), at: 0)
         h.run(.open(conv: ID("dev"), user: ID("cy"), view: .list), at: 0)
         h.run(.type(conv: ID("dev"), user: ID("ben"), thread: ID("t")), at: 10)
         h.type("dev", "ana", at: 20)
-        #expect(h.run(.tick, at: 1_020) == ["announce @1010 dev#t ana(side): Ben is typing...",
-                                            "announce @1020 dev ben: Ana is typing...",
-                                            "announce @1020 dev cy(list): Ana is typing..."])
+        #expect(
+            h.run(.tick, at: 1_020) == [
+                "announce @1010 dev#t ana(side): Ben is typing...",
+                "announce @1020 dev ben: Ana is typing...",
+                "announce @1020 dev cy(list): Ana is typing..."
+            ])
         // receive_typing off forgets both of ben's screens; on again, he is told and
         // announced again.
         h.run(.user(user: ID("ben"), receiveTyping: false), at: 1_100)
@@ -112,7 +134,9 @@ struct AnnouncementTests {
         #expect(h.engine.announcements.pendingCount == 0)
     }
 
-    @Test("a hand-sent restore of another text than the screen shows, without announce_at: the screen keeps its sentence unannounced, and the engine is sound")
+    @Test(
+        "a hand-sent restore of another text than the screen shows, without announce_at: the screen keeps its sentence unannounced, and the engine is sound"
+    )
     func restoreAnotherText() {
         // Ana shows "Ben is typing..."; the restore says she last announced Cy's
         // sentence and has nothing pending, so she does not announce Ben's. The

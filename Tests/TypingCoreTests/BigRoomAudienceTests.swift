@@ -12,19 +12,22 @@ struct BigRoomAudienceTests {
 
     /// The viewers a keystroke by `typer` wrote to.
     static func viewers(_ events: [String]) -> Set<String> {
-        Set(events.compactMap { event in
-            let words = event.split(separator: " ")
-            return words.count > 2 && words[2].hasSuffix(":") ? String(words[2].dropLast()) : nil
-        })
+        Set(
+            events.compactMap { event in
+                let words = event.split(separator: " ")
+                return words.count > 2 && words[2].hasSuffix(":") ? String(words[2].dropLast()) : nil
+            })
     }
 
-    @Test("a keystroke reaches exactly the receiving members, across every level, before and after compaction",
-          arguments: [EngineConfiguration.Audience.members, .open])
+    @Test(
+        "a keystroke reaches exactly the receiving members, across every level, before and after compaction",
+        arguments: [EngineConfiguration.Audience.members, .open])
     func levels(audience: EngineConfiguration.Audience) {
         var h = Harness(EngineConfiguration(maxMembers: 300_000, audience: audience), checksEveryStep: false)
         for slot in 0..<Self.size {
             let receives = Self.receiving.contains(slot)
-            h.run(.join(conv: ID("room"), user: ID("m\(slot)"), name: "M\(slot)", receiveTyping: receives ? nil : false))
+            h.run(
+                .join(conv: ID("room"), user: ID("m\(slot)"), name: "M\(slot)", receiveTyping: receives ? nil : false))
             if audience == .open && (receives || slot % 3 == 0) { h.run(.open(conv: ID("room"), user: ID("m\(slot)"))) }
         }
         var time = 10

@@ -4,27 +4,35 @@ import TypingTestSupport
 
 @Suite("Display names")
 struct DisplayNameTests {
-    @Test("the rules of Protocol.md#display-names; nil means unnamed", arguments: [
-        (nil, nil),
-        ("", nil),
-        ("   \t ", nil),
-        ("\u{7}\u{1B}\u{85}", nil),
-        ("Someone", "Someone"),
-        ("Alice", "Alice"),
-        ("  Alice  ", "Alice"),
-        ("Eve\u{7}\u{1B}[31m\n", "Eve[31m"),
-        ("Al\u{0}ice", "Alice"),
-        ("\u{A0}\u{3000}Bob\u{2003}", "Bob"),
-        ("VeryLongName1234567", "VeryLongName123..."),
-        ("123456789012345", "123456789012345"),
-        ("1234567890123456", "123456789012345..."),
-        ("Fourteen chars  xyz", "Fourteen chars..."),
-        ("👩‍👩‍👧‍👦Family Émilie Ünïcødé!", "👩‍👩‍👧‍👦Family Émilie..."),
-        ("🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧🇮🇪🇳🇱🇧🇪🇱🇺🇩🇰🇸🇪🇳🇴🇫🇮🇮🇸🇵🇱", "🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧🇮🇪🇳🇱🇧🇪🇱🇺🇩🇰🇸🇪🇳🇴🇫🇮🇮🇸..."),
-        ("e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}", "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}"),
-        ("Z\u{35C}\u{361}\u{335}a\u{316}\u{317}l\u{318}g\u{319}o", "Z\u{35C}\u{361}\u{335}a\u{316}\u{317}l\u{318}g\u{319}o"),
-        ("\u{202E}evil\u{202C}", "\u{202E}evil\u{202C}"),
-    ] as [(String?, String?)])
+    @Test(
+        "the rules of Protocol.md#display-names; nil means unnamed",
+        arguments: [
+            (nil, nil),
+            ("", nil),
+            ("   \t ", nil),
+            ("\u{7}\u{1B}\u{85}", nil),
+            ("Someone", "Someone"),
+            ("Alice", "Alice"),
+            ("  Alice  ", "Alice"),
+            ("Eve\u{7}\u{1B}[31m\n", "Eve[31m"),
+            ("Al\u{0}ice", "Alice"),
+            ("\u{A0}\u{3000}Bob\u{2003}", "Bob"),
+            ("VeryLongName1234567", "VeryLongName123..."),
+            ("123456789012345", "123456789012345"),
+            ("1234567890123456", "123456789012345..."),
+            ("Fourteen chars  xyz", "Fourteen chars..."),
+            ("👩‍👩‍👧‍👦Family Émilie Ünïcødé!", "👩‍👩‍👧‍👦Family Émilie..."),
+            ("🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧🇮🇪🇳🇱🇧🇪🇱🇺🇩🇰🇸🇪🇳🇴🇫🇮🇮🇸🇵🇱", "🇫🇷🇩🇪🇮🇹🇪🇸🇵🇹🇬🇧🇮🇪🇳🇱🇧🇪🇱🇺🇩🇰🇸🇪🇳🇴🇫🇮🇮🇸..."),
+            (
+                "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}",
+                "e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}e\u{301}"
+            ),
+            (
+                "Z\u{35C}\u{361}\u{335}a\u{316}\u{317}l\u{318}g\u{319}o",
+                "Z\u{35C}\u{361}\u{335}a\u{316}\u{317}l\u{318}g\u{319}o"
+            ),
+            ("\u{202E}evil\u{202C}", "\u{202E}evil\u{202C}")
+        ] as [(String?, String?)])
     func rules(raw: String?, expected: String?) {
         let shown = DisplayName.render(raw)
         #expect(shown.map { Array($0.utf8) } == expected.map { Array($0.utf8) })
@@ -38,8 +46,10 @@ struct DisplayNameTests {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let control = value < 0x20 || (0x7F...0x9F).contains(value)
             let shown = DisplayName.render("a" + String(scalar) + "b")
-            #expect(shown.map { Array($0.unicodeScalars) } == Array((control ? "ab" : "a" + String(scalar) + "b").unicodeScalars),
-                    "U+\(String(value, radix: 16, uppercase: true))")
+            #expect(
+                shown.map { Array($0.unicodeScalars) }
+                    == Array((control ? "ab" : "a" + String(scalar) + "b").unicodeScalars),
+                "U+\(String(value, radix: 16, uppercase: true))")
         }
     }
 
@@ -80,7 +90,7 @@ struct DisplayNameModelTests {
     static let pieces: [String] = [
         "a", "Z", "7", " ", "\t", "\n", "\r\n", "\u{0}", "\u{1F}", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{A1}",
         "\u{85}", "\u{2003}", "\u{3000}", "\u{301}", "\u{35C}", "é", "ß", "日", "👩‍👩‍👧", "🇫🇷", "\u{200D}", "\u{FE0F}",
-        "\u{202E}", "\u{10FFFF}", "\u{C2}", "\u{1F600}",
+        "\u{202E}", "\u{10FFFF}", "\u{C2}", "\u{1F600}"
     ]
 
     @Test("the same result as the reference on 40,000 random names of 0 to 60 pieces, and on names of 2,000")
@@ -92,9 +102,15 @@ struct DisplayNameModelTests {
             for _ in 0..<count { raw += Self.pieces[rng.below(Self.pieces.count)] }
             let got = DisplayName.clean(raw)
             let want = Self.reference(raw)
-            #expect(got.display.map { Array($0.utf8) } == want.display.map { Array($0.utf8) }, "\(Array(raw.unicodeScalars).map(\.value))")
+            #expect(
+                got.display.map { Array($0.utf8) } == want.display.map { Array($0.utf8) },
+                "\(Array(raw.unicodeScalars).map(\.value))")
             #expect(got.asGiven == want.asGiven, "\(Array(raw.unicodeScalars).map(\.value))")
-            if got.display.map({ Array($0.utf8) }) != want.display.map({ Array($0.utf8) }) || got.asGiven != want.asGiven { return }
+            if got.display.map({ Array($0.utf8) }) != want.display.map({ Array($0.utf8) })
+                || got.asGiven != want.asGiven
+            {
+                return
+            }
         }
     }
 }

@@ -37,8 +37,10 @@ struct EngineLibraryTests {
 
     @Test("configuration values outside their ranges are clamped into them")
     func clamping() {
-        let engine = Engine(configuration: EngineConfiguration(timeout: -5, maxMembers: 0, maxMemberships: -1,
-                                                               maxConversations: Int.max))
+        let engine = Engine(
+            configuration: EngineConfiguration(
+                timeout: -5, maxMembers: 0, maxMemberships: -1,
+                maxConversations: Int.max))
         #expect(engine.configuration.timeout == 1)
         #expect(engine.configuration.maxMembers == 1 && engine.configuration.maxMemberships == 1)
         #expect(engine.configuration.maxConversations == Int(Int32.max))
@@ -57,7 +59,9 @@ struct EngineLibraryTests {
         // Some streaks end early, from the middle and both ends of the user's list.
         for c in [0, 17, 2500, count - 1] { h.run(.send(conv: ID("c\(c)"), user: ID("u"))) }
         let stops = h.run(.offline(user: ID("u")), at: 2).filter { $0.contains("stopped") }
-        let expected = (0..<count).filter { ![0, 17, 2500, count - 1].contains($0) }.map { "@2 c\($0) u stopped offline" }
+        let expected = (0..<count).filter { ![0, 17, 2500, count - 1].contains($0) }.map {
+            "@2 c\($0) u stopped offline"
+        }
         #expect(stops.count == expected.count)
         #expect(zip(stops, expected).first { $0 != $1 } == nil, "in the order the streaks began")
         #expect(h.engine.typingCount == 0 && h.engine.membershipCount == 2 * count)

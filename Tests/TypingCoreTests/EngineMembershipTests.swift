@@ -33,8 +33,9 @@ struct EngineMembershipTests {
         h.run(.join(conv: ID("g"), user: ID("a"), name: nil))
         h.join("g", "b")
         #expect(h.type("g", "b", at: 2) == ["@2 g a: [b] B is typing..."])
-        #expect(h.type("g", "a", at: 3) == ["@3 g b: [a] Someone is typing..."],
-                "a user who left everywhere is forgotten, name included")
+        #expect(
+            h.type("g", "a", at: 3) == ["@3 g b: [a] Someone is typing..."],
+            "a user who left everywhere is forgotten, name included")
     }
 
     @Test("a re-join goes to the end of the join order; leaving vacates a slot")
@@ -71,16 +72,19 @@ struct EngineMembershipTests {
         h.join("z", "a", "d")
         h.type("y", "a", at: 1)
         h.type("x", "a", at: 2)
-        #expect(h.run(.join(conv: ID("z"), user: ID("a"), name: "Ann"), at: 3) == [
-            "@3 y c: [a] Ann is typing...",
-            "@3 x b: [a] Ann is typing...",
-        ])
-        #expect(h.run(.join(conv: ID("x"), user: ID("a"), name: "  Ann\u{7}  ")) == [],
-                "a name with the same display name changes nothing")
-        #expect(h.run(.join(conv: ID("x"), user: ID("a"), name: "Bea"), at: 4) == [
-            "@4 y c: [a] Bea is typing...",
-            "@4 x b: [a] Bea is typing...",
-        ], "the join's own conversation comes last")
+        #expect(
+            h.run(.join(conv: ID("z"), user: ID("a"), name: "Ann"), at: 3) == [
+                "@3 y c: [a] Ann is typing...",
+                "@3 x b: [a] Ann is typing..."
+            ])
+        #expect(
+            h.run(.join(conv: ID("x"), user: ID("a"), name: "  Ann\u{7}  ")) == [],
+            "a name with the same display name changes nothing")
+        #expect(
+            h.run(.join(conv: ID("x"), user: ID("a"), name: "Bea"), at: 4) == [
+                "@4 y c: [a] Bea is typing...",
+                "@4 x b: [a] Bea is typing..."
+            ], "the join's own conversation comes last")
     }
 
     @Test("a rename hidden behind 'and 2 others' still reaches the typers who see it")
@@ -88,11 +92,12 @@ struct EngineMembershipTests {
         var h = Harness()
         h.join("g", "a", "b", "c", "d", "v")
         for (time, user) in ["a", "b", "c", "d"].enumerated() { h.type("g", user, at: time) }
-        #expect(h.run(.join(conv: ID("g"), user: ID("c"), name: "Cy"), at: 10) == [
-            "@10 g a: [b,c,d] B, Cy, and D are typing...",
-            "@10 g b: [a,c,d] A, Cy, and D are typing...",
-            "@10 g d: [a,b,c] A, B, and Cy are typing...",
-        ], "v and c see 'A, B, and 2 others' / their own view, unchanged")
+        #expect(
+            h.run(.join(conv: ID("g"), user: ID("c"), name: "Cy"), at: 10) == [
+                "@10 g a: [b,c,d] B, Cy, and D are typing...",
+                "@10 g b: [a,c,d] A, Cy, and D are typing...",
+                "@10 g d: [a,b,c] A, B, and Cy are typing..."
+            ], "v and c see 'A, B, and 2 others' / their own view, unchanged")
     }
 
     @Test("ids get an ok after every other event; query and stats carry the id in the reply")
@@ -100,12 +105,18 @@ struct EngineMembershipTests {
         var h = Harness()
         #expect(h.run(.join(conv: ID("g"), user: ID("a"), name: nil), id: .string("j")) == ["ok 1"])
         h.join("g", "b")
-        #expect(h.run(.type(conv: ID("g"), user: ID("a"), empty: false), at: 7, id: .integer(-3))
+        #expect(
+            h.run(.type(conv: ID("g"), user: ID("a"), empty: false), at: 7, id: .integer(-3))
                 == ["@7 g b: [a] Someone is typing...", "ok 3"])
         var events: [Event] = []
         h.engine.apply(Request(.query(conv: ID("g")), id: .string("q"), line: 4), to: &events)
-        #expect(events == [.state(Event.State(at: 7, id: .string("q"), conv: ID("g"),
-                                             members: [ID("a"), ID("b")], open: [], typing: [ID("a")]))])
+        #expect(
+            events == [
+                .state(
+                    Event.State(
+                        at: 7, id: .string("q"), conv: ID("g"),
+                        members: [ID("a"), ID("b")], open: [], typing: [ID("a")]))
+            ])
         h.line = 4
         #expect(h.run(.tick, at: 8, id: .integer(9)) == ["ok 5"])
     }
@@ -117,8 +128,9 @@ struct EngineMembershipTests {
         h.type("g", "a", at: 100)
         #expect(h.run(.tick, at: 99) == ["error 4 time_backwards"])
         #expect(h.engine.now == 100)
-        #expect(h.type("g", "z", at: 5000) == ["@3100 g b: [] ", "error 5 not_member"],
-                "the clock advances before membership is checked")
+        #expect(
+            h.type("g", "z", at: 5000) == ["@3100 g b: [] ", "error 5 not_member"],
+            "the clock advances before membership is checked")
     }
 
     @Test("--late-at clamp applies a late command at the current time; a bad at is still refused")
@@ -156,8 +168,9 @@ struct EngineMembershipTests {
         h.join("h", "c")
         #expect(h.run(.join(conv: ID("i"), user: ID("a"), name: "Zz")) == ["error 6 limit"])
         #expect(h.engine.conversationCount == 2, "no conversation was created")
-        #expect(h.type("g", "a", at: 1) == ["@1 g b: [a] Al is typing..."],
-                "the refused join set no name: a is still Al")
+        #expect(
+            h.type("g", "a", at: 1) == ["@1 g b: [a] Al is typing..."],
+            "the refused join set no name: a is still Al")
     }
 
     @Test("a join that would create a conversation past --max-conversations is refused; joining an existing one is not")

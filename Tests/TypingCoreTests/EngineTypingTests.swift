@@ -19,10 +19,11 @@ struct EngineTypingTests {
         h.join("g", "a", "b")
         h.type("g", "a", at: 0)
         #expect(h.type("g", "a", at: 999) == [])
-        #expect(h.type("g", "a", at: 1999) == [
-            "@1999 g a stopped timeout", "@1999 g b: [] ",
-            "@1999 g a started", "@1999 g b: [a] A is typing...",
-        ], "a keystroke at the deadline finds the streak ended and starts a new one")
+        #expect(
+            h.type("g", "a", at: 1999) == [
+                "@1999 g a stopped timeout", "@1999 g b: [] ",
+                "@1999 g a started", "@1999 g b: [a] A is typing..."
+            ], "a keystroke at the deadline finds the streak ended and starts a new one")
     }
 
     @Test("typers are shown in the order their streaks began, and a restart goes to the end")
@@ -48,13 +49,15 @@ struct EngineTypingTests {
         #expect(stops == ["@3000 g b stopped timeout", "@3000 g a stopped timeout"])
     }
 
-    @Test("every stop reason", arguments: [
-        (Command.send(conv: ID("g"), user: ID("a")), "send"),
-        (Command.type(conv: ID("g"), user: ID("a"), empty: true), "empty"),
-        (Command.leave(conv: ID("g"), user: ID("a")), "leave"),
-        (Command.remove(conv: ID("g"), user: ID("a"), by: ID("b")), "removed"),
-        (Command.offline(user: ID("a")), "offline"),
-    ])
+    @Test(
+        "every stop reason",
+        arguments: [
+            (Command.send(conv: ID("g"), user: ID("a")), "send"),
+            (Command.type(conv: ID("g"), user: ID("a"), empty: true), "empty"),
+            (Command.leave(conv: ID("g"), user: ID("a")), "leave"),
+            (Command.remove(conv: ID("g"), user: ID("a"), by: ID("b")), "removed"),
+            (Command.offline(user: ID("a")), "offline")
+        ])
     func stopReasons(command: Command, reason: String) {
         var h = Harness(EngineConfiguration(typingEvents: true))
         h.join("g", "a", "b")
@@ -81,10 +84,11 @@ struct EngineTypingTests {
         h.join("y", "a", "c")
         h.type("y", "a", at: 1)
         h.type("x", "a", at: 2)
-        #expect(h.run(.offline(user: ID("a")), at: 3) == [
-            "@3 y a stopped offline", "@3 y c: [] ",
-            "@3 x a stopped offline", "@3 x b: [] ",
-        ])
+        #expect(
+            h.run(.offline(user: ID("a")), at: 3) == [
+                "@3 y a stopped offline", "@3 y c: [] ",
+                "@3 x a stopped offline", "@3 x b: [] "
+            ])
         #expect(h.engine.membershipCount == 4)
     }
 
@@ -93,14 +97,16 @@ struct EngineTypingTests {
         var h = Harness()
         h.join("g", "a", "b", "c")
         h.type("g", "a", at: 1)
-        #expect(h.type("g", "b", at: 2) == [
-            "@2 g a: [b] B is typing...",
-            "@2 g c: [a,b] A and B are typing...",
-        ])
-        #expect(h.run(.send(conv: ID("g"), user: ID("b")), at: 3) == [
-            "@3 g a: [] ",
-            "@3 g c: [a] A is typing...",
-        ])
+        #expect(
+            h.type("g", "b", at: 2) == [
+                "@2 g a: [b] B is typing...",
+                "@2 g c: [a,b] A and B are typing..."
+            ])
+        #expect(
+            h.run(.send(conv: ID("g"), user: ID("b")), at: 3) == [
+                "@3 g a: [] ",
+                "@3 g c: [a] A is typing..."
+            ])
     }
 
     @Test("a member who arrives while others type gets one event; in a quiet room none")
@@ -143,8 +149,9 @@ struct EngineTypingTests {
         let record = h.engine.conversations[h.engine.findConversation(ID("g"))!]
         let bases = Set(record.members.compactMap { $0.lastSent.base.map(ObjectIdentifier.init) })
         let ownViews = record.members.filter { $0.lastSent.base == nil && $0.lastSent !== record.main.fullView }
-        #expect(ownViews.count <= 1,
-                "typers hold derived views (the last to start may keep the shared view it saw before)")
+        #expect(
+            ownViews.count <= 1,
+            "typers hold derived views (the last to start may keep the shared view it saw before)")
         #expect(bases.count <= 2, "all derived from the same shared view (\(bases.count) bases)")
         let last = record.members[count - 1].lastSent
         #expect(last.typerCount == count - 1 && last.typing.first == ID("u0"))

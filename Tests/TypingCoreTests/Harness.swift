@@ -78,7 +78,8 @@ struct Harness {
             let open = state.open.isEmpty ? "" : " open=\(state.open.map(\.string))"
             let place = state.thread.map { "\(state.conv)#\($0)" } ?? "\(state.conv)"
             let activities = state.activities.map { " activities=\($0.map(\.name))" } ?? ""
-            return "state \(place) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))\(activities)"
+            return
+                "state \(place) members=\(state.members.map(\.string))\(open) typing=\(state.typing.map(\.string))\(activities)"
         case .member(let m):
             var extras = ""
             if let locale = m.locale { extras += " locale=\(locale)" }
@@ -101,7 +102,8 @@ struct Harness {
         case .snapshot(let s):
             return "snapshot conversations=\(s.conversations) members=\(s.members) typing=\(s.typing)"
         case .stats(let s):
-            return "stats lines=\(s.lines) commands=\(s.commands) errors=\(s.errors) conversations=\(s.conversations) members=\(s.members) typing=\(s.typing) events=\(s.events)"
+            return
+                "stats lines=\(s.lines) commands=\(s.commands) errors=\(s.errors) conversations=\(s.conversations) members=\(s.members) typing=\(s.typing) events=\(s.events)"
         }
     }
 }

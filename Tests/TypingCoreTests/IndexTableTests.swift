@@ -26,7 +26,9 @@ struct IndexTableTests {
             }
             #expect(table.count == reference.count)
             for (index, id) in keys.enumerated() {
-                let found = table.find(hash: id.hash(seed: seed)) { (record: UserIndex) in keys[Int(record.rawValue)] == id }
+                let found = table.find(hash: id.hash(seed: seed)) { (record: UserIndex) in
+                    keys[Int(record.rawValue)] == id
+                }
                 #expect(found == reference[id], "key \(index)")
                 _ = index
             }
@@ -49,7 +51,9 @@ struct IndexTableTests {
             let other = Identifier(String(decoding: changed, as: UTF8.self))
             #expect(other != a, "the last byte counts")
             // Hashed by every byte too: a spilled id's bytes past the inline 16 count.
-            #expect(other.hashValue != a.hashValue && other.hash(seed: 7) != a.hash(seed: 7), "the last byte counts in the hashes")
+            #expect(
+                other.hashValue != a.hashValue && other.hash(seed: 7) != a.hash(seed: 7),
+                "the last byte counts in the hashes")
             var set: Set<Identifier> = [a, other]
             set.insert(b)
             #expect(set.count == 2)

@@ -5,7 +5,9 @@ import TypingCore
 struct IndicatorViewTests {
     @Test("ids and text round-trip through the packed form, escape flags included")
     func roundTrip() {
-        let ids = [Identifier("a"), Identifier(String(repeating: "long", count: 20)), Identifier("q\"x"), Identifier("é")]
+        let ids = [
+            Identifier("a"), Identifier(String(repeating: "long", count: 20)), Identifier("q\"x"), Identifier("é")
+        ]
         let view = IndicatorView(typing: ids, text: "a, b, and 2 others are typing...")
         #expect(view.typing == ids && view.typerCount == 4)
         #expect(view.text == "a, b, and 2 others are typing...")
@@ -14,8 +16,9 @@ struct IndicatorViewTests {
         #expect(flags == [false, false, true, false])
     }
 
-    @Test("ids of any length pack and unpack (the protocol's 256 bytes is the decoder's limit, not the engine's)",
-          arguments: [0, 255, 256, 32_767, 32_768, 40_000, 65_536, 1 << 20])
+    @Test(
+        "ids of any length pack and unpack (the protocol's 256 bytes is the decoder's limit, not the engine's)",
+        arguments: [0, 255, 256, 32_767, 32_768, 40_000, 65_536, 1 << 20])
     func longIDs(length: Int) {
         let long = Identifier(String(repeating: "x", count: max(length - 1, 0)) + (length > 0 ? "\"" : ""))
         let view = IndicatorView(typing: [Identifier("a"), long, Identifier("b")], text: "t")

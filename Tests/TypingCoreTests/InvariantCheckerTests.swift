@@ -3,8 +3,11 @@ import TypingCore
 
 /// The invariant checker finds what it is for: each test damages one structure of
 /// a sound engine and expects the checker to say so.
-@Suite("Invariant checker", .enabled(if: Engine.hasInvariantChecker,
-                                     "this build has no invariant checker (it is empty without TYPINGD_INTERNAL_CHECKS)"))
+@Suite(
+    "Invariant checker",
+    .enabled(
+        if: Engine.hasInvariantChecker,
+        "this build has no invariant checker (it is empty without TYPINGD_INTERNAL_CHECKS)"))
 struct InvariantCheckerTests {
     /// An engine with members, typers, an open view and a shared view.
     static func sound() -> Engine {

@@ -10,10 +10,12 @@ struct LanguageTests {
 
     @Test("tags choose tables by dropping subtags, then the default locale, then English; English can be replaced")
     func localeChoice() throws {
-        let pt = try PhraseTable(locale: "PT", names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
-                                 clause: "{names} {verb}", separator: "; ", end: " (pt)")
-        let en = try PhraseTable(locale: "en", names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
-                                 clause: "{names} {verb}", separator: "; ", end: "…")
+        let pt = try PhraseTable(
+            locale: "PT", names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
+            clause: "{names} {verb}", separator: "; ", end: " (pt)")
+        let en = try PhraseTable(
+            locale: "en", names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
+            clause: "{names} {verb}", separator: "; ", end: "…")
         let book = try PhraseBook(tables: [pt], defaultLocale: "pt-BR-x")
         #expect(book.table(for: "pt-BR-x-y") == 1 && book.table(for: "Pt") == 1)
         #expect(book.table(for: nil) == 1, "the default locale pt-BR-x chooses pt")
@@ -27,8 +29,9 @@ struct LanguageTests {
     @Test("subtags are dropped from the end, one at a time: the longest tag that has a table wins")
     func longestTagWins() throws {
         func table(_ locale: String) throws -> PhraseTable {
-            try PhraseTable(locale: locale, names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
-                            clause: "{names} {verb}", separator: "; ", end: " (\(locale))")
+            try PhraseTable(
+                locale: locale, names: PhraseTable.english.names, verbs: PhraseTable.english.verbs,
+                clause: "{names} {verb}", separator: "; ", end: " (\(locale))")
         }
         // English is table 0; then pt 1, pt-BR 2, zh-Hant 3.
         let book = try PhraseBook(tables: [table("pt"), table("pt-BR"), table("zh-Hant")], defaultLocale: "zh-Hant-TW")
@@ -37,7 +40,9 @@ struct LanguageTests {
         #expect(book.table(for: nil) == 3, "the default locale zh-Hant-TW chooses zh-Hant")
     }
 
-    @Test("a change of locale re-renders the user's conversations in the order they joined them; a re-join counts from its own time")
+    @Test(
+        "a change of locale re-renders the user's conversations in the order they joined them; a re-join counts from its own time"
+    )
     func localeVisitsInJoinOrder() {
         var h = Harness(EngineConfiguration(phrases: Self.book))
         for conv in ["a", "b", "c"] {
@@ -50,12 +55,16 @@ struct LanguageTests {
         h.type("a", "tom", at: 11)
         h.type("b", "tom", at: 12)
         // Without a locale, Viv reads the default locale's table (de-CH: de).
-        #expect(h.run(.user(user: ID("viv"), locale: "xx-YY"), at: 20) == [
-            "@20 b viv: [tom] TYPING: <Tom>", "@20 c viv: [tom] TYPING: <Tom>", "@20 a viv: [tom] TYPING: <Tom>",
-        ])
-        #expect(h.run(.user(user: ID("viv"), locale: "XX-yy"), at: 21).isEmpty, "the same tag, ignoring case: no change")
-        #expect(h.run(.user(user: ID("viv"), locale: "fr"), at: 22) == [
-            "@22 b viv: [tom] Tom tut typing …", "@22 c viv: [tom] Tom tut typing …", "@22 a viv: [tom] Tom tut typing …",
-        ], "fr has no table: the default locale's")
+        #expect(
+            h.run(.user(user: ID("viv"), locale: "xx-YY"), at: 20) == [
+                "@20 b viv: [tom] TYPING: <Tom>", "@20 c viv: [tom] TYPING: <Tom>", "@20 a viv: [tom] TYPING: <Tom>"
+            ])
+        #expect(
+            h.run(.user(user: ID("viv"), locale: "XX-yy"), at: 21).isEmpty, "the same tag, ignoring case: no change")
+        #expect(
+            h.run(.user(user: ID("viv"), locale: "fr"), at: 22) == [
+                "@22 b viv: [tom] Tom tut typing …", "@22 c viv: [tom] Tom tut typing …",
+                "@22 a viv: [tom] Tom tut typing …"
+            ], "fr has no table: the default locale's")
     }
 }

@@ -27,7 +27,9 @@ struct LayoutTests {
         #expect(MemoryLayout<StreakRecord>.stride == 168)
     }
 
-    @Test("a command is at most 128 bytes, so that the compiler copies it inline (past that, every copy of a decoded line was a call to memcpy: 1.5 % of W1)")
+    @Test(
+        "a command is at most 128 bytes, so that the compiler copies it inline (past that, every copy of a decoded line was a call to memcpy: 1.5 % of W1)"
+    )
     func command() {
         #expect(MemoryLayout<Command>.size <= 128)
     }

@@ -6,8 +6,9 @@ import TypingTestSupport
 /// and removes, against a dictionary, across every move between the two.
 @Suite("Length tallies")
 struct LengthTallyTests {
-    @Test("random adds and removes agree with a dictionary: the longest, the total, emptiness, equality however kept",
-          arguments: 0..<40)
+    @Test(
+        "random adds and removes agree with a dictionary: the longest, the total, emptiness, equality however kept",
+        arguments: 0..<40)
     func againstDictionary(seed: Int) {
         var rng = SplitMix64(seed: UInt64(seed))
         var tally = LengthTally()
@@ -28,11 +29,15 @@ struct LengthTallyTests {
             }
             let expectedLongest = counts.keys.max() ?? 0
             guard tally.longest == expectedLongest, tally.isEmpty == counts.isEmpty,
-                  tally.total == counts.values.reduce(0, +) else {
-                Issue.record("seed \(seed), step \(step): longest \(tally.longest), expected \(expectedLongest); total \(tally.total), expected \(counts.values.reduce(0, +))")
+                tally.total == counts.values.reduce(0, +)
+            else {
+                Issue.record(
+                    "seed \(seed), step \(step): longest \(tally.longest), expected \(expectedLongest); total \(tally.total), expected \(counts.values.reduce(0, +))"
+                )
                 return
             }
-            let rebuilt = LengthTally(counting: counts.flatMap { Array(repeating: $0.key, count: $0.value) }.shuffled(using: &rng))
+            let rebuilt = LengthTally(
+                counting: counts.flatMap { Array(repeating: $0.key, count: $0.value) }.shuffled(using: &rng))
             guard tally == rebuilt else {
                 Issue.record("seed \(seed), step \(step): the tally differs from one counted afresh")
                 return

@@ -31,7 +31,9 @@ struct OutputCapStateTests {
         }
     }
 
-    @Test("screens forgotten by offline never wedge a capped room: every command naming it is applied, in the original and rebuilt")
+    @Test(
+        "screens forgotten by offline never wedge a capped room: every command naming it is applied, in the original and rebuilt"
+    )
     func forgottenScreensDoNotWedge() {
         var h = Harness(EngineConfiguration(audience: .members, maxOutputPerLine: 5_000))
         let room = ID("room")
@@ -49,7 +51,7 @@ struct OutputCapStateTests {
             (.user(user: ID("m2"), name: "Renamed"), 8),
             (.type(conv: room, user: ID("m3"), thread: ID("nobody-here")), 9),
             (.tick, 100_009),
-            (.leave(conv: room, user: ID("m0")), 100_010),
+            (.leave(conv: room, user: ID("m0")), 100_010)
         ]
         for (command, at) in commands {
             let original = h.run(command, at: at)
@@ -101,30 +103,38 @@ struct OutputCapStateTests {
     /// Long ids and names, so that who is in the room moves the bound.
     static func command(_ rng: inout SplitMix64, step: Int) -> Command {
         let conv = ID("c\(rng.below(2))")
-        let user = rng.below(4) == 0 ? ID("long\(rng.below(3))" + String(repeating: "\u{1}", count: 60 + rng.below(60)))
+        let user =
+            rng.below(4) == 0
+            ? ID("long\(rng.below(3))" + String(repeating: "\u{1}", count: 60 + rng.below(60)))
             : ID("u\(rng.below(8))")
         let thread: Identifier? = rng.below(3) == 0 ? nil : ID("t\(rng.below(2))")
-        let name: String? = rng.below(3) == 0 ? String(repeating: "\u{61C}n", count: 1 + rng.below(14)) : "N\(rng.below(5))"
+        let name: String? =
+            rng.below(3) == 0 ? String(repeating: "\u{61C}n", count: 1 + rng.below(14)) : "N\(rng.below(5))"
         switch rng.below(16) {
-        case 0, 1: return .join(conv: conv, user: user, name: rng.below(3) == 0 ? nil : name,
-                                receiveTyping: rng.below(6) == 0 ? rng.below(2) == 0 : nil)
+        case 0, 1:
+            return .join(
+                conv: conv, user: user, name: rng.below(3) == 0 ? nil : name,
+                receiveTyping: rng.below(6) == 0 ? rng.below(2) == 0 : nil)
         case 2: return .leave(conv: conv, user: user)
         case 3:
             if let thread, rng.below(3) == 0 { return .open(conv: conv, user: user, thread: thread, pane: .side) }
-            return .open(conv: conv, user: user, thread: thread, view: rng.below(5) == 0 && thread == nil ? .list : .chat)
+            return .open(
+                conv: conv, user: user, thread: thread, view: rng.below(5) == 0 && thread == nil ? .list : .chat)
         case 4: return .close(conv: conv, user: user, pane: rng.below(4) == 0 ? .side : .main)
         case 5: return .offline(user: user)
         case 6: return .user(user: user, name: name)
         case 7: return .send(conv: conv, user: user, thread: thread)
         case 8: return .forget(conv: conv, user: user)
         default:
-            return .type(conv: conv, user: user, thread: thread, timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
-                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], empty: rng.below(10) == 0)
+            return .type(
+                conv: conv, user: user, thread: thread, timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
+                activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], empty: rng.below(10) == 0)
         }
     }
 
-    @Test("random capped sessions: rebuilt from a snapshot, a process writes and refuses what the original does",
-          arguments: [600, 1_500, 4_000, 12_000])
+    @Test(
+        "random capped sessions: rebuilt from a snapshot, a process writes and refuses what the original does",
+        arguments: [600, 1_500, 4_000, 12_000])
     func rebuiltDecidesAlike(cap: Int) {
         var refused = 0, applied = 0
         for (index, configuration) in RandomWorkloadTests.configurations.enumerated() {

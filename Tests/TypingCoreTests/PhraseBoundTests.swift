@@ -13,8 +13,9 @@ struct PhraseBoundTests {
     static func table(clause: String, one: String? = nil) throws(PhraseTable.Error) -> PhraseTable {
         var names = english.names
         if let one { names["1"] = .plain(one) }
-        return try PhraseTable(locale: "xx", plural: english.plural, names: names, verbs: english.verbs,
-                               clause: clause, separator: english.separator, end: english.end)
+        return try PhraseTable(
+            locale: "xx", plural: english.plural, names: names, verbs: english.verbs,
+            clause: clause, separator: english.separator, end: english.end)
     }
 
     @Test("{names} × 70,000 in the clause and {0} × 100,000 in names.1: refused, naming names.1")
@@ -32,9 +33,11 @@ struct PhraseBoundTests {
 
     @Test("the clause alone repeating {names}, or a subject alone repeating {0}: the key that repeats is named")
     func blame() {
-        for (clause, one, key) in [(String(repeating: "{names}", count: 2_000) + "{verb}", "{0}", "clause"),
-                                   ("{names} {verb}", String(repeating: "{0}", count: 2_000), "names.1"),
-                                   ("{names} {verb}" + String(repeating: "x", count: PhraseTable.maxPhraseBytes), "{0}", "clause")] {
+        for (clause, one, key) in [
+            (String(repeating: "{names}", count: 2_000) + "{verb}", "{0}", "clause"),
+            ("{names} {verb}", String(repeating: "{0}", count: 2_000), "names.1"),
+            ("{names} {verb}" + String(repeating: "x", count: PhraseTable.maxPhraseBytes), "{0}", "clause")
+        ] {
             do {
                 _ = try Self.table(clause: clause, one: one)
                 Issue.record("\(key): accepted")
@@ -43,10 +46,13 @@ struct PhraseBoundTests {
             }
         }
         var verbs = Self.english.verbs
-        verbs[.sendingFile] = .plural([.one: "sends", .other: String(repeating: "é", count: PhraseTable.maxPhraseBytes / 7)])
+        verbs[.sendingFile] = .plural([
+            .one: "sends", .other: String(repeating: "é", count: PhraseTable.maxPhraseBytes / 7)
+        ])
         do {
-            _ = try PhraseTable(locale: "xx", plural: Self.english.plural, names: Self.english.names, verbs: verbs,
-                                clause: Self.english.clause, separator: Self.english.separator, end: Self.english.end)
+            _ = try PhraseTable(
+                locale: "xx", plural: Self.english.plural, names: Self.english.names, verbs: verbs,
+                clause: Self.english.clause, separator: Self.english.separator, end: Self.english.end)
             Issue.record("a verb of 2/7 of the bound: accepted")
         } catch {
             #expect(error.key == "verbs.sending_file.other", "\(error)")
@@ -73,7 +79,8 @@ struct PhraseBoundTests {
             var bytes: [UInt8] = []
             for (index, activity) in Activity.phrased.enumerated() {
                 if index > 0 { table.appendSeparator(into: &bytes) }
-                table.appendClause(count: 3, shown: 3, activity: activity, names: .init([name, name, name]), into: &bytes)
+                table.appendClause(
+                    count: 3, shown: 3, activity: activity, names: .init([name, name, name]), into: &bytes)
             }
             table.appendEnd(into: &bytes)
             #expect(PhraseTable.jsonBound(bytes) <= PhraseTable.maxPhraseBytes, "\(length): \(bytes.count)")
@@ -92,9 +99,10 @@ struct PhraseBoundTests {
         let room = PhraseTable.maxPhraseBytes - Self.english.phraseBound
         let pad = room / Activity.phrased.count, rest = room % Activity.phrased.count
         func table(end extra: Int) throws(PhraseTable.Error) -> PhraseTable {
-            try PhraseTable(locale: "xx", plural: Self.english.plural, names: Self.english.names, verbs: Self.english.verbs,
-                            clause: "{names} {verb}" + String(repeating: "x", count: pad), separator: Self.english.separator,
-                            end: Self.english.end + String(repeating: "x", count: extra))
+            try PhraseTable(
+                locale: "xx", plural: Self.english.plural, names: Self.english.names, verbs: Self.english.verbs,
+                clause: "{names} {verb}" + String(repeating: "x", count: pad), separator: Self.english.separator,
+                end: Self.english.end + String(repeating: "x", count: extra))
         }
         #expect(try table(end: rest).phraseBound == PhraseTable.maxPhraseBytes)
         #expect(throws: PhraseTable.Error.self) { try table(end: rest + 1) }
@@ -103,7 +111,7 @@ struct PhraseBoundTests {
     @Test("a name longer than a display name can be is cut at a character, never mid-UTF-8")
     func longNameCut() {
         var bytes: [UInt8] = []
-        let name = "a" + String(repeating: "\u{301}", count: 3_000)   // 6,001 bytes, one grapheme
+        let name = "a" + String(repeating: "\u{301}", count: 3_000) // 6,001 bytes, one grapheme
         Self.english.appendClause(count: 1, shown: 1, activity: .typing, names: .init([name]), into: &bytes)
         let text = String(validating: bytes, as: UTF8.self)
         #expect(text != nil)

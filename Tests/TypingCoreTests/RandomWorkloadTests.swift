@@ -16,22 +16,28 @@ struct RandomWorkloadTests {
         do {
             let de = try PhraseTable(
                 locale: "de", plural: PluralRules([.one: "i = 1 and v = 0"]),
-                names: ["0+1": .plain("Jemand"), "0+n": .plain("{r} Personen"), "1": .plain("{0}"),
-                        "1+1": .plain("{0} und noch jemand"), "1+n": .plain("{0} und {r} weitere"),
-                        "2": .plain("{0} und {1}"), "2+1": .plain("{0}, {1} und noch jemand"),
-                        "2+n": .plain("{0}, {1} und {r} weitere"), "3": .plain("{0}, {1} und {2}")],
-                verbs: Dictionary(uniqueKeysWithValues: Activity.phrased.map {
-                    ($0, PhraseTable.Text.plural([.one: "tut \($0.name)", .other: "tun \($0.name)"]))
-                }),
+                names: [
+                    "0+1": .plain("Jemand"), "0+n": .plain("{r} Personen"), "1": .plain("{0}"),
+                    "1+1": .plain("{0} und noch jemand"), "1+n": .plain("{0} und {r} weitere"),
+                    "2": .plain("{0} und {1}"), "2+1": .plain("{0}, {1} und noch jemand"),
+                    "2+n": .plain("{0}, {1} und {r} weitere"), "3": .plain("{0}, {1} und {2}")
+                ],
+                verbs: Dictionary(
+                    uniqueKeysWithValues: Activity.phrased.map {
+                        ($0, PhraseTable.Text.plural([.one: "tut \($0.name)", .other: "tun \($0.name)"]))
+                    }),
                 clause: "{names} {verb}", separator: "; ", end: " …")
             let xx = try PhraseTable(
                 locale: "xx-YY",
                 plural: PluralRules([.zero: "n = 0", .one: "n = 1", .few: "n % 10 = 2..4 and n % 100 != 12..14"]),
-                names: ["0+1": .plain("?"), "0+n": .plural([.few: "{r} few", .other: "{r} many"]), "1": .plain("<{0}>"),
-                        "1+1": .plain("<{0}>+1"), "1+n": .plural([.few: "<{0}>+{r}f", .other: "<{0}>+{r}"]),
-                        "2": .plain("<{0}|{1}>"), "2+1": .plain("<{0}|{1}>+1"), "2+n": .plain("<{0}|{1}>+{r}"),
-                        "3": .plain("<{0}|{1}|{2}>")],
-                verbs: Dictionary(uniqueKeysWithValues: Activity.phrased.map { ($0, PhraseTable.Text.plain($0.name.uppercased())) }),
+                names: [
+                    "0+1": .plain("?"), "0+n": .plural([.few: "{r} few", .other: "{r} many"]), "1": .plain("<{0}>"),
+                    "1+1": .plain("<{0}>+1"), "1+n": .plural([.few: "<{0}>+{r}f", .other: "<{0}>+{r}"]),
+                    "2": .plain("<{0}|{1}>"), "2+1": .plain("<{0}|{1}>+1"), "2+n": .plain("<{0}|{1}>+{r}"),
+                    "3": .plain("<{0}|{1}|{2}>")
+                ],
+                verbs: Dictionary(
+                    uniqueKeysWithValues: Activity.phrased.map { ($0, PhraseTable.Text.plain($0.name.uppercased())) }),
                 clause: "{verb}: {names}", separator: " / ", end: "")
             return try PhraseBook(tables: [de, xx], defaultLocale: "de-CH")
         } catch {
@@ -41,13 +47,14 @@ struct RandomWorkloadTests {
 
     static let configurations: [EngineConfiguration] = [
         EngineConfiguration(typingEvents: true, phrases: book),
-        EngineConfiguration(style: .compact, typingEvents: true, audience: .open, order: .recent, maxListed: 2,
-                            listStyle: .group, phrases: book),
+        EngineConfiguration(
+            style: .compact, typingEvents: true, audience: .open, order: .recent, maxListed: 2,
+            listStyle: .group, phrases: book),
         EngineConfiguration(order: .name, maxListed: 1, phrases: book),
         EngineConfiguration(typingEvents: true, audience: .open, order: .name, listStyle: .compact),
         // Rooms of more than 3 members show nobody typing (Protocol.md#quiet-large-rooms):
         // the random rooms cross it both ways.
-        EngineConfiguration(typingEvents: true, order: .recent, maxListed: 2, phrases: book, quietAbove: 3),
+        EngineConfiguration(typingEvents: true, order: .recent, maxListed: 2, phrases: book, quietAbove: 3)
     ]
 
     /// A random command over a few conversations, threads, users and locales.
@@ -57,10 +64,11 @@ struct RandomWorkloadTests {
         let locales: [String?] = [nil, "de", "DE-at", "xx-YY-z", "fr", "en"]
         switch rng.below(20) {
         case 0, 1:
-            return .join(conv: conv, user: user, name: rng.below(4) == 0 ? nil : "N\(rng.below(6))",
-                         sendTyping: rng.below(8) == 0 ? false : (rng.below(3) == 0 ? true : nil),
-                         locale: locales[rng.below(locales.count)],
-                         receiveTyping: rng.below(6) == 0 ? !(rng.below(2) == 0) : nil)
+            return .join(
+                conv: conv, user: user, name: rng.below(4) == 0 ? nil : "N\(rng.below(6))",
+                sendTyping: rng.below(8) == 0 ? false : (rng.below(3) == 0 ? true : nil),
+                locale: locales[rng.below(locales.count)],
+                receiveTyping: rng.below(6) == 0 ? !(rng.below(2) == 0) : nil)
         case 2: return rng.below(2) == 0 ? .leave(conv: conv, user: user) : .remove(conv: conv, user: user, by: nil)
         case 3, 4:
             if rng.below(3) == 0 {
@@ -71,22 +79,25 @@ struct RandomWorkloadTests {
             return .open(conv: conv, user: user, thread: list ? nil : thread, view: list ? .list : .chat)
         case 5: return .close(conv: conv, user: user, pane: rng.below(3) == 0 ? .side : .main)
         case 6:
-            return .user(user: user, name: rng.below(3) == 0 ? "R\(step % 5)" : nil,
-                         sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,
-                         locale: locales[rng.below(locales.count)],
-                         receiveTyping: rng.below(3) == 0 ? rng.below(2) == 0 : nil)
+            return .user(
+                user: user, name: rng.below(3) == 0 ? "R\(step % 5)" : nil,
+                sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,
+                locale: locales[rng.below(locales.count)],
+                receiveTyping: rng.below(3) == 0 ? rng.below(2) == 0 : nil)
         case 7: return .offline(user: user)
         case 8: return .send(conv: conv, user: user, thread: thread)
         case 9: return .query(conv: conv, thread: thread)
         default:
-            return .type(conv: conv, user: user, thread: thread,
-                         timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
-                         activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], empty: rng.below(10) == 0)
+            return .type(
+                conv: conv, user: user, thread: thread,
+                timeout: rng.below(4) == 0 ? 1 + rng.below(6000) : nil,
+                activity: Activity.allCases[rng.below(3) == 0 ? rng.below(7) : 0], empty: rng.below(10) == 0)
         }
     }
 
-    @Test("every step keeps every structure and every viewer's indicator right",
-          arguments: RandomWorkloadTests.configurations.indices)
+    @Test(
+        "every step keeps every structure and every viewer's indicator right",
+        arguments: RandomWorkloadTests.configurations.indices)
     func invariantsHold(configuration index: Int) {
         for seed in 0..<6 {
             var rng = SplitMix64(seed: UInt64(index * 100 + seed))
@@ -101,8 +112,9 @@ struct RandomWorkloadTests {
         }
     }
 
-    @Test("with announcements, every step keeps every structure right, announcements of gone screens included",
-          arguments: [300, 2_500])
+    @Test(
+        "with announcements, every step keeps every structure right, announcements of gone screens included",
+        arguments: [300, 2_500])
     func invariantsHoldWithAnnouncements(after: Int) {
         for seed in 0..<4 {
             var rng = SplitMix64(seed: UInt64(90_000 + after + seed))
@@ -121,21 +133,24 @@ struct RandomWorkloadTests {
         }
     }
 
-    @Test("a snapshot rebuilds a random session, and the rebuilt engine writes what the original writes",
-          arguments: RandomWorkloadTests.configurations.indices)
+    @Test(
+        "a snapshot rebuilds a random session, and the rebuilt engine writes what the original writes",
+        arguments: RandomWorkloadTests.configurations.indices)
     func snapshotRoundTrip(configuration index: Int) {
         Self.roundTrip(Self.configurations[index], seeds: (0..<8).map { UInt64(7_000 + index * 100 + $0) })
     }
 
-    @Test("with announcements, a snapshot rebuilds every screen's pending announcement and what it last announced",
-          arguments: RandomWorkloadTests.configurations.indices, [300, 700])
+    @Test(
+        "with announcements, a snapshot rebuilds every screen's pending announcement and what it last announced",
+        arguments: RandomWorkloadTests.configurations.indices, [300, 700])
     func snapshotRoundTripWithAnnouncements(configuration index: Int, after: Int) {
         var configuration = Self.configurations[index]
         configuration.announceAfter = after
         // Rooms above 3 are quiet most of the time here, and quiet rooms announce
         // nothing: above 6, they cross the limit now and then.
         if configuration.quietAbove != nil { configuration.quietAbove = 6 }
-        Self.roundTrip(configuration, seeds: (0..<10).map { UInt64(8_000 + index * 100 + after + $0) }, announcing: true)
+        Self.roundTrip(
+            configuration, seeds: (0..<10).map { UInt64(8_000 + index * 100 + after + $0) }, announcing: true)
     }
 
     /// Runs a random session per seed, rebuilds a second engine from its snapshot,

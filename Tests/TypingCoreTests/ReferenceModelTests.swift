@@ -147,7 +147,7 @@ struct ReferenceModel {
         .sendingPhoto: ("is sending a photo", "are sending photos"),
         .sendingVideo: ("is sending a video", "are sending videos"),
         .sendingFile: ("is sending a file", "are sending files"),
-        .sharingLocation: ("is sharing a location", "are sharing locations"),
+        .sharingLocation: ("is sharing a location", "are sharing locations")
     ]
 
     /// The clause for typers (in order, named first; Protocol.md#phrases), with their
@@ -190,7 +190,8 @@ struct ReferenceModel {
             case .start: return a.started < b.started
             case .recent: return a.keystroke > b.keystroke
             case .name:
-                if let na, let nb, !Array(na.unicodeScalars.map(\.value)).elementsEqual(nb.unicodeScalars.map(\.value)) {
+                if let na, let nb, !Array(na.unicodeScalars.map(\.value)).elementsEqual(nb.unicodeScalars.map(\.value))
+                {
                     return na.unicodeScalars.map(\.value).lexicographicallyPrecedes(nb.unicodeScalars.map(\.value))
                 }
                 return Array(a.user.utf8).lexicographicallyPrecedes(Array(b.user.utf8))
@@ -209,7 +210,9 @@ struct ReferenceModel {
         for typer in typers {
             // A status typer is a clause of their own.
             let grouped = typer.activity != .status || mutant == .statusGrouped
-            if grouped, let index = groups.firstIndex(where: { $0.0 == typer.activity && $0.1[0].status == typer.status }) {
+            if grouped,
+                let index = groups.firstIndex(where: { $0.0 == typer.activity && $0.1[0].status == typer.status })
+            {
                 groups[index].1.append(typer)
             } else {
                 groups.append((typer.activity, [typer]))
@@ -217,9 +220,13 @@ struct ReferenceModel {
         }
         let style = list ? configuration.listStyle : configuration.style
         let text = groups.map { clause($0.1, style: style) }.joined(separator: "; ") + "..."
-        let activities = listed.contains { $0.activity != .typing }
+        let activities =
+            listed.contains { $0.activity != .typing }
             ? " {\(listed.map(\.activity.name).joined(separator: ","))}" : ""
-        return ("[\(listed.map(\.user).joined(separator: ","))]\(activities)\(more > 0 ? " more \(more)" : "") \(text)", text)
+        return (
+            "[\(listed.map(\.user).joined(separator: ","))]\(activities)\(more > 0 ? " more \(more)" : "") \(text)",
+            text
+        )
     }
 
     // MARK: Steps
@@ -242,13 +249,15 @@ struct ReferenceModel {
             let member = members[index]
             guard users[member.user]?.receives == true else { continue }
             if configuration.audience == .members || member.open {
-                show(&members[index].main, conv, at: member.thread, shown: member.thread, viewer: member.user,
-                     label: member.isList ? "(list)" : "", list: member.isList, quiet: quiet)
+                show(
+                    &members[index].main, conv, at: member.thread, shown: member.thread, viewer: member.user,
+                    label: member.isList ? "(list)" : "", list: member.isList, quiet: quiet)
             }
             if let side = member.side {
-                show(&members[index].sideScreen, conv, at: side,
-                     shown: mutant == .sidePaneShowsMainLocation ? member.thread : side, viewer: member.user,
-                     label: "(side)", list: false, quiet: quiet)
+                show(
+                    &members[index].sideScreen, conv, at: side,
+                    shown: mutant == .sidePaneShowsMainLocation ? member.thread : side, viewer: member.user,
+                    label: "(side)", list: false, quiet: quiet)
             }
         }
         conversations[conv] = members
@@ -257,8 +266,10 @@ struct ReferenceModel {
     /// Writes an indicator to `screen` (at `thread`, showing the typers at `shown`)
     /// where it differs from what the screen was last sent; an indicator with text
     /// sets its pending announcement, the empty one cancels it.
-    mutating func show(_ screen: inout Screen, _ conv: String, at thread: String?, shown: String?, viewer: String,
-                       label: String, list: Bool, quiet: Bool) {
+    mutating func show(
+        _ screen: inout Screen, _ conv: String, at thread: String?, shown: String?, viewer: String,
+        label: String, list: Bool, quiet: Bool
+    ) {
         let (now, text) = quiet ? (Self.emptyContent, "") : content(at: shown, in: conv, viewer: viewer, list: list)
         // Bytes, not String's ==, which holds "Zoë" in NFC and NFD equal.
         guard !now.utf8.elementsEqual(screen.lastSent.utf8) else { return }
@@ -294,10 +305,13 @@ struct ReferenceModel {
         typingEvent(streak, "stopped", " \(reason)")
     }
 
-    mutating func start(_ conv: String, _ user: String, thread: String?, activity: Activity, status: String?, timeout: Int?) {
+    mutating func start(
+        _ conv: String, _ user: String, thread: String?, activity: Activity, status: String?, timeout: Int?
+    ) {
         keystrokes += 1
-        let streak = Streak(conv: conv, user: user, thread: thread, activity: activity, status: status,
-                            deadline: deadline(timeout, activity), keystroke: keystrokes, started: keystrokes)
+        let streak = Streak(
+            conv: conv, user: user, thread: thread, activity: activity, status: status,
+            deadline: deadline(timeout, activity), keystroke: keystrokes, started: keystrokes)
         streaks.append(streak)
         typingEvent(streak, "started", (activity == .typing ? "" : " \(activity.name)") + Self.quoted(status))
     }
@@ -341,7 +355,8 @@ struct ReferenceModel {
             let timeout = streaks.indices.filter { streaks[$0].deadline <= time }
                 .min { (streaks[$0].deadline, streaks[$0].keystroke) < (streaks[$1].deadline, streaks[$1].keystroke) }
             let announcement = dueAnnouncement(by: time)
-            let announceFirst = mutant == .announceBeforeTimeouts
+            let announceFirst =
+                mutant == .announceBeforeTimeouts
                 ? { (a: Int, t: Int) in a <= t } : { (a: Int, t: Int) in a < t }
             if let index = timeout, announcement.map({ !announceFirst($0.at, streaks[index].deadline) }) ?? true {
                 now = streaks[index].deadline
@@ -364,9 +379,12 @@ struct ReferenceModel {
         var screen = side ? member.sideScreen : member.main
         screen.announceAt = nil
         if !screen.lastText.isEmpty
-            && (mutant == .announceRepeats || !screen.lastText.utf8.elementsEqual(screen.announced.utf8)) {
+            && (mutant == .announceRepeats || !screen.lastText.utf8.elementsEqual(screen.announced.utf8))
+        {
             let label = side ? "(side)" : member.isList ? "(list)" : ""
-            out.append("announce @\(now) \(place(conv, side ? member.side : member.thread)) \(member.user)\(label): \(screen.lastText)")
+            out.append(
+                "announce @\(now) \(place(conv, side ? member.side : member.thread)) \(member.user)\(label): \(screen.lastText)"
+            )
             screen.announced = screen.lastText
         }
         if side { conversations[conv]?[index].sideScreen = screen } else { conversations[conv]?[index].main = screen }
@@ -482,9 +500,11 @@ struct ReferenceModel {
                         keystrokes += 1
                         streaks[index].deadline = deadline(timeout, activity)
                         streaks[index].keystroke = keystrokes
-                        let kept = mutant == .statusWordsKept && streaks[index].activity == .status && activity == .status
+                        let kept =
+                            mutant == .statusWordsKept && streaks[index].activity == .status && activity == .status
                         if streaks[index].activity != activity
-                            || (!kept && !(streaks[index].status ?? "").utf8.elementsEqual((status ?? "").utf8)) {
+                            || (!kept && !(streaks[index].status ?? "").utf8.elementsEqual((status ?? "").utf8))
+                        {
                             streaks[index].activity = activity
                             streaks[index].status = status
                             typingEvent(streaks[index], "changed", " \(activity.name)" + Self.quoted(status))
@@ -506,7 +526,9 @@ struct ReferenceModel {
         case let .send(conv, user, thread):
             let conv = conv.string, user = user.string
             guard memberIndex(conv, user) != nil else { notMember(line); break }
-            if let index = streakIndex(conv, user), streaks[index].thread == thread?.string { stop(index, reason: "send") }
+            if let index = streakIndex(conv, user), streaks[index].thread == thread?.string {
+                stop(index, reason: "send")
+            }
             render(conv)
         case .leave(let conv, let user), .remove(let conv, let user, _):
             let conv = conv.string, user = user.string
@@ -539,7 +561,9 @@ struct ReferenceModel {
             }
         case let .open(conv, user, thread, view, pane):
             let conv = conv.string, user = user.string
-            guard let index = memberIndex(conv, user), var member = conversations[conv]?[index] else { notMember(line); break }
+            guard let index = memberIndex(conv, user), var member = conversations[conv]?[index] else {
+                notMember(line); break
+            }
             if pane == .side {
                 // A side pane always shows a thread (the decoder refuses one without).
                 let target = thread?.string
@@ -556,7 +580,8 @@ struct ReferenceModel {
             conversations[conv]?[index] = member
             if let streak = streakIndex(conv, user) {
                 let location = streaks[streak].thread
-                let shown = mutant == .openAsksOnlyOpenedPane
+                let shown =
+                    mutant == .openAsksOnlyOpenedPane
                     ? (pane == .side ? Self.sideShows(member, location) : Self.mainShows(member, location))
                     : Self.mainShows(member, location) || Self.sideShows(member, location)
                 if !shown { stop(streak, reason: "closed") }
@@ -564,14 +589,17 @@ struct ReferenceModel {
             render(conv)
         case .close(let conv, let user, let pane):
             let conv = conv.string, user = user.string
-            guard let index = memberIndex(conv, user), var member = conversations[conv]?[index] else { notMember(line); break }
+            guard let index = memberIndex(conv, user), var member = conversations[conv]?[index] else {
+                notMember(line); break
+            }
             if pane == .side {
                 let showed = member.side
                 member.side = nil
                 member.sideScreen = forgotten(member.sideScreen)
                 conversations[conv]?[index] = member
                 if let streak = streakIndex(conv, user), let showed, streaks[streak].thread == showed,
-                   !Self.mainShows(member, showed) {
+                    !Self.mainShows(member, showed)
+                {
                     stop(streak, reason: "closed")
                 }
             } else {
@@ -604,8 +632,11 @@ struct ReferenceModel {
             let members = (conversations[conv] ?? []).map(\.user)
             let open = (conversations[conv] ?? []).filter(\.open).map(\.user)
             let typers = typers(of: conv, at: thread?.string, excluding: nil)
-            let activities = typers.contains { $0.activity != .typing } ? " activities=\(typers.map(\.activity.name))" : ""
-            out.append("state \(place(conv, thread?.string)) members=\(members)\(open.isEmpty ? "" : " open=\(open)") typing=\(typers.map(\.user))\(activities)")
+            let activities =
+                typers.contains { $0.activity != .typing } ? " activities=\(typers.map(\.activity.name))" : ""
+            out.append(
+                "state \(place(conv, thread?.string)) members=\(members)\(open.isEmpty ? "" : " open=\(open)") typing=\(typers.map(\.user))\(activities)"
+            )
         case .tick, .stats, .snapshot:
             break
         }
@@ -618,13 +649,17 @@ struct ReferenceModel {
 struct ReferenceModelTests {
     /// Status words: a few that repeat (so that a keystroke keeps them), and some
     /// that look like placeholders or hold marks that reorder or join text.
-    static let statuses = ["is thinking", "is thinking", "is searching {0} the web", "{verb}", "is \u{202E}reversed",
-                           "is \u{200D}joined", "\u{61C}x", "Zoë", "Zoe\u{308}"]
+    static let statuses = [
+        "is thinking", "is thinking", "is searching {0} the web", "{verb}", "is \u{202E}reversed",
+        "is \u{200D}joined", "\u{61C}x", "Zoë", "Zoe\u{308}"
+    ]
 
-    static let names: [String?] = [nil, "", " \t", "N0", "N1", "N2", "N3", "Someone", "Zoë", "Zoe\u{308}", "Maria Fernanda Silva",
-                                   "A long name that is cut here", "  padded  ", "padded", "Ana\u{1}\u{7F}", "\u{85}\u{A0}",
-                                   "abcdefghijklmn\u{301}opqr", String(repeating: "e\u{301}", count: 20),
-                                   "abcdefghijklmn👩‍👩‍👧‍👦xyz", "x" + String(repeating: "\u{301}", count: 500)]
+    static let names: [String?] = [
+        nil, "", " \t", "N0", "N1", "N2", "N3", "Someone", "Zoë", "Zoe\u{308}", "Maria Fernanda Silva",
+        "A long name that is cut here", "  padded  ", "padded", "Ana\u{1}\u{7F}", "\u{85}\u{A0}",
+        "abcdefghijklmn\u{301}opqr", String(repeating: "e\u{301}", count: 20),
+        "abcdefghijklmn👩‍👩‍👧‍👦xyz", "x" + String(repeating: "\u{301}", count: 500)
+    ]
 
     /// A random command over `convs` conversations, `threads` threads and `users` users.
     /// With `churn`, a third of the commands are joins and leaves, half each: big
@@ -632,30 +667,35 @@ struct ReferenceModelTests {
     static func command(_ rng: inout SplitMix64, convs: Int, users: Int, churn: Bool = false) -> Command {
         let conv = ID("c\(rng.below(convs))"), user = ID("u\(rng.below(users))")
         if churn && rng.below(3) == 0 {
-            return rng.below(2) == 0 ? .join(conv: conv, user: user, name: "N\(rng.below(4))",
-                                             receiveTyping: rng.below(4) == 0 ? false : nil)
+            return rng.below(2) == 0
+                ? .join(
+                    conv: conv, user: user, name: "N\(rng.below(4))",
+                    receiveTyping: rng.below(4) == 0 ? false : nil)
                 : .leave(conv: conv, user: user)
         }
         let thread: Identifier? = rng.below(3) == 0 ? nil : ID("t\(rng.below(3))")
         let locales: [String?] = [nil, "en", "EN", "fr", "de-CH"]
         switch rng.below(24) {
         case 0, 1, 2:
-            return .join(conv: conv, user: user, name: rng.below(3) == 0 ? nil : names[rng.below(names.count)],
-                         sendTyping: rng.below(10) == 0 ? false : (rng.below(3) == 0 ? true : nil),
-                         locale: locales[rng.below(locales.count)],
-                         receiveTyping: rng.below(6) == 0 ? rng.below(3) != 0 : nil)
+            return .join(
+                conv: conv, user: user, name: rng.below(3) == 0 ? nil : names[rng.below(names.count)],
+                sendTyping: rng.below(10) == 0 ? false : (rng.below(3) == 0 ? true : nil),
+                locale: locales[rng.below(locales.count)],
+                receiveTyping: rng.below(6) == 0 ? rng.below(3) != 0 : nil)
         case 3:
-            return rng.below(2) == 0 ? .leave(conv: conv, user: user)
+            return rng.below(2) == 0
+                ? .leave(conv: conv, user: user)
                 : .remove(conv: conv, user: user, by: rng.below(2) == 0 ? nil : ID("u\(rng.below(users))"))
         case 4, 5:
             let list = rng.below(4) == 0
             return .open(conv: conv, user: user, thread: list ? nil : thread, view: list ? .list : .chat)
         case 6: return .close(conv: conv, user: user)
         case 7:
-            return .user(user: user, name: rng.below(3) == 0 ? names[rng.below(names.count)] : nil,
-                         sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,
-                         locale: locales[rng.below(locales.count)],
-                         receiveTyping: rng.below(3) == 0 ? rng.below(2) == 0 : nil)
+            return .user(
+                user: user, name: rng.below(3) == 0 ? names[rng.below(names.count)] : nil,
+                sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,
+                locale: locales[rng.below(locales.count)],
+                receiveTyping: rng.below(3) == 0 ? rng.below(2) == 0 : nil)
         case 8: return .offline(user: user)
         case 9: return .send(conv: conv, user: user, thread: thread)
         case 10: return .query(conv: conv, thread: thread)
@@ -666,26 +706,30 @@ struct ReferenceModelTests {
             let empty = rng.below(10) == 0
             let timeout = rng.below(4) == 0 ? 1 + rng.below(6000) : nil
             let status = activity == .status ? Self.statuses[rng.below(Self.statuses.count)] : nil
-            return .type(conv: conv, user: user, thread: thread, status: status, timeout: timeout, activity: activity,
-                         empty: empty)
+            return .type(
+                conv: conv, user: user, thread: thread, status: status, timeout: timeout, activity: activity,
+                empty: empty)
         }
     }
 
     static let configurations: [EngineConfiguration] = [
         EngineConfiguration(typingEvents: true),
-        EngineConfiguration(style: .compact, typingEvents: true, audience: .open, order: .recent, maxListed: 2,
-                            listStyle: .group),
+        EngineConfiguration(
+            style: .compact, typingEvents: true, audience: .open, order: .recent, maxListed: 2,
+            listStyle: .group),
         EngineConfiguration(order: .name, maxListed: 1),
         EngineConfiguration(typingEvents: true, audience: .open, order: .name, listStyle: .compact),
-        EngineConfiguration(typingEvents: true, order: .recent, maxListed: 3),
+        EngineConfiguration(typingEvents: true, order: .recent, maxListed: 3)
     ]
 
     /// Runs `steps` random commands through both; returns the first difference.
     /// Every `rebuildEvery` steps (0: never), the engine is replaced by one rebuilt
     /// from its snapshot (``EngineSnapshotTests/rebuild(from:into:)``), which the
     /// model must not be able to tell apart.
-    static func differ(configuration: EngineConfiguration, seed: UInt64, steps: Int, convs: Int, users: Int,
-                       startTime: Int = 0, checks: Bool = true, rebuildEvery: Int = 0, churn: Bool = false) -> String? {
+    static func differ(
+        configuration: EngineConfiguration, seed: UInt64, steps: Int, convs: Int, users: Int,
+        startTime: Int = 0, checks: Bool = true, rebuildEvery: Int = 0, churn: Bool = false
+    ) -> String? {
         var rng = SplitMix64(seed: seed)
         var h = Harness(configuration, checksEveryStep: checks)
         var model = ReferenceModel(configuration)
@@ -718,8 +762,10 @@ struct ReferenceModelTests {
     @Test("random v3 transcripts: the engine writes exactly what the model writes", arguments: 0..<5)
     func smallRooms(configuration index: Int) {
         for seed in 0..<6 {
-            if let difference = Self.differ(configuration: Self.configurations[index], seed: UInt64(index * 1000 + seed),
-                                            steps: 500, convs: 3, users: 8) {
+            if let difference = Self.differ(
+                configuration: Self.configurations[index], seed: UInt64(index * 1000 + seed),
+                steps: 500, convs: 3, users: 8)
+            {
                 Issue.record(Comment(rawValue: difference))
                 return
             }
@@ -729,8 +775,10 @@ struct ReferenceModelTests {
     @Test("random v3 transcripts, the engine rebuilt from its snapshot every 40 commands", arguments: 0..<5)
     func rebuilt(configuration index: Int) {
         for seed in 0..<4 {
-            if let difference = Self.differ(configuration: Self.configurations[index], seed: UInt64(70_000 + index * 1000 + seed),
-                                            steps: 500, convs: 3, users: 8, checks: false, rebuildEvery: 40) {
+            if let difference = Self.differ(
+                configuration: Self.configurations[index], seed: UInt64(70_000 + index * 1000 + seed),
+                steps: 500, convs: 3, users: 8, checks: false, rebuildEvery: 40)
+            {
                 Issue.record(Comment(rawValue: difference))
                 return
             }
@@ -740,8 +788,10 @@ struct ReferenceModelTests {
     @Test("random v3 transcripts at the top of the clock (deadlines capped at 2^53 − 1)", arguments: 0..<5)
     func topOfTheClock(configuration index: Int) {
         for seed in 0..<6 {
-            if let difference = Self.differ(configuration: Self.configurations[index], seed: UInt64(50_000 + index * 1000 + seed),
-                                            steps: 400, convs: 2, users: 6, startTime: ReferenceModel.maxTime - 3_000) {
+            if let difference = Self.differ(
+                configuration: Self.configurations[index], seed: UInt64(50_000 + index * 1000 + seed),
+                steps: 400, convs: 2, users: 6, startTime: ReferenceModel.maxTime - 3_000)
+            {
                 Issue.record(Comment(rawValue: difference))
                 return
             }
@@ -751,8 +801,10 @@ struct ReferenceModelTests {
     @Test("random v3 transcripts in rooms past 64 members (slot sets with levels, compaction)", arguments: 0..<5)
     func bigRooms(configuration index: Int) {
         for seed in 0..<2 {
-            if let difference = Self.differ(configuration: Self.configurations[index], seed: UInt64(90_000 + index * 1000 + seed),
-                                            steps: 3_000, convs: 2, users: 150, checks: false, churn: seed == 1) {
+            if let difference = Self.differ(
+                configuration: Self.configurations[index], seed: UInt64(90_000 + index * 1000 + seed),
+                steps: 3_000, convs: 2, users: 150, checks: false, churn: seed == 1)
+            {
                 Issue.record(Comment(rawValue: difference))
                 return
             }

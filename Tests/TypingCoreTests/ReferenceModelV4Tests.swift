@@ -44,15 +44,19 @@ struct ReferenceModelV4Tests {
         c.maxListed = [100, 1, 2, 3][rng.below(4)]
         c.quietAbove = rng.below(3) == 0 ? nil : 1 + rng.below(7)
         c.severalAfter = rng.below(4) == 0 ? nil : 1 + rng.below(4)
-        c.announceAfter = rng.below(6) == 0 ? nil
+        c.announceAfter =
+            rng.below(6) == 0
+            ? nil
             : rng.below(2) == 0 ? [1, 40, 300, 1000, 2500, 86_400_000][rng.below(6)] : 1 + rng.below(3000)
         return c
     }
 
     /// Names: a few plain ones (so that several typers are named), some unnamed, and
     /// some hostile ones from the v3 test.
-    static let names: [String?] = [nil, "Ana", "Ben", "Cy", "Dee", "", "Someone", "Zoë", "Zoe\u{308}",
-                                   "A long name that is cut here", "Ana\u{1}"]
+    static let names: [String?] = [
+        nil, "Ana", "Ben", "Cy", "Dee", "", "Someone", "Zoë", "Zoe\u{308}",
+        "A long name that is cut here", "Ana\u{1}"
+    ]
 
     /// A random command of any kind over `convs` conversations and `users` users, at
     /// the main timeline or one of two threads.
@@ -61,9 +65,10 @@ struct ReferenceModelV4Tests {
         let thread: Identifier? = rng.below(2) == 0 ? nil : ID("t\(rng.below(2))")
         switch rng.below(32) {
         case 0..<5:
-            return .join(conv: conv, user: user, name: names[rng.below(names.count)],
-                         sendTyping: rng.below(12) == 0 ? false : (rng.below(4) == 0 ? true : nil),
-                         receiveTyping: rng.below(8) == 0 ? rng.below(3) != 0 : nil)
+            return .join(
+                conv: conv, user: user, name: names[rng.below(names.count)],
+                sendTyping: rng.below(12) == 0 ? false : (rng.below(4) == 0 ? true : nil),
+                receiveTyping: rng.below(8) == 0 ? rng.below(3) != 0 : nil)
         case 5: return .leave(conv: conv, user: user)
         case 6: return .remove(conv: conv, user: user, by: rng.below(2) == 0 ? nil : ID("u\(rng.below(users))"))
         case 7, 8:
@@ -73,9 +78,10 @@ struct ReferenceModelV4Tests {
         case 11: return .close(conv: conv, user: user)
         case 12: return .close(conv: conv, user: user, pane: .side)
         case 13:
-            return .user(user: user, name: rng.below(3) == 0 ? names[rng.below(names.count)] : nil,
-                         sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,
-                         receiveTyping: rng.below(3) == 0 ? rng.below(2) == 0 : nil)
+            return .user(
+                user: user, name: rng.below(3) == 0 ? names[rng.below(names.count)] : nil,
+                sendTyping: rng.below(5) == 0 ? rng.below(2) == 0 : nil,
+                receiveTyping: rng.below(3) == 0 ? rng.below(2) == 0 : nil)
         case 14: return .offline(user: user)
         case 15, 16: return .send(conv: conv, user: user, thread: thread)
         case 17: return .query(conv: conv, thread: thread)
@@ -84,11 +90,15 @@ struct ReferenceModelV4Tests {
         case 20..<24:
             // A bot's status: its own words, often with a long timeout.
             let empty = rng.below(12) == 0
-            let timeout = rng.below(2) == 0 ? 10_000 + rng.below(50_000) : (rng.below(2) == 0 ? nil : 1 + rng.below(6000))
-            let status = rng.below(2) == 0 ? "is thinking"
+            let timeout =
+                rng.below(2) == 0 ? 10_000 + rng.below(50_000) : (rng.below(2) == 0 ? nil : 1 + rng.below(6000))
+            let status =
+                rng.below(2) == 0
+                ? "is thinking"
                 : ReferenceModelTests.statuses[rng.below(ReferenceModelTests.statuses.count)]
-            return .type(conv: conv, user: user, thread: thread, status: status, timeout: timeout, activity: .status,
-                         empty: empty)
+            return .type(
+                conv: conv, user: user, thread: thread, status: status, timeout: timeout, activity: .status,
+                empty: empty)
         default:
             let activity = rng.below(3) == 0 ? Activity.allCases[rng.below(Activity.allCases.count - 1)] : .typing
             let empty = rng.below(10) == 0
@@ -118,7 +128,7 @@ struct ReferenceModelV4Tests {
             default: at = time + rng.below(40_000)
             }
             at = at.map { min($0, ReferenceModel.maxTime) }
-            if case .tick = command, at == nil { at = time }  // tick needs one
+            if case .tick = command, at == nil { at = time } // tick needs one
             if let at { time = at }
             list.append((command, at))
         }
@@ -130,8 +140,10 @@ struct ReferenceModelV4Tests {
     /// Runs `session` through the engine and the model (broken by `mutant` when
     /// given); every `rebuildEvery` steps (0: never) the engine is replaced by one
     /// rebuilt from its snapshot, which the model must not be able to tell.
-    static func firstDifference(_ session: Session, mutant: ReferenceModel.Mutant? = nil, rebuildEvery: Int = 0,
-                                checks: Bool = true) -> Difference? {
+    static func firstDifference(
+        _ session: Session, mutant: ReferenceModel.Mutant? = nil, rebuildEvery: Int = 0,
+        checks: Bool = true
+    ) -> Difference? {
         // The invariants are checked after each step's comparison, so that a step
         // that writes the wrong events is reported as such before a check traps.
         var h = Harness(session.configuration, checksEveryStep: false)
@@ -170,8 +182,10 @@ struct ReferenceModelV4Tests {
     /// The failing session cut short: only the steps up to the first difference,
     /// then chunks of commands dropped (halves, quarters, … single ones) while
     /// engine and model still differ somewhere; at most `budget` runs.
-    static func shrink(_ session: Session, mutant: ReferenceModel.Mutant? = nil, rebuildEvery: Int = 0,
-                       budget: Int = 3_000) -> Session {
+    static func shrink(
+        _ session: Session, mutant: ReferenceModel.Mutant? = nil, rebuildEvery: Int = 0,
+        budget: Int = 3_000
+    ) -> Session {
         var best = session
         var runs = 0
         func fails(_ candidate: inout Session) -> Bool {
@@ -198,8 +212,10 @@ struct ReferenceModelV4Tests {
     /// What a difference is reported with: the seed, the options as typingd's flags,
     /// where the session first differs, the session shrunk, as the lines typingd
     /// reads, and both outputs where the shrunk session first differs.
-    static func report(seed: UInt64, _ session: Session, mutant: ReferenceModel.Mutant? = nil,
-                       rebuildEvery: Int = 0) -> String {
+    static func report(
+        seed: UInt64, _ session: Session, mutant: ReferenceModel.Mutant? = nil,
+        rebuildEvery: Int = 0
+    ) -> String {
         func place(_ difference: Difference?, of steps: Int) -> String {
             guard let difference else { return "?" }
             return difference.step < steps ? "line \(difference.step + 1)" : "the end of input (drain)"
@@ -223,9 +239,11 @@ struct ReferenceModelV4Tests {
 
     /// The options as typingd's command line.
     static func flags(_ c: EngineConfiguration) -> String {
-        var flags = ["--clock manual", "--timeout-ms \(c.timeout)", "--style \(c.style.rawValue)",
-                     "--list-style \(c.listStyle.rawValue)", "--audience \(c.audience.rawValue)",
-                     "--order \(c.order.rawValue)", "--max-listed \(c.maxListed)"]
+        var flags = [
+            "--clock manual", "--timeout-ms \(c.timeout)", "--style \(c.style.rawValue)",
+            "--list-style \(c.listStyle.rawValue)", "--audience \(c.audience.rawValue)",
+            "--order \(c.order.rawValue)", "--max-listed \(c.maxListed)"
+        ]
         if c.typingEvents { flags.append("--typing-events") }
         if let n = c.quietAbove { flags.append("--quiet-above \(n)") }
         if let k = c.severalAfter { flags.append("--several-after \(k)") }
@@ -241,7 +259,8 @@ struct ReferenceModelV4Tests {
         switch command {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
             add("cmd", "join"); add("conv", conv.string); add("user", user.string); add("name", name)
-            add("send_typing", raw: sendTyping.map(String.init)); add("receive_typing", raw: receiveTyping.map(String.init))
+            add("send_typing", raw: sendTyping.map(String.init));
+            add("receive_typing", raw: receiveTyping.map(String.init))
             add("locale", locale)
         case let .type(conv, user, thread, status, timeout, activity, empty):
             add("cmd", "type"); add("conv", conv.string); add("user", user.string); add("thread", thread?.string)
@@ -259,10 +278,12 @@ struct ReferenceModelV4Tests {
             add("cmd", "open"); add("conv", conv.string); add("user", user.string); add("thread", thread?.string)
             add("view", view == .list ? "list" : nil); add("pane", pane == .side ? "side" : nil)
         case let .close(conv, user, pane):
-            add("cmd", "close"); add("conv", conv.string); add("user", user.string); add("pane", pane == .side ? "side" : nil)
+            add("cmd", "close"); add("conv", conv.string); add("user", user.string);
+            add("pane", pane == .side ? "side" : nil)
         case let .user(user, name, sendTyping, locale, receiveTyping):
             add("cmd", "user"); add("user", user.string); add("name", name)
-            add("send_typing", raw: sendTyping.map(String.init)); add("receive_typing", raw: receiveTyping.map(String.init))
+            add("send_typing", raw: sendTyping.map(String.init));
+            add("receive_typing", raw: receiveTyping.map(String.init))
             add("locale", locale)
         case .tick: add("cmd", "tick")
         case let .query(conv, thread): add("cmd", "query"); add("conv", conv.string); add("thread", thread?.string)
@@ -328,7 +349,8 @@ struct ReferenceModelV4Tests {
     /// The sessions of the first test, which pass with the model as written, fail
     /// with each of its rules broken (``ReferenceModel/Mutant``): some seed below 160
     /// tells the broken model from the engine.
-    @Test("each rule of the model broken on purpose makes the comparison fail", arguments: ReferenceModel.Mutant.allCases)
+    @Test(
+        "each rule of the model broken on purpose makes the comparison fail", arguments: ReferenceModel.Mutant.allCases)
     func brokenRule(mutant: ReferenceModel.Mutant) {
         for seed in 0..<UInt64(4 * Self.perCase) {
             if Self.firstDifference(Self.session(seed: seed), mutant: mutant, checks: false) != nil { return }

@@ -34,8 +34,9 @@ struct RenderAudienceTests {
         #expect(set.count == 0 && set.next(from: 0) == nil && set.violations().isEmpty)
     }
 
-    @Test("a slot set agrees with a plain set as it grows and shrinks through its three forms, and gives its storage back",
-          arguments: [64, 200, 5_000, 300_000])
+    @Test(
+        "a slot set agrees with a plain set as it grows and shrinks through its three forms, and gives its storage back",
+        arguments: [64, 200, 5_000, 300_000])
     func slotSetForms(range: Int) {
         var rng = SplitMix64(seed: UInt64(range) &+ 17)
         var set = SlotSet()
@@ -113,9 +114,10 @@ struct RenderAudienceTests {
 
     enum Silence: CaseIterable { case receivesNothing, inAThread }
 
-    @Test("members who receive nothing, and screens in threads, are not visited by main-timeline renders",
-          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"),
-          arguments: Silence.allCases, [EngineConfiguration.Audience.members, .open])
+    @Test(
+        "members who receive nothing, and screens in threads, are not visited by main-timeline renders",
+        .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"),
+        arguments: Silence.allCases, [EngineConfiguration.Audience.members, .open])
     func silentMembersCostNothing(how: Silence, audience: EngineConfiguration.Audience) {
         let small = Self.cost(silent: 0, how: how, audience: audience, rounds: 40)
         let big = Self.cost(silent: 2_000, how: how, audience: audience, rounds: 40)
@@ -123,8 +125,9 @@ struct RenderAudienceTests {
         #expect(big == small, "\(big) viewers compared with 2,000 silent members, \(small) with none")
     }
 
-    @Test("a thread's render visits its viewers who receive typing, not its silent ones",
-          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
+    @Test(
+        "a thread's render visits its viewers who receive typing, not its silent ones",
+        .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func silentThreadViewers() {
         var h = Harness(checksEveryStep: false)
         h.join("room", "ana", "ben")
@@ -135,7 +138,8 @@ struct RenderAudienceTests {
         }
         h.engine.checkInvariants()
         let count = Self.compared(&h) { h in
-            #expect(h.run(.type(conv: ID("room"), user: ID("ana"), thread: ID("t")), at: 10)
+            #expect(
+                h.run(.type(conv: ID("room"), user: ID("ana"), thread: ID("t")), at: 10)
                     == ["@10 room#t ben: [ana] Ana is typing..."])
         }
         #expect(count <= 2, "\(count) viewers compared")
@@ -147,21 +151,27 @@ struct RenderAudienceTests {
         h.engine.checkInvariants()
     }
 
-    @Test("finding a viewer's phrase reads as many stored variants among 3,000 languages as among 3",
-          .enabled(if: Engine.hasInvariantChecker, "variants read are counted only in builds with the checker"))
+    @Test(
+        "finding a viewer's phrase reads as many stored variants among 3,000 languages as among 3",
+        .enabled(if: Engine.hasInvariantChecker, "variants read are counted only in builds with the checker"))
     func manyLanguagesCost() throws {
         #if TYPINGD_INTERNAL_CHECKS
         func entriesRead(languages: Int) throws -> Int {
             let tables = try (0..<languages).map { index in
-                try PhraseTable(locale: "x\(index)", plural: .none,
-                                names: Dictionary(uniqueKeysWithValues: PhraseTable.nameKeys.map { ($0, PhraseTable.Text.plain("n\(index)")) }),
-                                verbs: Dictionary(uniqueKeysWithValues: Activity.phrased.map { ($0, PhraseTable.Text.plain("v\(index)")) }),
-                                clause: "{names} {verb}", separator: "; ", end: ".")
+                try PhraseTable(
+                    locale: "x\(index)", plural: .none,
+                    names: Dictionary(
+                        uniqueKeysWithValues: PhraseTable.nameKeys.map { ($0, PhraseTable.Text.plain("n\(index)")) }),
+                    verbs: Dictionary(
+                        uniqueKeysWithValues: Activity.phrased.map { ($0, PhraseTable.Text.plain("v\(index)")) }),
+                    clause: "{names} {verb}", separator: "; ", end: ".")
             }
             var h = Harness(EngineConfiguration(phrases: try PhraseBook(tables: tables)), checksEveryStep: false)
             h.join("room", "ana")
             h.type("room", "ana", at: 1)
-            for index in 0..<languages { h.run(.join(conv: ID("room"), user: ID("m\(index)"), locale: "x\(index)"), at: 2) }
+            for index in 0..<languages {
+                h.run(.join(conv: ID("room"), user: ID("m\(index)"), locale: "x\(index)"), at: 2)
+            }
             let before = h.engine.variantEntriesRead
             for step in 0..<200 {
                 h.run(.open(conv: ID("room"), user: ID("m0"), view: step % 2 == 0 ? .list : .chat), at: 3)
@@ -175,7 +185,8 @@ struct RenderAudienceTests {
         #endif
     }
 
-    @Test("a member who receives no typing is told nothing when they join or open a view of a room with a thread in use")
+    @Test(
+        "a member who receives no typing is told nothing when they join or open a view of a room with a thread in use")
     func silentMemberOfRoomWithThreads() {
         var h = Harness()
         h.join("dev", "ana", "ben")
@@ -208,12 +219,14 @@ struct RenderEveryCommandTests {
         var h = Harness()
         h.join("dev", "ana", "ben")
         h.run(.open(conv: ID("dev"), user: ID("ana"), view: .list), at: 100)
-        #expect(h.run(.type(conv: ID("dev"), user: ID("ben")), at: 200) == ["@200 dev ana(list): [ben] Ben is typing..."])
+        #expect(
+            h.run(.type(conv: ID("dev"), user: ID("ben")), at: 200) == ["@200 dev ana(list): [ben] Ben is typing..."])
         #expect(h.run(.close(conv: ID("dev"), user: ID("ana")), at: 300) == ["@300 dev ana: [ben] Ben is typing..."])
     }
 
-    @Test("a screen offline forgot is told at the next command naming its conversation",
-          arguments: ["send", "empty type", "hidden type", "typer's keystroke", "join again", "leave", "remove", "close"])
+    @Test(
+        "a screen offline forgot is told at the next command naming its conversation",
+        arguments: ["send", "empty type", "hidden type", "typer's keystroke", "join again", "leave", "remove", "close"])
     func forgottenScreenTold(by command: String) {
         var h = Harness()
         h.join("dev", "ana", "ben", "cy", "dee")
@@ -262,8 +275,9 @@ struct RenderEveryCommandTests {
         #expect(h.run(.send(conv: ID("dev"), user: ID("ana")), at: 400) == ["@400 dev cy: [ben] Ben is typing..."])
     }
 
-    @Test("a command that changes nothing visits only the screens waiting to be told, never the whole room",
-          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
+    @Test(
+        "a command that changes nothing visits only the screens waiting to be told, never the whole room",
+        .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func unchangedCommandCost() {
         #if TYPINGD_INTERNAL_CHECKS
         var h = Harness(checksEveryStep: false)
@@ -281,13 +295,16 @@ struct RenderEveryCommandTests {
             h.run(.type(conv: ID("room"), user: ID("ana"), empty: true), at: 40 + step)
             h.run(.close(conv: ID("room"), user: ID("ana")), at: 40 + step)
         }
-        #expect(h.engine.viewersCompared == before, "commands that change nothing compared \(h.engine.viewersCompared - before) viewers")
+        #expect(
+            h.engine.viewersCompared == before,
+            "commands that change nothing compared \(h.engine.viewersCompared - before) viewers")
         h.engine.checkInvariants()
         #endif
     }
 
-    @Test("after every applied command naming a conversation, none of its screens waits to be told (random sessions)",
-          arguments: RandomWorkloadTests.configurations.indices)
+    @Test(
+        "after every applied command naming a conversation, none of its screens waits to be told (random sessions)",
+        arguments: RandomWorkloadTests.configurations.indices)
     func nothingWaitsAfterACommand(configuration index: Int) {
         for seed in 0..<5 {
             var rng = SplitMix64(seed: UInt64(31_000 + index * 100 + seed))
@@ -298,7 +315,8 @@ struct RenderEveryCommandTests {
                 let command = RandomWorkloadTests.command(&rng, step: step)
                 let events = h.run(command, at: time)
                 guard let conv = command.namedConversation, !events.contains(where: { $0.hasPrefix("error") }),
-                      let c = h.engine.findConversation(conv) else { continue }
+                    let c = h.engine.findConversation(conv)
+                else { continue }
                 if case .query = command { continue }
                 #expect(h.engine.conversations[c].staleSlots.isEmpty, "seed \(seed), step \(step): \(command)")
             }
@@ -311,8 +329,8 @@ extension Command {
     var namedConversation: Identifier? {
         switch self {
         case let .join(conv, _, _, _, _, _), let .type(conv, _, _, _, _, _, _), let .send(conv, _, _),
-             let .leave(conv, _), let .remove(conv, _, _), let .open(conv, _, _, _, _), let .close(conv, _, _),
-             let .query(conv, _), let .forget(conv, _), let .restore(conv, _, _, _, _):
+            let .leave(conv, _), let .remove(conv, _, _), let .open(conv, _, _, _, _), let .close(conv, _, _),
+            let .query(conv, _), let .forget(conv, _), let .restore(conv, _, _, _, _):
             return conv
         case .offline, .user, .tick, .stats, .snapshot:
             return nil

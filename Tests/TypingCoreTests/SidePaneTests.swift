@@ -16,13 +16,17 @@ struct SidePaneTests {
     func twoLines() {
         var h = Self.room()
         #expect(h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("launch"), pane: .side), at: 10) == [])
-        #expect(h.type("dev", "lu", at: 20) == ["@20 dev mo: [lu] Lu is typing...", "@20 dev kai: [lu] Lu is typing..."])
-        #expect(h.run(.type(conv: ID("dev"), user: ID("kai"), thread: ID("launch")), at: 30)
+        #expect(
+            h.type("dev", "lu", at: 20) == ["@20 dev mo: [lu] Lu is typing...", "@20 dev kai: [lu] Lu is typing..."])
+        #expect(
+            h.run(.type(conv: ID("dev"), user: ID("kai"), thread: ID("launch")), at: 30)
                 == ["@30 dev#launch mo(side): [kai] Kai is typing..."])
         // A typer who moves from the channel into the thread: viewers in join order,
         // and for each, the main screen, then the side pane.
-        #expect(h.run(.type(conv: ID("dev"), user: ID("lu"), thread: ID("launch")), at: 40)
-                == ["@40 dev mo: [] ", "@40 dev#launch mo(side): [kai,lu] Kai and Lu are typing...", "@40 dev kai: [] "])
+        #expect(
+            h.run(.type(conv: ID("dev"), user: ID("lu"), thread: ID("launch")), at: 40)
+                == ["@40 dev mo: [] ", "@40 dev#launch mo(side): [kai,lu] Kai and Lu are typing...", "@40 dev kai: [] "]
+        )
     }
 
     @Test("opening the side pane again where it is forgets nothing; at another thread it starts from nothing")
@@ -32,7 +36,8 @@ struct SidePaneTests {
         h.run(.type(conv: ID("dev"), user: ID("lu"), thread: ID("a")), at: 2)
         #expect(h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), at: 3) == [])
         #expect(h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("b"), pane: .side), at: 4) == [])
-        #expect(h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), at: 5)
+        #expect(
+            h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), at: 5)
                 == ["@5 dev#a mo(side): [lu] Lu is typing..."])
         // Removed: nothing is written, and the thread nobody looks at is forgotten
         // once nobody types there either.
@@ -49,11 +54,13 @@ struct SidePaneTests {
         h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), at: 1)
         h.run(.type(conv: ID("dev"), user: ID("mo"), thread: ID("a")), at: 2)
         // The main screen moves to thread b: the side pane still shows a.
-        #expect(!h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("b")), at: 3).contains { $0.contains("stopped") })
+        #expect(
+            !h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("b")), at: 3).contains { $0.contains("stopped") })
         // Closing the main screen: the side pane still shows a.
         #expect(!h.run(.close(conv: ID("dev"), user: ID("mo")), at: 4).contains { $0.contains("stopped") })
         // The side pane moves to c: neither screen shows a any more.
-        #expect(h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("c"), pane: .side), at: 5)
+        #expect(
+            h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("c"), pane: .side), at: 5)
                 .contains("@5 dev#a mo stopped closed"))
         // Typing in the channel, then closing the side pane: the main screen (the
         // closed chat at the main timeline) shows it, so it goes on.
@@ -61,7 +68,8 @@ struct SidePaneTests {
         #expect(!h.run(.close(conv: ID("dev"), user: ID("mo"), pane: .side), at: 7).contains { $0.contains("stopped") })
         // A side pane at thread d and typing there; closing it stops the streak.
         h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("d"), pane: .side), at: 8)
-        #expect(h.run(.type(conv: ID("dev"), user: ID("mo"), thread: ID("d")), at: 9).contains("@9 dev mo stopped moved"))
+        #expect(
+            h.run(.type(conv: ID("dev"), user: ID("mo"), thread: ID("d")), at: 9).contains("@9 dev mo stopped moved"))
         #expect(h.run(.close(conv: ID("dev"), user: ID("mo"), pane: .side), at: 10) == ["@10 dev#d mo stopped closed"])
     }
 
@@ -69,7 +77,10 @@ struct SidePaneTests {
     func audienceOpen() {
         var h = Self.room(EngineConfiguration(audience: .open))
         h.run(.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), at: 1)
-        #expect(h.run(.type(conv: ID("dev"), user: ID("lu"), thread: ID("a")), at: 2) == ["@2 dev#a mo(side): [lu] Lu is typing..."])
+        #expect(
+            h.run(.type(conv: ID("dev"), user: ID("lu"), thread: ID("a")), at: 2) == [
+                "@2 dev#a mo(side): [lu] Lu is typing..."
+            ])
         #expect(h.type("dev", "kai", at: 3) == [], "nobody's main view is open")
         #expect(h.run(.open(conv: ID("dev"), user: ID("mo")), at: 4) == ["@4 dev mo: [kai] Kai is typing..."])
     }
@@ -81,7 +92,10 @@ struct SidePaneTests {
         h.run(.type(conv: ID("dev"), user: ID("lu"), thread: ID("a")), at: 2)
         #expect(h.run(.user(user: ID("mo"), receiveTyping: false), at: 3) == [])
         #expect(h.run(.type(conv: ID("dev"), user: ID("kai"), thread: ID("a")), at: 4) == [])
-        #expect(h.run(.user(user: ID("mo"), receiveTyping: true), at: 5) == ["@5 dev#a mo(side): [lu,kai] Lu and Kai are typing..."])
+        #expect(
+            h.run(.user(user: ID("mo"), receiveTyping: true), at: 5) == [
+                "@5 dev#a mo(side): [lu,kai] Lu and Kai are typing..."
+            ])
     }
 
     @Test("offline removes every side pane of the user, writing nothing; leaving ends both screens")
@@ -112,15 +126,18 @@ struct SidePaneTests {
         h.engine.apply(Request(.snapshot, line: 1), to: &events)
         var rebuilt = Harness()
         EngineSnapshotTests.rebuild(from: events, into: &rebuilt)
-        for (command, at) in [(Command.type(conv: ID("dev"), user: ID("kai"), thread: ID("a")), 3),
-                              (.close(conv: ID("dev"), user: ID("mo"), pane: .side), 4),
-                              (.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), 5)] {
+        for (command, at) in [
+            (Command.type(conv: ID("dev"), user: ID("kai"), thread: ID("a")), 3),
+            (.close(conv: ID("dev"), user: ID("mo"), pane: .side), 4),
+            (.open(conv: ID("dev"), user: ID("mo"), thread: ID("a"), pane: .side), 5)
+        ] {
             #expect(rebuilt.run(command, at: at) == h.run(command, at: at), "\(command)")
         }
     }
 
-    @Test("a keystroke in the channel visits the same viewers whether or not every member has a side pane on a thread of their own",
-          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
+    @Test(
+        "a keystroke in the channel visits the same viewers whether or not every member has a side pane on a thread of their own",
+        .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func channelKeystrokeCost() {
         #if TYPINGD_INTERNAL_CHECKS
         func compared(sidePanes: Bool) -> Int {

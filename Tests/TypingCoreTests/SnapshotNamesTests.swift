@@ -16,8 +16,8 @@ struct SnapshotNamesTests {
         "abcdefghijklmn opq", "abcdefghijklmnop", "abcdefghijklmno",
         "abcdefghijklmn\u{301}opqr", String(repeating: "e\u{301}", count: 20),
         "abcdefghijklmn👩‍👩‍👧‍👦xyz", "🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂🙂 🙂🙂", "\u{202E}evil name that is long",
-        "Someone", "   ", "\u{85}\u{A0}", "" , nil, "Zoë", "Zoe\u{308}",
-        String(repeating: "x", count: 1024),
+        "Someone", "   ", "\u{85}\u{A0}", "", nil, "Zoë", "Zoe\u{308}",
+        String(repeating: "x", count: 1024)
     ]
 
     @Test("a name cut after 15 graphemes round-trips: Maria Fernanda Silva")
@@ -31,12 +31,14 @@ struct SnapshotNamesTests {
         var rebuilt = Harness()
         EngineSnapshotTests.rebuild(from: events, into: &rebuilt)
         #expect(EngineSnapshotTests.content(&rebuilt) == EngineSnapshotTests.content(&h))
-        #expect(rebuilt.run(.join(conv: ID("g"), user: ID("c")), at: 20) == ["@20 g c: [m] Maria Fernanda... is typing..."])
+        #expect(
+            rebuilt.run(.join(conv: ID("g"), user: ID("c")), at: 20) == ["@20 g c: [m] Maria Fernanda... is typing..."])
         #expect(h.run(.join(conv: ID("g"), user: ID("c")), at: 20) == ["@20 g c: [m] Maria Fernanda... is typing..."])
     }
 
-    @Test("snapshot → rebuild → the same output for every following command (random sessions, hostile names)",
-          arguments: 0..<4)
+    @Test(
+        "snapshot → rebuild → the same output for every following command (random sessions, hostile names)",
+        arguments: 0..<4)
     func roundTrip(configuration index: Int) {
         let configuration = RandomWorkloadTests.configurations[index]
         for seed in 0..<4 {
@@ -57,8 +59,9 @@ struct SnapshotNamesTests {
                 var rebuilt = Harness(configuration)
                 EngineSnapshotTests.rebuild(from: events, into: &rebuilt)
                 rebuilt.engine.checkInvariants()
-                #expect(EngineSnapshotTests.content(&rebuilt) == EngineSnapshotTests.content(&original),
-                        "seed \(seed), round \(round)")
+                #expect(
+                    EngineSnapshotTests.content(&rebuilt) == EngineSnapshotTests.content(&original),
+                    "seed \(seed), round \(round)")
                 var later = time
                 for step in 0..<120 {
                     later += rng.below(120)
@@ -79,11 +82,13 @@ struct SnapshotNamesTests {
     static func named(_ command: Command, _ rng: inout SplitMix64) -> Command {
         switch command {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping) where name != nil:
-            return .join(conv: conv, user: user, name: names[rng.below(names.count)], sendTyping: sendTyping,
-                         locale: locale, receiveTyping: receiveTyping)
+            return .join(
+                conv: conv, user: user, name: names[rng.below(names.count)], sendTyping: sendTyping,
+                locale: locale, receiveTyping: receiveTyping)
         case let .user(user, name, sendTyping, locale, receiveTyping) where name != nil:
-            return .user(user: user, name: names[rng.below(names.count)] ?? "", sendTyping: sendTyping, locale: locale,
-                         receiveTyping: receiveTyping)
+            return .user(
+                user: user, name: names[rng.below(names.count)] ?? "", sendTyping: sendTyping, locale: locale,
+                receiveTyping: receiveTyping)
         default:
             return command
         }
@@ -98,14 +103,19 @@ struct SettingsMemoryTests {
         var h = Harness(checksEveryStep: false)
         for round in 0..<2 {
             for index in 0..<users {
-                h.run(.join(conv: ID("c\(index % 50)"), user: ID("u\(index)"), name: "A rather long name \(index) here",
-                            locale: "de-x\(index)"))
+                h.run(
+                    .join(
+                        conv: ID("c\(index % 50)"), user: ID("u\(index)"), name: "A rather long name \(index) here",
+                        locale: "de-x\(index)"))
             }
             #expect(h.engine.locales.count == users && h.engine.givenNames.count == users, "round \(round)")
             for index in 0..<users { h.run(.leave(conv: ID("c\(index % 50)"), user: ID("u\(index)"))) }
             #expect(h.engine.locales.count == 0 && h.engine.givenNames.count == 0)
-            #expect(h.engine.locales.storage.capacity < 256, "locales keep room for \(h.engine.locales.storage.capacity)")
-            #expect(h.engine.givenNames.storage.capacity < 256, "names keep room for \(h.engine.givenNames.storage.capacity)")
+            #expect(
+                h.engine.locales.storage.capacity < 256, "locales keep room for \(h.engine.locales.storage.capacity)")
+            #expect(
+                h.engine.givenNames.storage.capacity < 256,
+                "names keep room for \(h.engine.givenNames.storage.capacity)")
         }
         h.engine.checkInvariants()
     }

@@ -33,9 +33,10 @@ struct ThreadScreenCostTests {
         #endif
     }
 
-    @Test("opening, closing, entering a thread and being forgotten: the same work per member at 1,000 and 8,000, in join order and reverse",
-          .enabled(if: Engine.hasInvariantChecker, "the sets count their work only in builds with the checker"),
-          arguments: Order.allCases)
+    @Test(
+        "opening, closing, entering a thread and being forgotten: the same work per member at 1,000 and 8,000, in join order and reverse",
+        .enabled(if: Engine.hasInvariantChecker, "the sets count their work only in builds with the checker"),
+        arguments: Order.allCases)
     func flatInSize(order: Order) {
         let small = Self.workPerMember(size: 1_000, order: order)
         let large = Self.workPerMember(size: 8_000, order: order)

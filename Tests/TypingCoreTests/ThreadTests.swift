@@ -5,8 +5,9 @@ import TypingCore
 /// types in or looks at is forgotten.
 @Suite("Threads")
 struct ThreadTests {
-    @Test("a keystroke in a thread of a 10,000-member room compares the thread's viewers, not the room",
-          .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
+    @Test(
+        "a keystroke in a thread of a 10,000-member room compares the thread's viewers, not the room",
+        .enabled(if: Engine.hasInvariantChecker, "viewers compared are counted only in builds with the checker"))
     func threadCostFollowsItsViewers() {
         #if TYPINGD_INTERNAL_CHECKS
         var h = Harness(checksEveryStep: false)

@@ -36,7 +36,10 @@ struct TimeoutTests {
     func endOfTime() {
         var h = Harness(EngineConfiguration(typingEvents: true))
         h.join("g", "a", "b")
-        #expect(h.type("g", "a", at: Engine.maxTime) == ["@\(Engine.maxTime) g a started", "@\(Engine.maxTime) g b: [a] A is typing..."])
+        #expect(
+            h.type("g", "a", at: Engine.maxTime) == [
+                "@\(Engine.maxTime) g a started", "@\(Engine.maxTime) g b: [a] A is typing..."
+            ])
         let snapshot = h.run(.snapshot)
         #expect(snapshot.first == "@\(Engine.maxTime) g a stopped timeout", "\(snapshot)")
         #expect(!snapshot.contains { $0.hasPrefix("streak") }, "\(snapshot)")

@@ -16,9 +16,12 @@ struct TyperListTests {
         }
         h.run(.join(conv: ID("g"), user: ID("u5")))
         h.type("g", "u5", at: 2)
-        #expect(h.run(.query(conv: ID("g"))).first?.hasSuffix("typing=[\"u2\", \"u4\", \"u1\", \"u3\", \"u5\"]") == true,
-                "Zed, Zed (by id), zed, Émile (U+00C9 sorts after ASCII), then the unnamed")
-        #expect(h.run(.user(user: ID("u3"), name: "Aaron"), at: 3).first == "@3 g v: [u3,u2,u4,u1,u5] Aaron, Zed, and 3 others are typing...")
+        #expect(
+            h.run(.query(conv: ID("g"))).first?.hasSuffix("typing=[\"u2\", \"u4\", \"u1\", \"u3\", \"u5\"]") == true,
+            "Zed, Zed (by id), zed, Émile (U+00C9 sorts after ASCII), then the unnamed")
+        #expect(
+            h.run(.user(user: ID("u3"), name: "Aaron"), at: 3).first
+                == "@3 g v: [u3,u2,u4,u1,u5] Aaron, Zed, and 3 others are typing...")
     }
 
     @Test("--order recent: a keystroke moves its typer to the front of their group, and writes only what is seen")
@@ -30,7 +33,9 @@ struct TyperListTests {
         for (time, user) in ["n1", "n2", "n3", "x1", "x2", "x3"].enumerated() { h.type("g", user, at: time) }
         // Named group: n3 n2 n1; unnamed group: x3 x2 x1 (positions 3, 4, 5).
         #expect(h.type("g", "x1", at: 10) == [], "beyond every listed id and shown name: no render")
-        #expect(h.run(.query(conv: ID("g"))).first?.hasSuffix("typing=[\"n3\", \"n2\", \"n1\", \"x1\", \"x3\", \"x2\"]") == true)
+        #expect(
+            h.run(.query(conv: ID("g"))).first?.hasSuffix("typing=[\"n3\", \"n2\", \"n1\", \"x1\", \"x3\", \"x2\"]")
+                == true)
         #expect(h.type("g", "n1", at: 11).first == "@11 g v: [n1] more 5 N1, N3, and 4 others are typing...")
     }
 
@@ -46,8 +51,9 @@ struct TyperListTests {
         #expect(b.typing == [ID("a"), ID("c")] && b.more == 1)
     }
 
-    @Test("typers are kept in a tree: start, recent and name order agree with a sorted list, and a render reads only the first of them",
-          arguments: [EngineConfiguration.Order.start, .recent, .name])
+    @Test(
+        "typers are kept in a tree: start, recent and name order agree with a sorted list, and a render reads only the first of them",
+        arguments: [EngineConfiguration.Order.start, .recent, .name])
     func typerTree(order: EngineConfiguration.Order) {
         var h = Harness(EngineConfiguration(audience: .open, order: order, maxListed: 3), checksEveryStep: false)
         let users = (0..<300).map { "u\(($0 * 37) % 300)" }

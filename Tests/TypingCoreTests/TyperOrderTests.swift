@@ -28,8 +28,10 @@ struct TyperOrderTests {
         var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: capacity))
         var keys = [Int](repeating: 0, count: capacity)
         var tree = TyperOrder()
-        var reference: [StreakIndex] = []   // sorted by key, then node number
-        let precedes = { (a: StreakIndex, b: StreakIndex) -> Bool in (keys[Int(a.rawValue)], a) < (keys[Int(b.rawValue)], b) }
+        var reference: [StreakIndex] = [] // sorted by key, then node number
+        let precedes = { (a: StreakIndex, b: StreakIndex) -> Bool in
+            (keys[Int(a.rawValue)], a) < (keys[Int(b.rawValue)], b)
+        }
         for step in 1...3000 {
             if reference.count < capacity && (reference.isEmpty || generator.next() % 3 != 0) {
                 let free = (0..<Int32(capacity)).map(StreakIndex.init(rawValue:)).filter { !reference.contains($0) }
@@ -51,7 +53,9 @@ struct TyperOrderTests {
             }
             #expect(tree.count(in: nodes) == reference.count)
             var inOrder: [StreakIndex] = []
-            tree.forEach(in: nodes) { inOrder.append($0); return true }
+            tree.forEach(in: nodes) {
+                inOrder.append($0); return true
+            }
             #expect(inOrder == reference)
             let probe = reference.isEmpty ? nil : reference[Int(generator.next() % UInt64(reference.count))]
             if let probe {
@@ -66,15 +70,19 @@ struct TyperOrderTests {
         #expect(tree.node(at: reference.count, in: nodes) == nil)
     }
 
-    @Test("the checker finds a broken size, a broken parent link and nodes out of order",
-          .enabled(if: Engine.hasInvariantChecker, "this build has no invariant checker (it is empty without TYPINGD_INTERNAL_CHECKS)"))
+    @Test(
+        "the checker finds a broken size, a broken parent link and nodes out of order",
+        .enabled(
+            if: Engine.hasInvariantChecker,
+            "this build has no invariant checker (it is empty without TYPINGD_INTERNAL_CHECKS)"))
     func checkerFindsDamage() {
         var nodes = ArrayNodes(links: Array(repeating: OrderLinks(), count: 8))
         var tree = TyperOrder()
         let precedes = { (a: StreakIndex, b: StreakIndex) -> Bool in a < b }
         for node in (0..<Int32(8)).map(StreakIndex.init(rawValue:)) {
-            tree.attach(node, at: tree.insertionPoint(for: node, in: nodes, precedes: precedes),
-                        priority: UInt32(truncatingIfNeeded: Mixer.mix(UInt64(node.rawValue))), in: &nodes)
+            tree.attach(
+                node, at: tree.insertionPoint(for: node, in: nodes, precedes: precedes),
+                priority: UInt32(truncatingIfNeeded: Mixer.mix(UInt64(node.rawValue))), in: &nodes)
         }
         #expect(tree.violations(in: nodes, limit: 8, precedes: precedes).isEmpty)
         var damaged = nodes

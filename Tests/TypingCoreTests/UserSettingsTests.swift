@@ -12,9 +12,10 @@ struct UserSettingsTests {
         h.join("h", "a", "c")
         h.type("h", "a", at: 1)
         h.type("g", "a", at: 2)
-        #expect(h.run(.join(conv: ID("g"), user: ID("a"), sendTyping: false), at: 3) == [
-            "@3 h a stopped hidden", "@3 h c: [] ", "@3 g a stopped hidden", "@3 g b: [] ",
-        ], "other conversations first, in streak order, then the join's own")
+        #expect(
+            h.run(.join(conv: ID("g"), user: ID("a"), sendTyping: false), at: 3) == [
+                "@3 h a stopped hidden", "@3 h c: [] ", "@3 g a stopped hidden", "@3 g b: [] "
+            ], "other conversations first, in streak order, then the join's own")
         #expect(h.type("g", "a", at: 4) == [] && h.type("g", "a", at: 5, empty: true) == [])
         h.run(.leave(conv: ID("g"), user: ID("a")))
         h.run(.leave(conv: ID("h"), user: ID("a")))
@@ -22,7 +23,9 @@ struct UserSettingsTests {
         #expect(h.type("g", "a", at: 6).first == "@6 g a started", "a user with no membership left is forgotten")
     }
 
-    @Test("receive_typing false: no indicators, what was sent is forgotten; true again: compared from the empty indicator")
+    @Test(
+        "receive_typing false: no indicators, what was sent is forgotten; true again: compared from the empty indicator"
+    )
     func notSeeingTyping() {
         var h = Harness()
         h.join("g", "ann", "bob")

@@ -18,9 +18,12 @@ struct ViewTests {
         #expect(h.run(.open(conv: ID("g"), user: ID("b"))) == [], "opening an open view is a no-op")
         #expect(h.run(.close(conv: ID("g"), user: ID("b")), at: 3) == [], "closing writes nothing")
         #expect(h.type("g", "c", at: 4) == [], "b's screen is gone")
-        #expect(h.run(.open(conv: ID("g"), user: ID("b")), at: 5) == ["@5 g b: [a,c] A and C are typing..."],
-                "compared from the empty indicator again")
-        #expect(h.run(.query(conv: ID("g"))) == ["state g members=[\"a\", \"b\", \"c\"] open=[\"b\"] typing=[\"a\", \"c\"]"])
+        #expect(
+            h.run(.open(conv: ID("g"), user: ID("b")), at: 5) == ["@5 g b: [a,c] A and C are typing..."],
+            "compared from the empty indicator again")
+        #expect(
+            h.run(.query(conv: ID("g"))) == ["state g members=[\"a\", \"b\", \"c\"] open=[\"b\"] typing=[\"a\", \"c\"]"]
+        )
     }
 
     @Test("with nobody watching under --audience open, stops build no view, and the view is right when one opens")
@@ -99,7 +102,9 @@ struct ViewTests {
         #expect(h.engine.openViewCount == 3000, "counted in the footprint that decides when typingd trims")
         for index in 0..<3000 { h.run(.close(conv: ID("c\(index)"), user: ID("u\(index)"))) }
         #expect(h.engine.openViewCount == 0)
-        #expect(h.engine.openViews.byUser.storage.capacity < 512, "the table shrank: \(h.engine.openViews.byUser.storage.capacity)")
+        #expect(
+            h.engine.openViews.byUser.storage.capacity < 512,
+            "the table shrank: \(h.engine.openViews.byUser.storage.capacity)")
         h.engine.conversations.forEachLive { _, record in
             #expect(record.openSlots.storedEntries == 0)
         }

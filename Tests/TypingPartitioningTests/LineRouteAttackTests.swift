@@ -24,7 +24,7 @@ struct LineRouteAttackTests {
         #"{"cmd":"open","conv":"c","at":1,"thread":"t","view":"list"}"#,
         #"{"cmd":"tick","at":5}"#,
         #"{"cmd":"offline","user":"u","conv":"c"}"#,
-        #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"cmd":"leave","conv":"c","m":-1}"#,
+        #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"cmd":"leave","conv":"c","m":-1}"#
     ]
 
     /// Byte sequences worth inserting anywhere.
@@ -34,15 +34,20 @@ struct LineRouteAttackTests {
             [0xED, 0xA0, 0x80], [0xED, 0xBF, 0xBF], [0xEE, 0x80, 0x80], [0xEF, 0xBF, 0xBF], [0xEF, 0xBB, 0xBF],
             [0xF0, 0x80, 0x80, 0x80], [0xF0, 0x8F, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
             [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xF8, 0x88, 0x80, 0x80, 0x80], [0xC2], [0xE2, 0x82],
-            [0xF0, 0x9F, 0x98], [0x80], [0xBF], [0xC2, 0xC2], [0xE2, 0x28, 0xA1],
+            [0xF0, 0x9F, 0x98], [0x80], [0xBF], [0xC2, 0xC2], [0xE2, 0x28, 0xA1]
         ]
-        let texts = ["true", "false", "null", "truex", "nullnull", "true1", "tru", "nul", "fals", "TRUE", "0", "-0", "-", "01", "00",
-                     "-01", "1.", ".5", "1.5", "1e5", "1E5", "1e", "0x1", "123456789012345678", "1234567890123456789",
-                     "12345678901234567890", "-123456789012345678", "-9223372036854775808", "9223372036854775807",
-                     "9223372036854775808", "\"\"", "\"a\"", "\\", "\\\"", "\\u0000", "\\u0061", "\\ud800", "\"at\":1,",
-                     "\"at\":null,", "\"cmd\":\"join\",", "\"conv\":\"x\",", "\"id\":\"typingd:\",", "\"\":1,", "[]", "{}", "[1]",
-                     "{\"a\":1}", ",", ":", "{", "}", "\"", " ", "\t", "\r", "\n", "\r\n", "\u{7F}", "\u{85}", "\u{A0}", "\u{2028}",
-                     "\u{FEFF}", "NaN", "Infinity", "//", "/*", "'"]
+        let texts = [
+            "true", "false", "null", "truex", "nullnull", "true1", "tru", "nul", "fals", "TRUE", "0", "-0", "-", "01",
+            "00",
+            "-01", "1.", ".5", "1.5", "1e5", "1E5", "1e", "0x1", "123456789012345678", "1234567890123456789",
+            "12345678901234567890", "-123456789012345678", "-9223372036854775808", "9223372036854775807",
+            "9223372036854775808", "\"\"", "\"a\"", "\\", "\\\"", "\\u0000", "\\u0061", "\\ud800", "\"at\":1,",
+            "\"at\":null,", "\"cmd\":\"join\",", "\"conv\":\"x\",", "\"id\":\"typingd:\",", "\"\":1,", "[]", "{}",
+            "[1]",
+            "{\"a\":1}", ",", ":", "{", "}", "\"", " ", "\t", "\r", "\n", "\r\n", "\u{7F}", "\u{85}", "\u{A0}",
+            "\u{2028}",
+            "\u{FEFF}", "NaN", "Infinity", "//", "/*", "'"
+        ]
         out += texts.map { Array($0.utf8) }
         return out
     }()
@@ -65,7 +70,8 @@ struct LineRouteAttackTests {
     static func jansson(_ bytes: UnsafeRawBufferPointer) -> Fields? {
         guard let base = bytes.baseAddress, !bytes.contains(0) else { return nil }
         var error = json_error_t()
-        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count, cj_decode_flags(), &error) else {
+        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count, cj_decode_flags(), &error)
+        else {
             return nil
         }
         defer { json_decref(root) }
@@ -95,7 +101,8 @@ struct LineRouteAttackTests {
                 }
             }
             for count in [4, 7] {
-                let fast = Partition.route(line: bytes, among: count), slow = Partition.decodedRoute(line: bytes, among: count)
+                let fast = Partition.route(line: bytes, among: count),
+                    slow = Partition.decodedRoute(line: bytes, among: count)
                 if fast != slow {
                     return "\(show(line)) among \(count): \(fast) against \(slow)"
                 }
@@ -169,10 +176,12 @@ struct LineRouteAttackTests {
 
     @Test("values of a conversation command's fields, each from a long list")
     func valuesOfFields() {
-        let values = ["\"general\"", "\"\"", "0", "-0", "-", "01", "1.", ".5", "1e3", "-1", "123456789012345678",
-                      "1234567890123456789", "-1234567890123456789", "99999999999999999999", "true", "false", "null",
-                      "truex", "nullnull", "true1", "null0", "[]", "{}", "\"\\u0000\"", "\"a\\\"\"", "\"\u{7F}\"",
-                      "\"\u{1}\"", "\"typingd:x\"", "\"typingd\"", "tRue", "- 1", "+1", "0e", "0.0", "-0.0", "1E+2"]
+        let values = [
+            "\"general\"", "\"\"", "0", "-0", "-", "01", "1.", ".5", "1e3", "-1", "123456789012345678",
+            "1234567890123456789", "-1234567890123456789", "99999999999999999999", "true", "false", "null",
+            "truex", "nullnull", "true1", "null0", "[]", "{}", "\"\\u0000\"", "\"a\\\"\"", "\"\u{7F}\"",
+            "\"\u{1}\"", "\"typingd:x\"", "\"typingd\"", "tRue", "- 1", "+1", "0e", "0.0", "-0.0", "1E+2"
+        ]
         var lines: [[UInt8]] = []
         let keys = ["cmd", "conv", "id", "at", "user", "", "x"]
         for first in keys {
@@ -181,12 +190,13 @@ struct LineRouteAttackTests {
                     for secondValue in ["\"join\"", "\"c\"", "1", "null", "\"\u{E9}\""] {
                         for layout in 0..<4 {
                             let a = "\"\(first)\":\(firstValue)", b = "\"\(second)\":\(secondValue)"
-                            let text = switch layout {
-                            case 0: "{\"cmd\":\"type\",\"conv\":\"c\",\(a),\(b)}"
-                            case 1: "{\(a),\"cmd\":\"send\",\(b),\"conv\":\"c\"}"
-                            case 2: "{\(b) , \(a)}"
-                            default: " {\"conv\":\"c\",\(a),\"cmd\":\"query\",\(b)} "
-                            }
+                            let text =
+                                switch layout {
+                                case 0: "{\"cmd\":\"type\",\"conv\":\"c\",\(a),\(b)}"
+                                case 1: "{\(a),\"cmd\":\"send\",\(b),\"conv\":\"c\"}"
+                                case 2: "{\(b) , \(a)}"
+                                default: " {\"conv\":\"c\",\(a),\"cmd\":\"query\",\(b)} "
+                                }
                             lines.append(Array(text.utf8))
                         }
                     }
@@ -200,7 +210,7 @@ struct LineRouteAttackTests {
                 fields[place] = "\"cmd\":\"join\""
                 fields[(place + 1) % count] = "\"conv\":\"c\""
                 lines.append(Array(("{" + fields.joined(separator: ",") + "}").utf8))
-                fields[(place + 2) % count] = "\"cmd\":\"join\""   // a key twice
+                fields[(place + 2) % count] = "\"cmd\":\"join\"" // a key twice
                 lines.append(Array(("{" + fields.joined(separator: ",") + "}").utf8))
             }
         }
@@ -218,8 +228,11 @@ struct LineRouteAttackTests {
     @Test("token soup: random sequences of JSON tokens and damage", arguments: [11, 12] as [UInt64])
     func tokenSoup(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        let tokens = ["{", "}", ",", ":", " ", "\t", "\"cmd\"", "\"conv\"", "\"id\"", "\"at\"", "\"join\"", "\"type\"", "\"tick\"",
-                      "\"c\"", "\"\"", "1", "-0", "true", "null", "false", "[", "]", "\"\u{E9}\"", "\"a\\u0062\"", "0", "01"]
+        let tokens = [
+            "{", "}", ",", ":", " ", "\t", "\"cmd\"", "\"conv\"", "\"id\"", "\"at\"", "\"join\"", "\"type\"",
+            "\"tick\"",
+            "\"c\"", "\"\"", "1", "-0", "true", "null", "false", "[", "]", "\"\u{E9}\"", "\"a\\u0062\"", "0", "01"
+        ]
         var lines: [[UInt8]] = []
         for _ in 0..<60_000 {
             var line: [UInt8] = []
@@ -227,7 +240,9 @@ struct LineRouteAttackTests {
             if random.below(3) != 0 {
                 line += Array("{\"cmd\":\"join\",\"conv\":\"c\"".utf8)
                 for _ in 0..<random.below(4) {
-                    line += Array(",".utf8) + Array(tokens[6 + random.below(4)].utf8) + [0x3A] + Array(tokens[10 + random.below(16)].utf8)
+                    line +=
+                        Array(",".utf8) + Array(tokens[6 + random.below(4)].utf8) + [0x3A]
+                        + Array(tokens[10 + random.below(16)].utf8)
                 }
                 line.append(0x7D)
             }
@@ -252,7 +267,9 @@ struct LineRouteAttackTests {
         func scalar(_ text: String) -> Bool {
             Array(text.utf8).withUnsafeBytes { bytes in
                 var error = json_error_t()
-                guard let root = json_loadb(bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count, cj_decode_flags(), &error)
+                guard
+                    let root = json_loadb(
+                        bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count, cj_decode_flags(), &error)
                 else { return false }
                 json_decref(root)
                 return true
@@ -270,7 +287,10 @@ struct LineRouteAttackTests {
         // Strings: control bytes, \u0000, bad UTF-8 refused; DEL and noncharacters taken.
         #expect(!reads("{\"a\":\"\u{1F}\"}") && !reads(#"{"a":"\u0000"}"#) && !reads(#"{"\u0000":1}"#))
         #expect(reads("{\"a\":\"\u{7F}\u{FFFF}\u{10FFFF}\"}"))
-        for bad: [UInt8] in [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE0, 0x9F, 0xBF], [0xF0, 0x8F, 0xBF, 0xBF], [0xC3]] {
+        for bad: [UInt8] in [
+            [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE0, 0x9F, 0xBF], [0xF0, 0x8F, 0xBF, 0xBF],
+            [0xC3]
+        ] {
             let line = Array("{\"a\":\"".utf8) + bad + Array("\"}".utf8)
             #expect(line.withUnsafeBytes { Self.jansson($0) } == nil, "\(bad)")
         }

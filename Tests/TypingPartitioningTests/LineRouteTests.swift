@@ -22,8 +22,9 @@ struct LineRouteTests {
         #expect(good == Partition.LineRoute(route: .one(3), hasTime: false, stringID: "j1"))
         // No user: the engine of general's partition answers with its error.
         #expect(Self.route(#"{"cmd":"join","conv":"general"}"#).route == .one(3))
-        #expect(Self.route(#"{"cmd":"type","conv":"general","user":"ana","at":"soon"}"#) ==
-                Partition.LineRoute(route: .one(3), hasTime: true, stringID: nil))
+        #expect(
+            Self.route(#"{"cmd":"type","conv":"general","user":"ana","at":"soon"}"#)
+                == Partition.LineRoute(route: .one(3), hasTime: true, stringID: nil))
         // Read by jansson (an escape), the same partition.
         #expect(Self.route(#"{"cmd":"query","conv":"gen\u0065ral"}"#).route == .one(3))
         #expect(Self.route(#"{"cmd":"query","conv":"\u00e9"}"#).route == .one(1))
@@ -31,15 +32,22 @@ struct LineRouteTests {
 
     @Test("commands of every partition are decoded whole; a line that is no command goes nowhere in particular")
     func everyAndNone() {
-        #expect(Self.route(#"{"cmd":"tick","at":5}"#) == Partition.LineRoute(route: .every, hasTime: true, stringID: nil))
-        #expect(Self.route(#"{"cmd":"offline","user":"ana","id":"o"}"#) == Partition.LineRoute(route: .every, hasTime: false, stringID: "o"))
-        for line in [#"{"cmd":"tick"}"#, #"{"cmd":"offline"}"#, "not json", "[1]", "{}", #"{"cmd":"fly","conv":"x"}"#,
-                     #"{"cmd":"join","conv":5,"user":"a"}"#, #"{"cmd":"join","conv":"x","user":"a","user":"b"}"#,
-                     #"{"cmd":"join","conv":"x"} x"#, #"{"cmd":"join","conv":"x",}"#, "{\"cmd\":\"join\",\"conv\":\"x\u{1}\"}"] {
+        #expect(
+            Self.route(#"{"cmd":"tick","at":5}"#) == Partition.LineRoute(route: .every, hasTime: true, stringID: nil))
+        #expect(
+            Self.route(#"{"cmd":"offline","user":"ana","id":"o"}"#)
+                == Partition.LineRoute(route: .every, hasTime: false, stringID: "o"))
+        for line in [
+            #"{"cmd":"tick"}"#, #"{"cmd":"offline"}"#, "not json", "[1]", "{}", #"{"cmd":"fly","conv":"x"}"#,
+            #"{"cmd":"join","conv":5,"user":"a"}"#, #"{"cmd":"join","conv":"x","user":"a","user":"b"}"#,
+            #"{"cmd":"join","conv":"x"} x"#, #"{"cmd":"join","conv":"x",}"#, "{\"cmd\":\"join\",\"conv\":\"x\u{1}\"}"
+        ] {
             #expect(Self.route(line).route == nil, "\(line)")
         }
         // The id of a line that is no command is still read: the router refuses the shards' own.
-        #expect(Self.route(#"{"id":"typingd:x","cmd":"fly"}"#) == Partition.LineRoute(route: nil, hasTime: false, stringID: "typingd:x"))
+        #expect(
+            Self.route(#"{"id":"typingd:x","cmd":"fly"}"#)
+                == Partition.LineRoute(route: nil, hasTime: false, stringID: "typingd:x"))
     }
 
     /// Lines near the plain shape: keys and values that the quick reading takes
@@ -50,12 +58,17 @@ struct LineRouteTests {
         let keys = ["cmd", "conv", "user", "id", "at", "name", "thread", "x", "c\\u006fnv", "cmd ", "Cmd", "", "\u{E9}"]
         let commands = Command.Name.allCases.map(\.rawValue) + ["fly", "Join", "join ", "jo\\u0069n"]
         // The first 14 values and 5 spacings are plain; the rest are not.
-        let values = ["\"general\"", "\"dm:alice:bob\"", "\"\"", "\"\u{E9}t\u{E9}\"", "\"\u{1F600}\"", "\"\u{7F}\"", "0", "-0", "7",
-                      "-12", "123456789012345678", "true", "false", "null",
-                      "\"a\\\"b\"", "\"a\\u0000b\"", "007", "1.5", "1e3", "1234567890123456789",
-                      "99999999999999999999", "-", "tru", "truex", "nul", "[]", "{}", "[1,2]", "{\"a\":1}"]
-        let raw: [[UInt8]] = [[0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98],
-                              [0xE2, 0x82, 0xAC], [0xFF], [0x01], [0x00], [0x0D], [0x0A], [0x09], [0x5C]]
+        let values = [
+            "\"general\"", "\"dm:alice:bob\"", "\"\"", "\"\u{E9}t\u{E9}\"", "\"\u{1F600}\"", "\"\u{7F}\"", "0", "-0",
+            "7",
+            "-12", "123456789012345678", "true", "false", "null",
+            "\"a\\\"b\"", "\"a\\u0000b\"", "007", "1.5", "1e3", "1234567890123456789",
+            "99999999999999999999", "-", "tru", "truex", "nul", "[]", "{}", "[1,2]", "{\"a\":1}"
+        ]
+        let raw: [[UInt8]] = [
+            [0xC3], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x9F, 0x98],
+            [0xE2, 0x82, 0xAC], [0xFF], [0x01], [0x00], [0x0D], [0x0A], [0x09], [0x5C]
+        ]
         let allSpaces = ["", "", " ", "\t", "  ", "\r", "\n"]
         var out: [[UInt8]] = []
         for _ in 0..<count {
@@ -67,8 +80,10 @@ struct LineRouteTests {
             // Half the lines start as commands of one conversation.
             var fields: [(String, String)] = []
             if random.below(2) == 0 {
-                fields = [("cmd", "\"" + ["join", "type", "send", "query", "forget"][random.below(5)] + "\""),
-                          ("conv", values[random.below(5)])]
+                fields = [
+                    ("cmd", "\"" + ["join", "type", "send", "query", "forget"][random.below(5)] + "\""),
+                    ("conv", values[random.below(5)])
+                ]
             }
             for _ in 0..<random.below(5) {
                 let key: String
@@ -90,7 +105,8 @@ struct LineRouteTests {
                 line += Array("\"\(key)\"".utf8) + Array(spaces[random.below(spaces.count)].utf8) + [0x3A]
                 line += Array(spaces[random.below(spaces.count)].utf8) + Array(value.utf8)
             }
-            line += Array(spaces[random.below(spaces.count)].utf8) + [0x7D] + Array(spaces[random.below(spaces.count)].utf8)
+            line +=
+                Array(spaces[random.below(spaces.count)].utf8) + [0x7D] + Array(spaces[random.below(spaces.count)].utf8)
             switch random.below(12) {
             case 0 where !line.isEmpty: line[random.below(line.count)] = raw[random.below(raw.count)][0]
             case 1 where !line.isEmpty: line.remove(at: random.below(line.count))
@@ -112,11 +128,15 @@ struct LineRouteTests {
         var quick = 0, differing: [String] = []
         for line in Self.lines(seed: seed, count: 20_000) {
             let both = line.withUnsafeBytes { bytes -> (Partition.LineRoute, Partition.LineRoute, Bool) in
-                (Partition.route(line: bytes, among: 4), Partition.decodedRoute(line: bytes, among: 4), PlainLine(bytes) != nil)
+                (
+                    Partition.route(line: bytes, among: 4), Partition.decodedRoute(line: bytes, among: 4),
+                    PlainLine(bytes) != nil
+                )
             }
             if both.2 { quick += 1 }
             if both.0 != both.1 && differing.count < 5 {
-                differing.append("\(String(decoding: line, as: UTF8.self).debugDescription): \(both.0) against jansson's \(both.1)")
+                differing.append(
+                    "\(String(decoding: line, as: UTF8.self).debugDescription): \(both.0) against jansson's \(both.1)")
             }
         }
         #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
@@ -128,11 +148,14 @@ struct LineRouteTests {
     func namesSplitAsCommands() {
         let conv = Identifier("c"), user = Identifier("u")
         let samples: [Command.Name: Command] = [
-            .join: .join(conv: conv, user: user), .type: .type(conv: conv, user: user), .send: .send(conv: conv, user: user),
-            .leave: .leave(conv: conv, user: user), .remove: .remove(conv: conv, user: user, by: nil), .offline: .offline(user: user),
+            .join: .join(conv: conv, user: user), .type: .type(conv: conv, user: user),
+            .send: .send(conv: conv, user: user),
+            .leave: .leave(conv: conv, user: user), .remove: .remove(conv: conv, user: user, by: nil),
+            .offline: .offline(user: user),
             .open: .open(conv: conv, user: user), .close: .close(conv: conv, user: user), .user: .user(user: user),
-            .tick: .tick, .query: .query(conv: conv), .stats: .stats, .snapshot: .snapshot, .forget: .forget(conv: conv, user: user),
-            .restore: .restore(conv: conv, user: user),
+            .tick: .tick, .query: .query(conv: conv), .stats: .stats, .snapshot: .snapshot,
+            .forget: .forget(conv: conv, user: user),
+            .restore: .restore(conv: conv, user: user)
         ]
         for name in Command.Name.allCases {
             guard let command = samples[name] else {

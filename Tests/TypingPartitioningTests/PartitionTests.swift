@@ -17,7 +17,9 @@ struct PartitionTests {
     func vectors() {
         for (conv, hash, partitionOfFour) in Partition.testVectors {
             #expect(Partition.hash(conv.utf8) == hash, "\(conv.debugDescription)")
-            #expect(Partition.of(Identifier(conv), among: 4) == partitionOfFour && Partition.of(conv, among: 4) == partitionOfFour)
+            #expect(
+                Partition.of(Identifier(conv), among: 4) == partitionOfFour
+                    && Partition.of(conv, among: 4) == partitionOfFour)
         }
         #expect(Partition.of("general", among: 1) == 0 && Partition.of("general", among: 0) == 0)
     }
@@ -59,7 +61,10 @@ struct PartitionTests {
             switch random.below(100) {
             case 0..<45:
                 if let u = member {
-                    add(.type(conv: conv, user: Identifier("u\(u)"), timeout: random.below(10) == 0 ? 500 + random.below(5000) : nil))
+                    add(
+                        .type(
+                            conv: conv, user: Identifier("u\(u)"),
+                            timeout: random.below(10) == 0 ? 500 + random.below(5000) : nil))
                 }
             case 45..<55: if let u = member { add(.send(conv: conv, user: Identifier("u\(u)"))) }
             case 55..<58: if let u = member { add(.type(conv: conv, user: Identifier("u\(u)"), empty: true)) }
@@ -67,8 +72,10 @@ struct PartitionTests {
             case 63..<66: if let u = member { add(.close(conv: conv, user: Identifier("u\(u)"))) }
             case 66..<70:
                 if let u = member {
-                    add(random.below(2) == 0 ? .leave(conv: conv, user: Identifier("u\(u)"))
-                                            : .remove(conv: conv, user: Identifier("u\(u)"), by: nil))
+                    add(
+                        random.below(2) == 0
+                            ? .leave(conv: conv, user: Identifier("u\(u)"))
+                            : .remove(conv: conv, user: Identifier("u\(u)"), by: nil))
                     members[c].remove(u)
                     // A user with no membership left is forgotten with their settings.
                     if !members.contains(where: { $0.contains(u) }) { names[u] = "User \(u)"; sendsTyping[u] = true }
@@ -108,11 +115,13 @@ struct PartitionTests {
         return split
     }
 
-    @Test("N engines fed by the routing rules give every conversation the events of one engine",
-          arguments: [(1, 1), (2, 2), (3, 3), (4, 4), (4, 5)])
+    @Test(
+        "N engines fed by the routing rules give every conversation the events of one engine",
+        arguments: [(1, 1), (2, 2), (3, 3), (4, 4), (4, 5)])
     func equivalence(partitions: Int, seed: UInt64) {
-        let configuration = EngineConfiguration(typingEvents: true, audience: seed % 2 == 0 ? .open : .members,
-                                                order: [.start, .recent, .name][Int(seed % 3)], maxListed: 3)
+        let configuration = EngineConfiguration(
+            typingEvents: true, audience: seed % 2 == 0 ? .open : .members,
+            order: [.start, .recent, .name][Int(seed % 3)], maxListed: 3)
         let requests = Self.workload(seed: seed, commands: 4000)
         var single = Engine(configuration: configuration)
         var singleEvents: [Event] = []
@@ -135,7 +144,8 @@ struct PartitionTests {
         let actual = Self.byConversation(shardEvents.flatMap { $0 })
         #expect(Set(actual.keys) == Set(expected.keys))
         let differing = expected.keys.filter { actual[$0] != expected[$0] }
-        #expect(differing.isEmpty, "\(differing.count) conversations differ, e.g. \(differing.first.map(\.string) ?? "")")
+        #expect(
+            differing.isEmpty, "\(differing.count) conversations differ, e.g. \(differing.first.map(\.string) ?? "")")
 
         // stats: conversations, members and typing sum to the single engine's.
         for case .stats(let one) in singleEvents {

@@ -22,7 +22,7 @@ struct ArenaTests {
             #"{"cmd":"join","conv":"g","conv":"h","user":"a"}"#,
             #"{"cmd":"join","conv":"g""#,
             #"[1,2,3]"#, #""text""#, #"{"cmd":7}"#, #"{"cmd":"nope","id":[{"a":{"b":[]}}]}"#,
-            String(repeating: "[", count: 2_000) + String(repeating: "]", count: 2_000),
+            String(repeating: "[", count: 2_000) + String(repeating: "]", count: 2_000)
         ]
         let keys = (0..<3_000).map { "\"k\($0)\":\"\(String(repeating: "v", count: 20))\"" }
         lines.append("{\"cmd\":\"stats\"," + keys.joined(separator: ",") + "}")
@@ -52,28 +52,30 @@ struct ArenaTests {
         #expect(cj_arena_owns(inside) != 0)
         #expect(cj_arena_live() > 0)
         let big = try #require(json_stringn(String(repeating: "x", count: 70_000), 70_000))
-        #expect(cj_arena_owns(big) != 0)                      // the value itself fits
-        #expect(cj_arena_owns(json_string_value(big)) == 0)   // its 70,000 bytes do not
+        #expect(cj_arena_owns(big) != 0) // the value itself fits
+        #expect(cj_arena_owns(json_string_value(big)) == 0) // its 70,000 bytes do not
         json_decref(big)
         json_decref(inside)
         cj_arena_end()
         #expect(cj_arena_live() == 0)
-        json_decref(outside)   // a malloc'd value freed after the scope, as jansson's free
+        json_decref(outside) // a malloc'd value freed after the scope, as jansson's free
     }
 
     @Test("four threads decode at once, each from its own arena, as one thread does")
     func threads() throws {
         let lines = (0..<4_000).map { i in
-            i % 5 == 0 ? #"{"cmd":"join","conv":"g\#(i)""# : #"{"cmd":"type","conv":"c\#(i % 97)","user":"u\#(i)","at":\#(i)}"#
+            i % 5 == 0
+                ? #"{"cmd":"join","conv":"g\#(i)""# : #"{"cmd":"type","conv":"c\#(i % 97)","user":"u\#(i)","at":\#(i)}"#
         }
         let expected = ArenaTests.decodeAll(lines)
         let releasedBefore = cj_arena_released()
         let results = Results()
         var threads: [pthread_t] = []
         for _ in 0..<4 {
-            threads.append(try ThreadSpawner.spawn {
-                results.append(ArenaTests.decodeAll(lines), live: cj_arena_live())
-            })
+            threads.append(
+                try ThreadSpawner.spawn {
+                    results.append(ArenaTests.decodeAll(lines), live: cj_arena_live())
+                })
         }
         for thread in threads { pthread_join(thread, nil) }
         #expect(results.all.count == 4)

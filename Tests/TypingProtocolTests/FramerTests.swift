@@ -61,8 +61,9 @@ struct FramerTests {
         #expect(frame("first\r\nsecond\n\nthird", chunkSize: size) == ["1:first", "2:second", "3:", "4:third"])
     }
 
-    @Test("a line over the limit is reported once, with its number, and reading resumes after its LF",
-          arguments: [1, 3, 7, 1000])
+    @Test(
+        "a line over the limit is reported once, with its number, and reading resumes after its LF",
+        arguments: [1, 3, 7, 1000])
     func tooLong(size: Int) {
         let input = "ok\n" + String(repeating: "x", count: 25) + "\nnext\n"
         #expect(frame(input, max: 10, chunkSize: size) == ["1:ok", "2:too long", "3:next"])
@@ -94,8 +95,9 @@ struct FramerTests {
         #expect(recorder.frames == ["1:a", "2:bb", "3:", "4:ccc", "5:dd"])
     }
 
-    @Test("a byte order mark is skipped at the input's start only; input resumed mid-way keeps it in its line",
-          arguments: [1, 2, 1000])
+    @Test(
+        "a byte order mark is skipped at the input's start only; input resumed mid-way keeps it in its line",
+        arguments: [1, 2, 1000])
     func byteOrderMarkAtTheStartOnly(size: Int) {
         let input: [UInt8] = [0xEF, 0xBB, 0xBF] + Array("a\n".utf8) + [0xEF, 0xBB, 0xBF] + Array("b\n".utf8)
         for atStart in [true, false] {
@@ -109,7 +111,9 @@ struct FramerTests {
             }
             framer.finish(to: &recorder)
             let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
-            #expect(recorder.lines == [(atStart ? [] : mark) + Array("a".utf8), mark + Array("b".utf8)], "at the start: \(atStart)")
+            #expect(
+                recorder.lines == [(atStart ? [] : mark) + Array("a".utf8), mark + Array("b".utf8)],
+                "at the start: \(atStart)")
             #expect(framer.linesEnded == 2)
         }
     }

@@ -26,9 +26,11 @@ struct FuzzRegressionTests {
         let path = Self.folder.appendingPathComponent(name).path
         // What the child writes on stderr (the message of a failed property, a crash's
         // report) goes to a file: the expectation returns nothing when it fails.
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(name)-\(UUID().uuidString).log").path
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-\(name)-\(UUID().uuidString).log")
+            .path
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let result = await #expect(processExitsWith: .success, "fuzz/regressions/\(name) fails a property, or crashes") {
+        let result = await #expect(processExitsWith: .success, "fuzz/regressions/\(name) fails a property, or crashes")
+        {
             [path = path as String, log = log as String] in
             let fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
             if fd >= 0 { dup2(fd, STDERR_FILENO) }
@@ -45,7 +47,8 @@ struct FuzzRegressionTests {
     func shortInputsRun(_ input: String) {
         let output = Array(input.utf8).withUnsafeBytes { LineHandlerFuzz.check($0) }
         let expected = input.isEmpty ? "" : #"{"event":"error","line":1,"code":"#
-        #expect(String(decoding: output, as: UTF8.self).hasPrefix(expected), "\(String(decoding: output, as: UTF8.self))")
+        #expect(
+            String(decoding: output, as: UTF8.self).hasPrefix(expected), "\(String(decoding: output, as: UTF8.self))")
         #expect(input.isEmpty == output.isEmpty)
     }
 }

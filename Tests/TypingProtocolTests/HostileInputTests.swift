@@ -26,8 +26,10 @@ struct HostileLine: Sendable, CustomStringConvertible {
 /// every output line is one JSON object; each hostile line got exactly one error
 /// with its line number and the expected code (or none, if accepted); every
 /// sentinel was answered, so the session went on.
-func checkHostile(_ cases: [HostileLine], configuration: SessionConfiguration = SessionConfiguration(drain: false),
-                  chunkSize: Int = .max) {
+func checkHostile(
+    _ cases: [HostileLine], configuration: SessionConfiguration = SessionConfiguration(drain: false),
+    chunkSize: Int = .max
+) {
     var input: [UInt8] = []
     var expected: [Int: HostileLine] = [:]
     var line = 0
@@ -79,13 +81,21 @@ struct HostileInputTests {
         HostileLine("trailing comma", #"{"cmd":"stats",}"#, "bad_json"),
         HostileLine("single quotes", "{'cmd':'stats'}", "bad_json"),
         HostileLine("unquoted key", "{cmd:\"stats\"}", "bad_json"),
-        HostileLine("deep arrays", String(repeating: "[", count: 3000) + String(repeating: "]", count: 3000), "bad_json"),
-        HostileLine("deep objects", String(repeating: #"{"a":"#, count: 2100) + "1" + String(repeating: "}", count: 2100), "bad_json"),
-        HostileLine("deep but allowed", #"{"cmd":"stats","x":"# + String(repeating: "[", count: 2000) + String(repeating: "]", count: 2000) + "}", nil),
+        HostileLine(
+            "deep arrays", String(repeating: "[", count: 3000) + String(repeating: "]", count: 3000), "bad_json"),
+        HostileLine(
+            "deep objects", String(repeating: #"{"a":"#, count: 2100) + "1" + String(repeating: "}", count: 2100),
+            "bad_json"),
+        HostileLine(
+            "deep but allowed",
+            #"{"cmd":"stats","x":"# + String(repeating: "[", count: 2000) + String(repeating: "]", count: 2000) + "}",
+            nil),
         HostileLine("duplicate keys", #"{"cmd":"stats","cmd":"stats"}"#, "bad_json"),
         HostileLine("nested duplicate keys", #"{"cmd":"stats","x":[{"k":1,"k":2}]}"#, "bad_json"),
-        HostileLine("huge integer", #"{"cmd":"stats","x":"# + "1" + String(repeating: "0", count: 400) + "}", "bad_json"),
-        HostileLine("huge negative integer", #"{"cmd":"stats","x":-"# + String(repeating: "9", count: 30) + "}", "bad_json"),
+        HostileLine(
+            "huge integer", #"{"cmd":"stats","x":"# + "1" + String(repeating: "0", count: 400) + "}", "bad_json"),
+        HostileLine(
+            "huge negative integer", #"{"cmd":"stats","x":-"# + String(repeating: "9", count: 30) + "}", "bad_json"),
         HostileLine("huge real", #"{"cmd":"stats","x":1e999}"#, "bad_json"),
         HostileLine("tiny real", #"{"cmd":"stats","x":1e-999}"#, nil),
         HostileLine("NaN", #"{"cmd":"stats","x":NaN}"#, "bad_json"),
@@ -99,11 +109,21 @@ struct HostileInputTests {
         HostileLine("raw NUL first", [0] + Array(#"{"cmd":"stats"}"#.utf8), "bad_json"),
         HostileLine("raw NUL inside", Array(#"{"cmd":"st"#.utf8) + [0] + Array(#"ats"}"#.utf8), "bad_json"),
         HostileLine("raw NUL last", Array(#"{"cmd":"stats"}"#.utf8) + [0], "bad_json"),
-        HostileLine("invalid byte", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xFF] + Array(#""}"#.utf8), "bad_json"),
-        HostileLine("overlong encoding", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8), "bad_json"),
-        HostileLine("encoded surrogate", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8), "bad_json"),
-        HostileLine("truncated sequence", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8), "bad_json"),
-        HostileLine("past U+10FFFF", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xF4, 0x90, 0x80, 0x80] + Array(#""}"#.utf8), "bad_json"),
+        HostileLine(
+            "invalid byte", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xFF] + Array(#""}"#.utf8), "bad_json"),
+        HostileLine(
+            "overlong encoding", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8),
+            "bad_json"),
+        HostileLine(
+            "encoded surrogate",
+            Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8), "bad_json"),
+        HostileLine(
+            "truncated sequence", Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xE2, 0x82] + Array(#""}"#.utf8),
+            "bad_json"),
+        HostileLine(
+            "past U+10FFFF",
+            Array(#"{"cmd":"join","conv":"g","user":""#.utf8) + [0xF4, 0x90, 0x80, 0x80] + Array(#""}"#.utf8),
+            "bad_json"),
         HostileLine("binary garbage", (0..<256).map { UInt8(($0 * 37 + 11) % 256) }.filter { $0 != 0x0A }, "bad_json"),
         HostileLine("byte order mark", [0xEF, 0xBB, 0xBF] + Array(#"{"cmd":"stats"}"#.utf8), "bad_json"),
         HostileLine("CR only", [0x0D], nil),
@@ -113,7 +133,7 @@ struct HostileInputTests {
         HostileLine("form feed", "\u{0C}", "bad_json"),
         HostileLine("scalar", "42", "not_object"),
         HostileLine("null", "null", "not_object"),
-        HostileLine("array of commands", #"[{"cmd":"stats"}]"#, "not_object"),
+        HostileLine("array of commands", #"[{"cmd":"stats"}]"#, "not_object")
     ]
 
     @Test("malformed JSON of every shape: one error each, and the session goes on")
@@ -137,7 +157,7 @@ struct HostileInputTests {
             ("user", #"{"cmd":"join","conv":"g","user":X}"#, [#""s""#]),
             ("name", #"{"cmd":"join","conv":"g","user":"a","name":X}"#, [#""s""#]),
             ("empty", #"{"cmd":"type","conv":"g","user":"a","empty":X}"#, ["true"]),
-            ("by", #"{"cmd":"remove","conv":"g","user":"zz","by":X}"#, [#""s""#]),
+            ("by", #"{"cmd":"remove","conv":"g","user":"zz","by":X}"#, [#""s""#])
         ]
         var lines: [HostileLine] = []
         for base in bases {
@@ -151,7 +171,10 @@ struct HostileInputTests {
                 } else {
                     code = "bad_field"
                 }
-                lines.append(HostileLine("\(base.field)=\(value)", text, base.field == "by" && code != "bad_field" ? "not_member" : code))
+                lines.append(
+                    HostileLine(
+                        "\(base.field)=\(value)", text, base.field == "by" && code != "bad_field" ? "not_member" : code)
+                )
             }
         }
         return lines
@@ -177,7 +200,7 @@ struct HostileInputTests {
             HostileLine("1025-byte name", #"{"cmd":"join","conv":"g","user":"a","name":"\#(huge)"}"#, "bad_field"),
             HostileLine("empty cmd", #"{"cmd":""}"#, "unknown_cmd"),
             HostileLine("huge cmd", #"{"cmd":"\#(String(repeating: "j", count: 100_000))"}"#, "unknown_cmd"),
-            HostileLine("cmd with NUL escape", #"{"cmd":"join\u0000"}"#, "bad_json"),
+            HostileLine("cmd with NUL escape", #"{"cmd":"join\u0000"}"#, "bad_json")
         ])
     }
 
@@ -191,9 +214,12 @@ struct HostileInputTests {
         checkHostile([HostileLine("3 MiB line allowed", line.bytes, nil)], configuration: roomy, chunkSize: 1 << 16)
     }
 
-    @Test("a line over the limit is never held: the framer keeps nothing of it while skipping; an allowed long line's copy is freed")
+    @Test(
+        "a line over the limit is never held: the framer keeps nothing of it while skipping; an allowed long line's copy is freed"
+    )
     func framerHoldsLittle() {
-        let line = Array(#"{"cmd":"stats","pad":""#.utf8) + [UInt8](repeating: 0x70, count: 3 << 20) + Array("\"}\n".utf8)
+        let line =
+            Array(#"{"cmd":"stats","pad":""#.utf8) + [UInt8](repeating: 0x70, count: 3 << 20) + Array("\"}\n".utf8)
         var session = Session(configuration: SessionConfiguration(maxLineBytes: 1 << 20), sink: [UInt8]())
         var peak = 0
         for start in stride(from: 0, to: line.count, by: 1 << 16) {
@@ -208,17 +234,21 @@ struct HostileInputTests {
         }
         roomy.flush()
         #expect(String(decoding: roomy.sink, as: UTF8.self).hasPrefix(#"{"event":"stats""#))
-        #expect(roomy.framer.pending.capacity == 0, "the copy of a long line is not kept: \(roomy.framer.pending.capacity)")
+        #expect(
+            roomy.framer.pending.capacity == 0, "the copy of a long line is not kept: \(roomy.framer.pending.capacity)")
     }
 
     @Test("names full of controls, overrides and zalgo are accepted, and no text carries a control character")
     func hostileNames() throws {
         let zalgo = "Z" + String(repeating: "\u{0336}\u{0353}\u{036A}", count: 100) + "a"
-        let names = ["\u{1B}[2J\u{1B}[31mred\u{7}", "\u{202E}txt.exe\u{202C}", zalgo, "\u{85}\u{9B}\u{7F}x",
-                     String(repeating: "\u{200B}", count: 50), "\t\n\r", "\u{FEFF}bom"]
+        let names = [
+            "\u{1B}[2J\u{1B}[31mred\u{7}", "\u{202E}txt.exe\u{202C}", zalgo, "\u{85}\u{9B}\u{7F}x",
+            String(repeating: "\u{200B}", count: 50), "\t\n\r", "\u{FEFF}bom"
+        ]
         var lines = #"{"cmd":"join","conv":"g","user":"v"}"# + "\n"
         for (index, name) in names.enumerated() {
-            let quoted = String(decoding: try JSONSerialization.data(withJSONObject: [name], options: .fragmentsAllowed), as: UTF8.self)
+            let quoted = String(
+                decoding: try JSONSerialization.data(withJSONObject: [name], options: .fragmentsAllowed), as: UTF8.self)
             lines += #"{"cmd":"join","conv":"g","user":"u\#(index)","name":\#(quoted.dropFirst().dropLast())}"# + "\n"
             lines += #"{"cmd":"type","conv":"g","user":"u\#(index)","at":\#(index)}"# + "\n"
         }
@@ -229,8 +259,9 @@ struct HostileInputTests {
             #expect(object["event"] as? String != "error", "\(text)")
             if let phrase = object["text"] as? String {
                 texts += 1
-                #expect(!phrase.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
-                        "control character in \(phrase.debugDescription)")
+                #expect(
+                    !phrase.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                    "control character in \(phrase.debugDescription)")
             }
         }
         #expect(texts > names.count)

@@ -10,15 +10,19 @@ import TypingProtocol
 struct InputPipelineTests {
     /// Lines of a small conversation (keystrokes, replies, bad lines), about `bytes` long.
     static func input(bytes: Int) -> [UInt8] {
-        var lines: [String] = [#"{"cmd":"join","conv":"g","user":"a","name":"Ann"}"#,
-                               #"{"cmd":"join","conv":"g","user":"b","name":"Bo"}"#]
+        var lines: [String] = [
+            #"{"cmd":"join","conv":"g","user":"a","name":"Ann"}"#,
+            #"{"cmd":"join","conv":"g","user":"b","name":"Bo"}"#
+        ]
         var at = 0
         var text = lines.joined(separator: "\n") + "\n"
         while text.utf8.count < bytes - 64 {
             at += 7
-            let line = [#"{"cmd":"type","conv":"g","user":"a","at":\#(at)}"#,
-                        #"{"cmd":"stats","id":\#(at)}"#, "not json",
-                        #"{"cmd":"type","conv":"g","user":"b","at":\#(at + 1)}"#][at % 4]
+            let line = [
+                #"{"cmd":"type","conv":"g","user":"a","at":\#(at)}"#,
+                #"{"cmd":"stats","id":\#(at)}"#, "not json",
+                #"{"cmd":"type","conv":"g","user":"b","at":\#(at + 1)}"#
+            ][at % 4]
             lines.append(line)
             text += line + "\n"
         }
@@ -56,8 +60,9 @@ struct InputPipelineTests {
     static func piped(_ input: [UInt8], clock: SessionConfiguration.Clock, read: Int, threads: Int) throws -> [UInt8] {
         var configuration = SessionConfiguration(clock: clock)
         configuration.checksInvariants = true
-        var pipeline = try InputPipeline(session: Session(configuration: configuration, sink: [UInt8]()),
-                                         threads: threads, batchLines: 3, batchBytes: 64)
+        var pipeline = try InputPipeline(
+            session: Session(configuration: configuration, sink: [UInt8]()),
+            threads: threads, batchLines: 3, batchBytes: 64)
         var offset = 0, chunk = 0
         while offset < input.count {
             let end = min(input.count, offset + read)
@@ -71,22 +76,27 @@ struct InputPipelineTests {
         }
         let finished = pipeline.finish()
         #expect(finished)
-        if clock == .real { while let deadline = pipeline.session.nextDeadline() { pipeline.session.advance(to: deadline) } }
+        if clock == .real {
+            while let deadline = pipeline.session.nextDeadline() { pipeline.session.advance(to: deadline) }
+        }
         pipeline.session.flush()
         return pipeline.session.sink
     }
 
-    @Test("inputs ending exactly on read boundaries give the same output with 1, 2 and 4 threads",
-          arguments: [SessionConfiguration.Clock.manual, .real], [7, 64, 300, 4096])
+    @Test(
+        "inputs ending exactly on read boundaries give the same output with 1, 2 and 4 threads",
+        arguments: [SessionConfiguration.Clock.manual, .real], [7, 64, 300, 4096])
     func boundaries(clock: SessionConfiguration.Clock, read: Int) throws {
-        for size in [read, 2 * read, 3 * read, 3 * read + 1, 5 * read - 1, 40 * read] where size >= 120 && size <= 200_000 {
+        for size in [read, 2 * read, 3 * read, 3 * read + 1, 5 * read - 1, 40 * read]
+        where size >= 120 && size <= 200_000 {
             let input = Self.exact(size)
             #expect(input.count == size)
             let expected = Self.plain(input, clock: clock, read: read)
             for threads in [1, 2, 4] {
                 let actual = try Self.piped(input, clock: clock, read: read, threads: threads)
-                #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
-                        "\(size) bytes read \(read) at a time, \(threads) threads, \(clock) clock")
+                #expect(
+                    String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
+                    "\(size) bytes read \(read) at a time, \(threads) threads, \(clock) clock")
             }
         }
     }
@@ -99,7 +109,10 @@ struct InputPipelineTests {
         for threads in [2, 4] {
             let actual = try Self.piped(input, clock: .manual, read: 1 << 16, threads: threads)
             #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
-            #expect(String(decoding: actual, as: UTF8.self).hasSuffix(#""id":"last","lines":4097,"commands":4097,"errors":0,"conversations":0,"members":0,"typing":0,"events":4096}"# + "\n"))
+            #expect(
+                String(decoding: actual, as: UTF8.self).hasSuffix(
+                    #""id":"last","lines":4097,"commands":4097,"errors":0,"conversations":0,"members":0,"typing":0,"events":4096}"#
+                        + "\n"))
         }
     }
 }

@@ -42,8 +42,9 @@ struct LineObserverTests {
         var configuration = SessionConfiguration()
         configuration.clock = .manual
         configuration.drain = false
-        var session = Session(configuration: configuration, format: LoggingFormat(log: log), sink: [UInt8](),
-                              observer: Observer(log: log))
+        var session = Session(
+            configuration: configuration, format: LoggingFormat(log: log), sink: [UInt8](),
+            observer: Observer(log: log))
         _ = try Array(text.utf8).withUnsafeBytes { try session.feed($0) }
         try session.finish()
         return log.entries
@@ -51,7 +52,8 @@ struct LineObserverTests {
 
     @Test("the timeout due by a command's time is written before the observer hears of the command")
     func timeoutsFireFirst() throws {
-        let entries = try Self.run("""
+        let entries = try Self.run(
+            """
             {"cmd":"join","conv":"c","user":"ana","at":0}
             {"cmd":"join","conv":"c","user":"bo","at":0}
             {"cmd":"type","conv":"c","user":"ana","timeout_ms":1000,"at":10}
@@ -61,7 +63,8 @@ struct LineObserverTests {
         // bo saw ana typing, then (her streak over at 1010) nobody: before the send.
         let send = try #require(entries.firstIndex(of: "begins send"))
         #expect(entries[..<send].suffix(2) == ["ended", "indicator bo 0"], "\(entries)")
-        #expect(entries.filter { $0.hasPrefix("begins") } == ["begins join", "begins join", "begins type", "begins send"])
+        #expect(
+            entries.filter { $0.hasPrefix("begins") } == ["begins join", "begins join", "begins type", "begins send"])
     }
 
     @Test("a refused line and a line too long end without beginning; blank lines are not lines")

@@ -17,29 +17,37 @@ struct OutputBoundForgetTests {
         EngineConfiguration(order: .name, maxListed: 1, listStyle: .group, phrases: OutputBoundTests.book),
         // Rooms cross --quiet-above both ways: the sweep to empty and the render of
         // every screen back.
-        EngineConfiguration(typingEvents: true, quietAbove: 4),
+        EngineConfiguration(typingEvents: true, quietAbove: 4)
     ]
 
-    @Test("random v3 commands with forget, offline and moving time never write more than their bound",
-          arguments: OutputBoundForgetTests.configurations.indices)
+    @Test(
+        "random v3 commands with forget, offline and moving time never write more than their bound",
+        arguments: OutputBoundForgetTests.configurations.indices)
     func boundHolds(configuration index: Int) {
         let configuration = Self.configurations[index]
         var generator = SplitMix64(seed: 11)
         func below(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
         var engine = Engine(configuration: configuration)
-        let names: [String?] = [nil, "Ann", String(repeating: "\"", count: 15), "x" + String(repeating: "\u{301}", count: 400)]
+        let names: [String?] = [
+            nil, "Ann", String(repeating: "\"", count: 15), "x" + String(repeating: "\u{301}", count: 400)
+        ]
         let threads: [Identifier?] = [nil, Identifier("t"), Identifier("a long thread \u{2028} id")]
         var time = 0
         for step in 0..<15_000 {
             let conv = Identifier(["g", "h\u{2028}\"", "dm"][below(3)])
-            let user = Identifier(below(5) == 0 ? "user\u{1}\(below(9))\(String(repeating: "é", count: 40))" : "u\(below(9))")
+            let user = Identifier(
+                below(5) == 0 ? "user\u{1}\(below(9))\(String(repeating: "é", count: 40))" : "u\(below(9))")
             let thread = threads[below(3)]
             let command: Command
             switch below(16) {
-            case 0, 1: command = .join(conv: conv, user: user, name: names[below(names.count)], locale: below(3) == 0 ? "de" : nil,
-                                      receiveTyping: below(8) == 0 ? below(2) == 0 : nil)
-            case 2, 3, 4, 5: command = .type(conv: conv, user: user, thread: thread, timeout: below(3) == 0 ? 1 + below(900) : nil,
-                                             activity: Activity.allCases[below(2) * below(7)], empty: below(8) == 0)
+            case 0, 1:
+                command = .join(
+                    conv: conv, user: user, name: names[below(names.count)], locale: below(3) == 0 ? "de" : nil,
+                    receiveTyping: below(8) == 0 ? below(2) == 0 : nil)
+            case 2, 3, 4, 5:
+                command = .type(
+                    conv: conv, user: user, thread: thread, timeout: below(3) == 0 ? 1 + below(900) : nil,
+                    activity: Activity.allCases[below(2) * below(7)], empty: below(8) == 0)
             case 6: command = .send(conv: conv, user: user, thread: thread)
             case 7:
                 if let thread, below(3) == 0 {
@@ -50,7 +58,9 @@ struct OutputBoundForgetTests {
             case 8: command = .close(conv: conv, user: user, pane: below(3) == 0 ? .side : .main)
             case 9: command = .offline(user: user)
             case 10, 11: command = .forget(conv: conv, user: user)
-            case 12: command = .user(user: user, name: names[below(names.count)], receiveTyping: below(3) == 0 ? below(2) == 0 : nil)
+            case 12:
+                command = .user(
+                    user: user, name: names[below(names.count)], receiveTyping: below(3) == 0 ? below(2) == 0 : nil)
             case 13: command = .leave(conv: conv, user: user)
             default: command = .remove(conv: conv, user: user, by: nil)
             }
@@ -61,7 +71,8 @@ struct OutputBoundForgetTests {
             let bound = engine.outputBound(of: command)
             events = []
             engine.apply(Request(command, line: step + 1), to: &events)
-            let written = OutputBoundTests.encodedSize(events.filter { if case .error = $0 { return false } else { return true } })
+            let written = OutputBoundTests.encodedSize(
+                events.filter { if case .error = $0 { return false } else { return true } })
             #expect(written <= bound, "step \(step): \(command) wrote \(written) bytes, bound \(bound)")
             if written > bound { break }
         }
@@ -106,8 +117,9 @@ struct TextOutputBoundTests {
         return (OutputBoundTests.encodedSize(events), buffer.count)
     }
 
-    @Test("a command never writes more text than its bound",
-          arguments: ["\u{61C}", "\u{200E}", "\u{2028}", "\u{202E}", "\"", "\u{9F}"])
+    @Test(
+        "a command never writes more text than its bound",
+        arguments: ["\u{61C}", "\u{200E}", "\u{2028}", "\u{202E}", "\"", "\u{9F}"])
     func bidirectionalControls(_ mark: String) {
         var engine = Engine(configuration: EngineConfiguration())
         let conv = Identifier(String(repeating: mark, count: 128 / mark.utf8.count * 2))
@@ -132,9 +144,12 @@ struct TextOutputBoundTests {
     /// A table whose phrases are mostly names: the first of three said twice, in a
     /// clause that says the names twice (within the 128 KiB a phrase may take).
     static let namesBook: PhraseBook = {
-        let names = #""0+1":"x","0+n":"{r}","1":"{0}{0}{0}","1+1":"{0}","1+n":"{0}{r}","2":"{0}{1}","2+1":"{0}{1}","2+n":"{0}{1}{r}","3":"{0}{0}{1}{2}""#
-        let verbs = #""typing":"t","recording_audio":"a","recording_video":"b","sending_photo":"c","sending_video":"d","sending_file":"e","sharing_location":"f""#
-        let text = #"{"locale":"xx","names":{"# + names + #"},"verbs":{"# + verbs
+        let names =
+            #""0+1":"x","0+n":"{r}","1":"{0}{0}{0}","1+1":"{0}","1+n":"{0}{r}","2":"{0}{1}","2+1":"{0}{1}","2+n":"{0}{1}{r}","3":"{0}{0}{1}{2}""#
+        let verbs =
+            #""typing":"t","recording_audio":"a","recording_video":"b","sending_photo":"c","sending_video":"d","sending_file":"e","sharing_location":"f""#
+        let text =
+            #"{"locale":"xx","names":{"# + names + #"},"verbs":{"# + verbs
             + #"},"clause":"{names}{names}{verb}","separator":";","end":"."}"#
         let result: Result<PhraseTable, PhraseTable.Error> = Array(text.utf8).withUnsafeBytes { raw in
             Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
@@ -145,8 +160,9 @@ struct TextOutputBoundTests {
         return book
     }()
 
-    @Test("names of bidirectional controls, under plain ids: the text stays in its bound",
-          arguments: ["\u{61C}", "\u{200E}", "\u{202E}"])
+    @Test(
+        "names of bidirectional controls, under plain ids: the text stays in its bound",
+        arguments: ["\u{61C}", "\u{200E}", "\u{202E}"])
     func names(_ mark: String) {
         var engine = Engine(configuration: EngineConfiguration(maxListed: 3, phrases: Self.namesBook))
         let conv = Identifier("c")
@@ -154,8 +170,11 @@ struct TextOutputBoundTests {
         engine.apply(Request(.join(conv: conv, user: Identifier("v"), locale: "xx")), to: &events)
         let typers = (0..<3).map { Identifier("t\($0)") }
         for typer in typers {
-            engine.apply(Request(.join(conv: conv, user: typer, name: String(repeating: mark, count: 15),
-                                       receiveTyping: false)), to: &events)
+            engine.apply(
+                Request(
+                    .join(
+                        conv: conv, user: typer, name: String(repeating: mark, count: 15),
+                        receiveTyping: false)), to: &events)
         }
         for (index, typer) in typers.enumerated() {
             let command = Command.type(conv: conv, user: typer)
@@ -163,7 +182,7 @@ struct TextOutputBoundTests {
             events = []
             engine.apply(Request(command, at: index, line: 3), to: &events)
             let (json, text) = Self.sizes(events)
-            
+
             #expect(json <= bound, "json: \(json) bytes, bound \(bound)")
             #expect(text <= bound, "text: \(text) bytes, bound \(bound)")
         }
@@ -189,8 +208,10 @@ struct OutputBoundReplyTests {
     func okCounts(cap: Int) {
         var engine = Engine(configuration: EngineConfiguration(maxOutputPerLine: cap))
         let id = Request.ID.string(String(repeating: "\u{1}", count: 128) + String(repeating: "\u{61C}", count: 64))
-        for command in [Command.join(conv: Identifier("g"), user: Identifier("a")), .tick,
-                        .forget(conv: Identifier("g"), user: Identifier("a"))] {
+        for command in [
+            Command.join(conv: Identifier("g"), user: Identifier("a")), .tick,
+            .forget(conv: Identifier("g"), user: Identifier("a"))
+        ] {
             let events = Self.events(&engine, Request(command, id: id, line: 1))
             let (json, text) = TextOutputBoundTests.sizes(events)
             if !Self.isLimit(events) {
@@ -198,7 +219,9 @@ struct OutputBoundReplyTests {
             }
         }
         // Under a cap of 100, the join's ok (over 700 bytes) is refused; under 2,000 it fits.
-        #expect(Self.isLimit(Self.events(&engine, Request(.join(conv: Identifier("h"), user: Identifier("b")), id: id, line: 2)))
+        #expect(
+            Self.isLimit(
+                Self.events(&engine, Request(.join(conv: Identifier("h"), user: Identifier("b")), id: id, line: 2)))
                 == (cap == 100))
     }
 
@@ -207,20 +230,24 @@ struct OutputBoundReplyTests {
         var engine = Engine(configuration: EngineConfiguration())
         let g = Identifier("g")
         for index in 0..<30 {
-            _ = Self.events(&engine, Request(.join(conv: g, user: Identifier("user\(index)"), name: "User \(index)"), at: 0))
+            _ = Self.events(
+                &engine, Request(.join(conv: g, user: Identifier("user\(index)"), name: "User \(index)"), at: 0))
         }
         for index in 0..<2 {
             #expect(!Self.events(&engine, Request(.type(conv: g, user: Identifier("user\(index)")), at: 1)).isEmpty)
         }
         let typer = Identifier("user0"), idle = Identifier("user29")
         let stop = engine.outputBound(of: .send(conv: g, user: typer))
-        #expect(engine.outputBound(of: .open(conv: g, user: typer)) == engine.outputBound(of: .open(conv: g, user: idle)),
-                "opening the chat where one types is charged as anyone's open")
+        #expect(
+            engine.outputBound(of: .open(conv: g, user: typer)) == engine.outputBound(of: .open(conv: g, user: idle)),
+            "opening the chat where one types is charged as anyone's open")
         #expect(engine.outputBound(of: .open(conv: g, user: typer)) * 10 < stop)
-        #expect(engine.outputBound(of: .send(conv: g, user: typer, thread: Identifier("t"))) == 0,
-                "a message in a thread stops no streak on the main timeline")
-        #expect(engine.outputBound(of: .open(conv: g, user: typer, thread: Identifier("t"))) >= stop,
-                "opening a thread stops the streak on the main timeline")
+        #expect(
+            engine.outputBound(of: .send(conv: g, user: typer, thread: Identifier("t"))) == 0,
+            "a message in a thread stops no streak on the main timeline")
+        #expect(
+            engine.outputBound(of: .open(conv: g, user: typer, thread: Identifier("t"))) >= stop,
+            "opening a thread stops the streak on the main timeline")
         #expect(Self.events(&engine, Request(.open(conv: g, user: typer), at: 3)).isEmpty)
         #expect(Self.events(&engine, Request(.send(conv: g, user: typer, thread: Identifier("t")), at: 4)).isEmpty)
         #expect(Self.events(&engine, Request(.send(conv: g, user: typer), at: 5)).count == 29)

@@ -11,7 +11,10 @@ struct OutputBoundSeveralTests {
     /// JSON escapes (`"`), and `{r}` three times.
     static let book: PhraseBook = {
         let long = String(repeating: "\\\"", count: 1_500)
-        let text = #"{"locale":"xx","plural":{"one":"n = 1"},"names":{"0+1":"?","0+n":"{r}","1":"{0}","1+1":"{0}+","1+n":"{0}+{r}","2":"{0},{1}","2+1":"{0},{1}+","2+n":"{0},{1}+{r}","3":"{0},{1},{2}","several":{"one":"1","other":"{r}/{r}/{r} "# + long + #""}},"verbs":{"typing":"t","recording_audio":"a","recording_video":"v","sending_photo":"p","sending_video":"w","sending_file":"f","sharing_location":"l"},"clause":"{names} {verb}","separator":";","end":"."}"#
+        let text =
+            #"{"locale":"xx","plural":{"one":"n = 1"},"names":{"0+1":"?","0+n":"{r}","1":"{0}","1+1":"{0}+","1+n":"{0}+{r}","2":"{0},{1}","2+1":"{0},{1}+","2+n":"{0},{1}+{r}","3":"{0},{1},{2}","several":{"one":"1","other":"{r}/{r}/{r} "#
+            + long
+            + #""}},"verbs":{"typing":"t","recording_audio":"a","recording_video":"v","sending_photo":"p","sending_video":"w","sending_file":"f","sharing_location":"l"},"clause":"{names} {verb}","separator":";","end":"."}"#
         let bytes = Array(text.utf8)
         let result: Result<PhraseTable, PhraseTable.Error> = bytes.withUnsafeBytes { raw in
             Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
@@ -28,7 +31,9 @@ struct OutputBoundSeveralTests {
         var events: [Event] = []
         let users = (0..<14).map { Identifier("u\($0)") }
         for (index, user) in users.enumerated() {
-            engine.apply(Request(.join(conv: Identifier("g"), user: user, name: index % 3 == 0 ? nil : "N\(index)")), to: &events)
+            engine.apply(
+                Request(.join(conv: Identifier("g"), user: user, name: index % 3 == 0 ? nil : "N\(index)")), to: &events
+            )
         }
         var severalWritten = false
         for (index, user) in users.prefix(12).enumerated() {
@@ -46,8 +51,10 @@ struct OutputBoundSeveralTests {
     @Test("random commands with --several-after 1 or 2 never write more than their bound", arguments: [1, 2])
     func random(limit: Int) {
         var generator = SplitMix64(seed: UInt64(limit))
-        var engine = Engine(configuration: EngineConfiguration(style: .compact, listStyle: .group, phrases: Self.book,
-                                                               severalAfter: limit))
+        var engine = Engine(
+            configuration: EngineConfiguration(
+                style: .compact, listStyle: .group, phrases: Self.book,
+                severalAfter: limit))
         let users = (0..<9).map { Identifier("user \($0)") }
         for step in 0..<3_000 {
             let conv = Identifier(["g", "h"][Int(generator.next() % 2)])
@@ -62,7 +69,8 @@ struct OutputBoundSeveralTests {
             let bound = engine.outputBound(of: command)
             var events: [Event] = []
             engine.apply(Request(command, at: step, line: step + 1), to: &events)
-            let written = OutputBoundTests.encodedSize(events.filter { if case .error = $0 { return false } else { return true } })
+            let written = OutputBoundTests.encodedSize(
+                events.filter { if case .error = $0 { return false } else { return true } })
             #expect(written <= bound, "step \(step): \(command) wrote \(written) bytes, bound \(bound)")
             if written > bound { break }
         }

@@ -25,7 +25,8 @@ struct PhraseTableFileTests {
 
     @Test("the project ships tables for de, es, fr, pt, ru, ar, ja and zh")
     func shippedLanguages() {
-        #expect(Self.shipped == ["ar.json", "de.json", "es.json", "fr.json", "ja.json", "pt.json", "ru.json", "zh.json"])
+        #expect(
+            Self.shipped == ["ar.json", "de.json", "es.json", "fr.json", "ja.json", "pt.json", "ru.json", "zh.json"])
     }
 
     @Test("every shipped table loads, and phrases every subject, verb and plural form", arguments: shipped)
@@ -41,25 +42,31 @@ struct PhraseTableFileTests {
             for shown in 0...3 {
                 for rest in [0, 1] + counts where !(shown == 0 && rest == 0) && !(shown == 3 && rest > 0) {
                     var bytes: [UInt8] = []
-                    table.appendClause(count: shown + rest, shown: shown, activity: activity, names: .init(names), into: &bytes)
+                    table.appendClause(
+                        count: shown + rest, shown: shown, activity: activity, names: .init(names), into: &bytes)
                     table.appendEnd(into: &bytes)
                     let text = String(decoding: bytes, as: UTF8.self)
-                    #expect(!text.contains("{") && !text.contains("}"), "\(file) \(activity.name) \(shown)+\(rest): \(text)")
+                    #expect(
+                        !text.contains("{") && !text.contains("}"), "\(file) \(activity.name) \(shown)+\(rest): \(text)"
+                    )
                     for name in names.prefix(shown) { #expect(text.contains(name), "\(file): \(text)") }
                     sentences.insert(text)
                 }
             }
         }
         // At least one sentence of its own for every activity and subject.
-        #expect(sentences.count >= Activity.phrased.count * PhraseTable.nameKeys.count,
-                "\(file): \(sentences.count) different sentences")
+        #expect(
+            sentences.count >= Activity.phrased.count * PhraseTable.nameKeys.count,
+            "\(file): \(sentences.count) different sentences")
         // And as typingd writes it: two clauses, joined and ended.
         var two: [UInt8] = []
         table.appendClause(count: 1, shown: 1, activity: .typing, names: .init(["Ana"]), into: &two)
         table.appendSeparator(into: &two)
         table.appendClause(count: 2, shown: 1, activity: .recordingAudio, names: .init(["Ben"]), into: &two)
         table.appendEnd(into: &two)
-        #expect(String(decoding: two, as: UTF8.self).contains("Ana") && String(decoding: two, as: UTF8.self).contains("Ben"))
+        #expect(
+            String(decoding: two, as: UTF8.self).contains("Ana") && String(decoding: two, as: UTF8.self).contains("Ben")
+        )
     }
 
     @Test("every shipped table's worst-case phrase is far under the bound on one phrase", arguments: shipped)
@@ -69,7 +76,9 @@ struct PhraseTableFileTests {
         #expect(table.phraseBound * 2 < PhraseTable.maxPhraseBytes, "\(file): \(table.phraseBound)")
     }
 
-    @Test("a 790,885-byte table with {names} × 70,000 in the clause and {0} × 100,000 in names.1 is refused, naming names.1")
+    @Test(
+        "a 790,885-byte table with {names} × 70,000 in the clause and {0} × 100,000 in names.1 is refused, naming names.1"
+    )
     func quadraticTable() {
         let text = Self.table { object in
             var names = object["names"] as? [String: Any] ?? [:]
@@ -103,11 +112,17 @@ struct PhraseTableFileTests {
         var object: [String: Any] = [
             "locale": "xx",
             "plural": ["one": "n = 1"],
-            "names": Dictionary(uniqueKeysWithValues: PhraseTable.nameKeys.map { key in
-                (key, (0..<Int(String(key.first!))!).map { "{\($0)}" }.joined(separator: " ") + (key.contains("+") ? " +{r}" : "") + " x")
-            }),
-            "verbs": Dictionary(uniqueKeysWithValues: Activity.phrased.map { ($0.name, ["one": "does", "other": "do"]) }),
-            "clause": "{names} {verb}", "separator": "; ", "end": ".",
+            "names": Dictionary(
+                uniqueKeysWithValues: PhraseTable.nameKeys.map { key in
+                    (
+                        key,
+                        (0..<Int(String(key.first!))!).map { "{\($0)}" }.joined(separator: " ")
+                            + (key.contains("+") ? " +{r}" : "") + " x"
+                    )
+                }),
+            "verbs": Dictionary(
+                uniqueKeysWithValues: Activity.phrased.map { ($0.name, ["one": "does", "other": "do"]) }),
+            "clause": "{names} {verb}", "separator": "; ", "end": "."
         ]
         change(&object)
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
@@ -127,9 +142,10 @@ struct PhraseTableFileTests {
         ("a name the key does not show", "names.2+n"), ("a stray brace", "names.1"),
         ("a plural object without other", "verbs.typing"), ("an unknown category", "verbs.typing.several"),
         ("a placeholder in a verb", "verbs.sending_file.other"), ("a missing verb", "verbs.sharing_location"),
-        ("an unknown activity", "verbs.dancing"), ("a bad condition", "plural.one"), ("an empty condition", "plural.few"),
+        ("an unknown activity", "verbs.dancing"), ("a bad condition", "plural.one"),
+        ("an empty condition", "plural.few"),
         ("a number for a string", "end"), ("a null", "separator"), ("a clause placeholder", "clause"),
-        ("a control character", "end"), ("a line separator", "names.3"),
+        ("a control character", "end"), ("a line separator", "names.3")
     ]
 
     /// The table with `what` wrong.
@@ -181,7 +197,7 @@ struct PhraseTableFileTests {
         #expect(valid.hasPrefix("{") && valid.contains(#""verbs":{"#))
         let twice = [
             #"{"end":"!","# + valid.dropFirst(),
-            valid.replacingOccurrences(of: #""verbs":{"#, with: #""verbs":{"typing":"types","#),
+            valid.replacingOccurrences(of: #""verbs":{"#, with: #""verbs":{"typing":"types","#)
         ]
         for text in twice {
             do {

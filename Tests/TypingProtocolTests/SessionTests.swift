@@ -4,8 +4,10 @@ import TypingProtocol
 
 /// Runs `input` through a session fed in chunks of `chunkSize` bytes, checking the
 /// engine's invariants after every line.
-func runSession(_ input: [UInt8], configuration: SessionConfiguration = SessionConfiguration(),
-                chunkSize: Int = .max) -> String {
+func runSession(
+    _ input: [UInt8], configuration: SessionConfiguration = SessionConfiguration(),
+    chunkSize: Int = .max
+) -> String {
     var configuration = configuration
     configuration.checksInvariants = true
     var session = Session(configuration: configuration, sink: [UInt8]())
@@ -52,15 +54,16 @@ struct PausingSink: ByteSink {
 
 @Suite("Sessions")
 struct SessionTests {
-    static let transcript = Array("""
-    {"cmd":"join","conv":"g","user":"a","name":"Ann"}\r
-    {"cmd":"join","conv":"g","user":"b","name":"Bo"}
+    static let transcript = Array(
+        """
+        {"cmd":"join","conv":"g","user":"a","name":"Ann"}\r
+        {"cmd":"join","conv":"g","user":"b","name":"Bo"}
 
-    {"cmd":"type","conv":"g","user":"a","at":10,"id":1}
-    garbage
-    {"cmd":"stats","id":"s"}
-    {"cmd":"type","conv":"g","user":"b","at":20}
-    """.utf8)
+        {"cmd":"type","conv":"g","user":"a","at":10,"id":1}
+        garbage
+        {"cmd":"stats","id":"s"}
+        {"cmd":"type","conv":"g","user":"b","at":20}
+        """.utf8)
 
     @Test("the output does not depend on how the input is cut into reads", arguments: [1, 2, 3, 7, 16, 64])
     func chunkInvariance(size: Int) {
@@ -69,16 +72,17 @@ struct SessionTests {
 
     @Test("a whole session: blank lines count, errors do not stop anything, drain at the end")
     func whole() {
-        #expect(runSession(Self.transcript) == """
-        {"event":"indicator","at":10,"conv":"g","viewer":"b","typing":["a"],"text":"Ann is typing..."}
-        {"event":"ok","line":4,"id":1}
-        {"event":"error","line":5,"code":"bad_json","message":"invalid JSON at column 7: invalid token near 'garbage'","column":7}
-        {"event":"stats","at":10,"id":"s","lines":6,"commands":4,"errors":1,"conversations":1,"members":2,"typing":1,"events":3}
-        {"event":"indicator","at":20,"conv":"g","viewer":"a","typing":["b"],"text":"Bo is typing..."}
-        {"event":"indicator","at":3010,"conv":"g","viewer":"b","typing":[],"text":""}
-        {"event":"indicator","at":3020,"conv":"g","viewer":"a","typing":[],"text":""}
+        #expect(
+            runSession(Self.transcript) == """
+                {"event":"indicator","at":10,"conv":"g","viewer":"b","typing":["a"],"text":"Ann is typing..."}
+                {"event":"ok","line":4,"id":1}
+                {"event":"error","line":5,"code":"bad_json","message":"invalid JSON at column 7: invalid token near 'garbage'","column":7}
+                {"event":"stats","at":10,"id":"s","lines":6,"commands":4,"errors":1,"conversations":1,"members":2,"typing":1,"events":3}
+                {"event":"indicator","at":20,"conv":"g","viewer":"a","typing":["b"],"text":"Bo is typing..."}
+                {"event":"indicator","at":3010,"conv":"g","viewer":"b","typing":[],"text":""}
+                {"event":"indicator","at":3020,"conv":"g","viewer":"a","typing":[],"text":""}
 
-        """)
+                """)
     }
 
     @Test("without drain, the session ends with the input")
@@ -109,28 +113,32 @@ struct SessionTests {
         #expect(session.sink.writes > 100, "in many writes, during steps")
         session.finish()
         session.flush()
-        #expect(String(decoding: session.sink.bytes, as: UTF8.self)
+        #expect(
+            String(decoding: session.sink.bytes, as: UTF8.self)
                 == runSession(Self.bigRoom, configuration: SessionConfiguration(drain: false)))
     }
 
     @Test("a sink that asks for a pause stops the session after a line; feeding the rest resumes it")
     func pause() {
         let policy = OutputPolicy(flushThreshold: 1000)
-        var session = Session(configuration: SessionConfiguration(drain: false, output: policy),
-                              sink: PausingSink(pauseAfter: 3))
+        var session = Session(
+            configuration: SessionConfiguration(drain: false, output: policy),
+            sink: PausingSink(pauseAfter: 3))
         let first = Self.bigRoom.withUnsafeBytes { session.feed($0) }
         #expect(first < Self.bigRoom.count, "paused before the end of the chunk")
         #expect(Self.bigRoom[first - 1] == 0x0A, "after a whole line")
         session.flush()
         #expect(String(decoding: session.sink.bytes, as: UTF8.self).hasSuffix("\n"))
-        #expect(runSession(Array(Self.bigRoom[..<first]), configuration: SessionConfiguration(drain: false))
+        #expect(
+            runSession(Array(Self.bigRoom[..<first]), configuration: SessionConfiguration(drain: false))
                 == String(decoding: session.sink.bytes, as: UTF8.self), "exactly the output of the lines consumed")
     }
 
     @Test("a failing sink: the failure is thrown at the end of its step, and nothing more is written")
     func failingSink() {
-        var session = Session(configuration: SessionConfiguration(drain: false, output: OutputPolicy(flushThreshold: 500)),
-                              sink: FailingSink(failAt: 2))
+        var session = Session(
+            configuration: SessionConfiguration(drain: false, output: OutputPolicy(flushThreshold: 500)),
+            sink: FailingSink(failAt: 2))
         var thrown = false
         Self.bigRoom.withUnsafeBytes { bytes in
             do throws(FailingSink.Broken) { _ = try session.feed(bytes) } catch { thrown = true }
@@ -144,9 +152,12 @@ struct SessionTests {
 
     @Test("a line over --max-line-bytes gets line_too_long and the next line is read")
     func lineTooLong() {
-        let input = Array(("{\"cmd\":\"stats\",\"pad\":\"" + String(repeating: "x", count: 100) + "\"}\n{\"cmd\":\"stats\"}").utf8)
+        let input = Array(
+            ("{\"cmd\":\"stats\",\"pad\":\"" + String(repeating: "x", count: 100) + "\"}\n{\"cmd\":\"stats\"}").utf8)
         let output = runSession(input, configuration: SessionConfiguration(maxLineBytes: 64), chunkSize: 10)
         #expect(output.hasPrefix(#"{"event":"error","line":1,"code":"line_too_long","#))
-        #expect(output.hasSuffix(#""lines":2,"commands":1,"errors":1,"conversations":0,"members":0,"typing":0,"events":1}"# + "\n"))
+        #expect(
+            output.hasSuffix(
+                #""lines":2,"commands":1,"errors":1,"conversations":0,"members":0,"typing":0,"events":1}"# + "\n"))
     }
 }

@@ -27,12 +27,13 @@ struct SeveralTableFileTests {
 
     @Test("a table without several loads, and phrases such a clause with its 0+n, r = n")
     func without() throws {
-        let table = try PhraseTableFileTests.decode(PhraseTableFileTests.table { object in
-            var names = object["names"] as? [String: Any] ?? [:]
-            names["0+1"] = "one unnamed"
-            names["0+n"] = ["one": "{r} in all (one)", "other": "{r} in all"]
-            object["names"] = names
-        })
+        let table = try PhraseTableFileTests.decode(
+            PhraseTableFileTests.table { object in
+                var names = object["names"] as? [String: Any] ?? [:]
+                names["0+1"] = "one unnamed"
+                names["0+n"] = ["one": "{r} in all (one)", "other": "{r} in all"]
+                object["names"] = names
+            })
         #expect(table.names["several"] == nil)
         #expect(Self.several(table, count: 5) == "5 in all do.")
         #expect(Self.several(table, count: 2) == "2 in all do.")
@@ -48,12 +49,13 @@ struct SeveralTableFileTests {
 
     @Test("several as a plural object: the form for n's category, other for the rest")
     func plural() throws {
-        let table = try PhraseTableFileTests.decode(PhraseTableFileTests.table { object in
-            var names = object["names"] as? [String: Any] ?? [:]
-            names["several"] = ["few": "a few ({r})", "other": "many ({r})"]
-            object["names"] = names
-            object["plural"] = ["one": "n = 1", "few": "n = 3..4"]
-        })
+        let table = try PhraseTableFileTests.decode(
+            PhraseTableFileTests.table { object in
+                var names = object["names"] as? [String: Any] ?? [:]
+                names["several"] = ["few": "a few ({r})", "other": "many ({r})"]
+                object["names"] = names
+                object["plural"] = ["one": "n = 1", "few": "n = 3..4"]
+            })
         #expect(table.names["several"] == .plural([.few: "a few ({r})", .other: "many ({r})"]))
         #expect(Self.several(table, count: 3) == "a few (3) do.")
         #expect(Self.several(table, count: 4) == "a few (4) do.")
@@ -74,7 +76,7 @@ struct SeveralTableFileTests {
         ("3", "names.several", "must be a string"),
         ("null", "names.several", "must be a string"),
         (#"["Several"]"#, "names.several", "must be a string"),
-        (#""Several\u0007""#, "names.several", "control character"),
+        (#""Several\u0007""#, "names.several", "control character")
     ]
 
     @Test("a wrong several is refused, naming the key", arguments: wrong)
@@ -94,7 +96,8 @@ struct SeveralTableFileTests {
     @Test("a key like several but not it is still refused, and the message names several as optional")
     func otherKeys() {
         do {
-            _ = try PhraseTableFileTests.decode(Self.table(several: nil).replacingOccurrences(of: #""names":{"#, with: #""names":{"Several":"x","#))
+            _ = try PhraseTableFileTests.decode(
+                Self.table(several: nil).replacingOccurrences(of: #""names":{"#, with: #""names":{"Several":"x","#))
             Issue.record("accepted")
         } catch {
             #expect(error.key == "names.Several", "\(error)")
@@ -112,7 +115,8 @@ struct SeveralTableFileTests {
         }
         let without = try PhraseTableFileTests.decode(Self.table(several: nil))
         #expect(!String(decoding: PhraseTableFile.encode(without), as: UTF8.self).contains("several"))
-        #expect(String(decoding: PhraseTableFile.encode(.english), as: UTF8.self).contains(#""several":"Several people""#))
+        #expect(
+            String(decoding: PhraseTableFile.encode(.english), as: UTF8.self).contains(#""several":"Several people""#))
     }
 
     @Test("several counts in the worst-case phrase: a long one raises the bound, and one too long is refused naming it")
@@ -131,15 +135,17 @@ struct SeveralTableFileTests {
         }
     }
 
-    @Test("every shipped table has a several, with {r} at most, for every count", arguments: PhraseTableFileTests.shipped)
+    @Test(
+        "every shipped table has a several, with {r} at most, for every count", arguments: PhraseTableFileTests.shipped)
     func shipped(file: String) throws {
         let bytes = try [UInt8](Data(contentsOf: PhraseTableFileTests.folder.appendingPathComponent(file)))
         let table = try bytes.withUnsafeBytes { raw throws(PhraseTable.Error) in try PhraseTableFile.decode(raw) }
         #expect(table.names["several"] != nil, "\(file) has no several")
         var fallback = table.names
         fallback["several"] = nil
-        let plain = try PhraseTable(locale: table.locale, plural: table.plural, names: fallback, verbs: table.verbs,
-                                    clause: table.clause, separator: table.separator, end: table.end)
+        let plain = try PhraseTable(
+            locale: table.locale, plural: table.plural, names: fallback, verbs: table.verbs,
+            clause: table.clause, separator: table.separator, end: table.end)
         for count in [2, 3, 4, 5, 11, 21, 22, 100, 101, 1_000_000] {
             let text = Self.several(table, count: count)
             #expect(!text.contains("{") && !text.contains("}") && !text.isEmpty, "\(file) \(count): \(text)")

@@ -10,8 +10,9 @@ struct ArgumentBytesTests {
     /// Runs typingd through `sh`, whose `printf` makes the bytes (Process takes
     /// Strings); `script` sees the binary as `$T` and a fresh folder as `$D`.
     static func run(_ script: String, in folder: URL) throws -> (stderr: String, status: Int32) {
-        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
-                                      ["-c", "T=\"$0\"; D=\"$1\"; " + script, Daemon.binary.path, folder.path])
+        let run = try TestProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "T=\"$0\"; D=\"$1\"; " + script, Daemon.binary.path, folder.path])
         return (run.errors, run.status)
     }
 
@@ -25,9 +26,12 @@ struct ArgumentBytesTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
 
-    @Test("--phrases, replay and check with such a path: exit 64, named escaped, never with U+FFFD",
-          arguments: [#""$T" --phrases "$D/$(printf 'd\377.json')""#, #""$T" replay "$D/$(printf 'd\377.json')""#,
-                      #""$T" check "$D/$(printf 'd\377.json')""#])
+    @Test(
+        "--phrases, replay and check with such a path: exit 64, named escaped, never with U+FFFD",
+        arguments: [
+            #""$T" --phrases "$D/$(printf 'd\377.json')""#, #""$T" replay "$D/$(printf 'd\377.json')""#,
+            #""$T" check "$D/$(printf 'd\377.json')""#
+        ])
     func paths(_ script: String) throws {
         let dir = try Daemon.temporaryFolder("argument-bytes")
         defer { try? FileManager.default.removeItem(at: dir) }

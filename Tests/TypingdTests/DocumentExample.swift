@@ -37,11 +37,13 @@ struct DocumentExample: Sendable, CustomStringConvertible {
             }
             let options = line.dropFirst("<!-- run:".count).dropLast("-->".count)
             guard let input = fence(in: lines, from: index + 1),
-                  let output = fence(in: lines, from: input.upperBound + 1) else { break }
-            examples.append(DocumentExample(
-                document: document, line: index + 1,
-                arguments: options.split(separator: " ").map(String.init),
-                input: Array(lines[input]), output: Array(lines[output]), outputRange: output))
+                let output = fence(in: lines, from: input.upperBound + 1)
+            else { break }
+            examples.append(
+                DocumentExample(
+                    document: document, line: index + 1,
+                    arguments: options.split(separator: " ").map(String.init),
+                    input: Array(lines[input]), output: Array(lines[output]), outputRange: output))
             index = output.upperBound + 1
         }
         return examples
@@ -51,7 +53,8 @@ struct DocumentExample: Sendable, CustomStringConvertible {
     /// (the range excludes the fences); nil if there is none.
     static func fence(in lines: [String], from start: Int) -> Range<Int>? {
         guard let open = lines[start...].firstIndex(where: { $0.hasPrefix("```") }),
-              let close = lines[(open + 1)...].firstIndex(where: { $0 == "```" }) else { return nil }
+            let close = lines[(open + 1)...].firstIndex(where: { $0 == "```" })
+        else { return nil }
         return (open + 1)..<close
     }
 

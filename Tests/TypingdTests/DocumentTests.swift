@@ -29,11 +29,12 @@ struct DocumentTests {
             return
         }
         if actual != example.output {
-            Issue.record("""
-            \(example): the documented output differs from a real run (TYPINGD_BLESS=1 rewrites it):
-            \(OutputDiff.describe(expected: Array((example.output.joined(separator: "\n") + "\n").utf8),
+            Issue.record(
+                """
+                \(example): the documented output differs from a real run (TYPINGD_BLESS=1 rewrites it):
+                \(OutputDiff.describe(expected: Array((example.output.joined(separator: "\n") + "\n").utf8),
                                   actual: Array((actual.joined(separator: "\n") + "\n").utf8)) ?? "")
-            """)
+                """)
         }
     }
 }

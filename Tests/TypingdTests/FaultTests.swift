@@ -13,7 +13,7 @@ struct FaultTests {
         let hostile: [[UInt8]] = [
             Array("{".utf8), Array("[".utf8) + Array(repeating: UInt8(ascii: "["), count: 5000),
             [0x00, 0xFF, 0xFE], [0xEF, 0xBB, 0xBF] + Array(#"{"cmd":"stats"}"#.utf8),
-            Array(#"{"cmd":"join","conv":"g","user":"\ud800"}"#.utf8), Array("NaN".utf8), [0x0D, 0x0D],
+            Array(#"{"cmd":"join","conv":"g","user":"\ud800"}"#.utf8), Array("NaN".utf8), [0x0D, 0x0D]
         ]
         for _ in 0..<200 {
             for line in hostile {
@@ -23,7 +23,7 @@ struct FaultTests {
             input += Array(#"{"cmd":"join","conv":"g","user":"a"}"#.utf8) + [0x0A]
         }
         input += Array(#"{"cmd":"stats","pad":""#.utf8) + Array(repeating: UInt8(ascii: "z"), count: 3 << 20)
-        bad += 1  // the last line: too long, and without LF
+        bad += 1 // the last line: too long, and without LF
         let file = Daemon.temporaryFile("hostile")
         try Data(input).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -74,7 +74,8 @@ struct FaultTests {
     @Test("input that ends in the middle of a line: the partial line is a line")
     func partialLastLine() throws {
         let daemon = try TestProcess.typingd(["--clock", "manual"])
-        try daemon.send(bytes: Array(#"{"cmd":"stats","id":"whole"}"#.utf8) + [0x0A] + Array(#"{"cmd":"stats","id":"cut"#.utf8))
+        try daemon.send(
+            bytes: Array(#"{"cmd":"stats","id":"whole"}"#.utf8) + [0x0A] + Array(#"{"cmd":"stats","id":"cut"#.utf8))
         try daemon.closeInput()
         let lines = try daemon.readAll()
         #expect(lines.count == 2)
@@ -83,12 +84,16 @@ struct FaultTests {
         #expect(try daemon.waitForExit() == 0)
     }
 
-    @Test("started with stdin or stdout closed: a message and exit 74; with stderr closed it still works",
-          arguments: [("<&-", Int32(74), "cannot read stdin"), (">&-", Int32(74), "cannot write stdout"),
-                      ("2>&-", Int32(0), "")])
+    @Test(
+        "started with stdin or stdout closed: a message and exit 74; with stderr closed it still works",
+        arguments: [
+            ("<&-", Int32(74), "cannot read stdin"), (">&-", Int32(74), "cannot write stdout"),
+            ("2>&-", Int32(0), "")
+        ])
     func closedDescriptors(redirect: String, status: Int32, message: String) throws {
-        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
-                                      ["-c", "echo '{\"cmd\":\"stats\"}' | \"$0\" --clock manual \(redirect)", Daemon.binary.path])
+        let run = try TestProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "echo '{\"cmd\":\"stats\"}' | \"$0\" --clock manual \(redirect)", Daemon.binary.path])
         let stderr = run.errors, stdout = run.output
         #expect(run.status == status)
         #expect(message.isEmpty ? stderr.isEmpty : stderr.contains(message), "\(stderr)")
@@ -111,8 +116,9 @@ struct SignalTests {
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }()
 
-    @Test("a signal during a flood through the parsing threads stops between two lines: the output is a prefix, no line skipped",
-          arguments: [1, 2, 4])
+    @Test(
+        "a signal during a flood through the parsing threads stops between two lines: the output is a prefix, no line skipped",
+        arguments: [1, 2, 4])
     func signalMidFloodIsAPrefix(threads: Int) throws {
         // stats replies count the lines read: in a prefix they are 1, 2, 3, … with none missing.
         let daemon = try TestProcess.typingd(["--clock", "manual", "--no-drain", "--threads", String(threads)])
@@ -132,7 +138,8 @@ struct SignalTests {
                 break
             }
             guard number == expected else {
-                Issue.record("\(threads) threads: line \(number) answered after line \(expected - 1): a line was skipped")
+                Issue.record(
+                    "\(threads) threads: line \(number) answered after line \(expected - 1): a line was skipped")
                 break
             }
             expected += 1
@@ -140,7 +147,8 @@ struct SignalTests {
         #expect(expected > 20_000 && expected < 600_001, "\(expected - 1) lines answered")
     }
 
-    @Test("a signal while busy is noticed between lines, not after the whole read", arguments: [SIGTERM, SIGHUP, SIGQUIT])
+    @Test(
+        "a signal while busy is noticed between lines, not after the whole read", arguments: [SIGTERM, SIGHUP, SIGQUIT])
     func promptWhileBusy(signal: Int32) throws {
         let daemon = try TestProcess.typingd(["--clock", "manual", "--no-drain"])
         defer { daemon.stop() }
@@ -192,9 +200,10 @@ struct SignalTests {
     func fileSizeLimit() throws {
         let file = Daemon.temporaryFile("fsize")
         defer { try? FileManager.default.removeItem(at: file) }
-        let run = try TestProcess.run(URL(fileURLWithPath: "/bin/sh"),
-                                      ["-c", "ulimit -f 8 && exec \"$0\" --clock manual --no-drain > \"$1\"", Daemon.binary.path, file.path],
-                                      stdin: .bytes(Array(Self.flood.prefix(200_000))))
+        let run = try TestProcess.run(
+            URL(fileURLWithPath: "/bin/sh"),
+            ["-c", "ulimit -f 8 && exec \"$0\" --clock manual --no-drain > \"$1\"", Daemon.binary.path, file.path],
+            stdin: .bytes(Array(Self.flood.prefix(200_000))))
         let stderr = run.errors
         #expect(run.reason == .exit && run.status == 74)
         #expect(stderr.contains("cannot write stdout: File too large"), "\(stderr)")

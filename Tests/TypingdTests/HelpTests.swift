@@ -10,9 +10,11 @@ struct HelpTests {
     static func exitStatuses(_ arguments: [String]) throws -> [(status: Int32, text: String)] {
         let (out, _, status) = try WorkflowTests.typingd(arguments + ["--help"])
         #expect(status == 0)
-        let paragraph = try #require(out.split(separator: "\n\n").first { $0.hasPrefix("Exit status: ") },
-                                     "typingd \(arguments.joined(separator: " ")) --help states no exit status")
-        let text = paragraph.dropFirst("Exit status: ".count).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let paragraph = try #require(
+            out.split(separator: "\n\n").first { $0.hasPrefix("Exit status: ") },
+            "typingd \(arguments.joined(separator: " ")) --help states no exit status")
+        let text = paragraph.dropFirst("Exit status: ".count).split(whereSeparator: \.isWhitespace).joined(
+            separator: " ")
         return text.split(separator: "; ").compactMap { clause in
             // "128 + N when stopped by signal N": CheckFilesTests sends the signals.
             guard !clause.contains(" + N "), let number = Int32(clause.prefix { $0.isNumber }) else { return nil }
@@ -25,7 +27,9 @@ struct HelpTests {
         try #require(statuses.first { $0.text.contains(words) }, "no exit status says \"\(words)\": \(statuses)").status
     }
 
-    @Test("typingd check exits with the status its --help states: passed, failed, could not run, a missing path, not a transcript, an empty folder, a bad option, an unwritable --junit file")
+    @Test(
+        "typingd check exits with the status its --help states: passed, failed, could not run, a missing path, not a transcript, an empty folder, a bad option, an unwritable --junit file"
+    )
     func checkStatuses() throws {
         let statuses = try Self.exitStatuses(["check"])
         let dir = try CheckFilesTests.folderWithTranscript("statuses")
@@ -34,7 +38,8 @@ struct HelpTests {
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         let failing = dir.appendingPathComponent("failing")
         try FileManager.default.createDirectory(at: failing, withIntermediateDirectories: true)
-        try #"{"cmd":"stats"}"#.appending("\n").write(to: failing.appendingPathComponent("y.in.jsonl"), atomically: true, encoding: .utf8)
+        try #"{"cmd":"stats"}"#.appending("\n").write(
+            to: failing.appendingPathComponent("y.in.jsonl"), atomically: true, encoding: .utf8)
         try "not this\n".write(to: failing.appendingPathComponent("y.out.jsonl"), atomically: true, encoding: .utf8)
         let broken = dir.appendingPathComponent("broken")
         try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
@@ -51,28 +56,40 @@ struct HelpTests {
             ("is neither a folder nor a NAME.in.jsonl", ["check", other.path]),
             ("holds no transcript", ["check", empty.path]),
             ("for a bad option", ["check", "--bogus", passing]),
-            ("the --junit file cannot be written", ["check", passing, "--junit", dir.appendingPathComponent("no/such/folder/report.xml").path]),
+            (
+                "the --junit file cannot be written",
+                ["check", passing, "--junit", dir.appendingPathComponent("no/such/folder/report.xml").path]
+            )
         ]
         for (words, arguments) in cases {
             let expected = try Self.status(statuses, saying: words)
             let (out, error, status) = try WorkflowTests.typingd(arguments)
-            #expect(status == expected, "\(words): typingd \(arguments.joined(separator: " ")) exited \(status), --help says \(expected)\n\(out)\(error)")
+            #expect(
+                status == expected,
+                "\(words): typingd \(arguments.joined(separator: " ")) exited \(status), --help says \(expected)\n\(out)\(error)"
+            )
         }
         // 74 (typingd cannot watch for signals: signalfd or the like failed) cannot be
         // caused from here.
-        #expect(Set(statuses.map(\.status)) == [0, 1, 64, 74], "a status --help states that no case here checks: \(statuses)")
+        #expect(
+            Set(statuses.map(\.status)) == [0, 1, 64, 74],
+            "a status --help states that no case here checks: \(statuses)")
     }
 
-    @Test("a session option given to check or replay, before or after it, is exit 64 naming it, not silently ignored; their own options still work")
+    @Test(
+        "a session option given to check or replay, before or after it, is exit 64 naming it, not silently ignored; their own options still work"
+    )
     func sessionOptionsRefusedBySubcommands() throws {
         let dir = try CheckFilesTests.folderWithTranscript("session-options")
         defer { try? FileManager.default.removeItem(at: dir) }
-        for (words, named) in [(["replay", "x.rec", "--format", "text"], "--format"),
-                               (["--format", "text", "replay", "x.rec"], "--format"),
-                               (["replay", "--quiet-above=3", "x.rec"], "--quiet-above"),
-                               (["check", "--announce-after-ms", "5", dir.path], "--announce-after-ms"),
-                               (["check", dir.path, "--threads", "3"], "--threads"),
-                               (["--record", "r.rec", "check", dir.path], "--record")] {
+        for (words, named) in [
+            (["replay", "x.rec", "--format", "text"], "--format"),
+            (["--format", "text", "replay", "x.rec"], "--format"),
+            (["replay", "--quiet-above=3", "x.rec"], "--quiet-above"),
+            (["check", "--announce-after-ms", "5", dir.path], "--announce-after-ms"),
+            (["check", dir.path, "--threads", "3"], "--threads"),
+            (["--record", "r.rec", "check", dir.path], "--record")
+        ] {
             let (out, err, status) = try WorkflowTests.typingd(words)
             #expect(status == 64 && out.isEmpty, "\(words): \(status) \(out)")
             #expect(err.contains("\(named) is a session option"), "\(words): \(err)")
@@ -83,8 +100,10 @@ struct HelpTests {
 
     @Test("a mistyped subcommand gets a suggestion (exit 64); a word far from every name gets none")
     func subcommandSuggestion() throws {
-        for (words, suggestion) in [(["chek", "examples"], "typingd check"), (["replya", "x.rec"], "typingd replay"),
-                                    (["hlep"], "typingd help"), (["zzz"], nil)] as [([String], String?)] {
+        for (words, suggestion) in [
+            (["chek", "examples"], "typingd check"), (["replya", "x.rec"], "typingd replay"),
+            (["hlep"], "typingd help"), (["zzz"], nil)
+        ] as [([String], String?)] {
             let (out, err, status) = try WorkflowTests.typingd(words)
             let first = err.split(separator: "\n").first.map(String.init) ?? ""
             #expect(status == 64 && out.isEmpty, "\(words): \(status)")
@@ -103,8 +122,11 @@ struct HelpTests {
         let bad = dir.appendingPathComponent("bad.rec")
         try "not a record\n".write(to: bad, atomically: true, encoding: .utf8)
         let replay = try Self.exitStatuses(["replay"])
-        #expect(try WorkflowTests.typingd(["replay", bad.path]).2 == Self.status(replay, saying: "not a well-formed record"))
-        #expect(try WorkflowTests.typingd(["replay", dir.appendingPathComponent("missing.rec").path]).2
+        #expect(
+            try WorkflowTests.typingd(["replay", bad.path]).2 == Self.status(replay, saying: "not a well-formed record")
+        )
+        #expect(
+            try WorkflowTests.typingd(["replay", dir.appendingPathComponent("missing.rec").path]).2
                 == Self.status(replay, saying: "cannot be read"))
         let main = try Self.exitStatuses([])
         #expect(try WorkflowTests.typingd(["--max-listed", "0"]).2 == Self.status(main, saying: "a bad option"))
@@ -125,22 +147,28 @@ struct HelpTests {
         return sentences
     }
 
-    @Test("every place that says a record replays byte for byte says the exception too: a killed session's, only up to its last recorded line")
+    @Test(
+        "every place that says a record replays byte for byte says the exception too: a killed session's, only up to its last recorded line"
+    )
     func replayClaims() throws {
         let root = DocumentExample.root
         var documents = [
             "README.md": try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8),
-            "Protocol.md": try String(contentsOf: root.appendingPathComponent("Protocol.md"), encoding: .utf8),
+            "Protocol.md": try String(contentsOf: root.appendingPathComponent("Protocol.md"), encoding: .utf8)
         ]
         for command in [[], ["replay"], ["check"]] {
-            documents["typingd \(command.joined(separator: " ")) --help"] = try WorkflowTests.typingd(command + ["--help"]).0
+            documents["typingd \(command.joined(separator: " ")) --help"] = try WorkflowTests.typingd(
+                command + ["--help"]
+            ).0
         }
         var claims = 0
         for (name, text) in documents {
-            for sentence in Self.sentences(text) where sentence.contains("byte for byte") && sentence.contains(/record|replay/) {
+            for sentence in Self.sentences(text)
+            where sentence.contains("byte for byte") && sentence.contains(/record|replay/) {
                 claims += 1
-                #expect(sentence.contains("killed") && sentence.contains("last recorded line"),
-                        "\(name) says a record replays byte for byte without the exception:\n\(sentence)")
+                #expect(
+                    sentence.contains("killed") && sentence.contains("last recorded line"),
+                    "\(name) says a record replays byte for byte without the exception:\n\(sentence)")
             }
         }
         #expect(claims >= 6, "the claims were not found: \(claims)")

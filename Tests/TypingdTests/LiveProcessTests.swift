@@ -9,7 +9,7 @@ import Testing
 struct LiveProcessTests {
     static let room = [
         #"{"cmd":"join","conv":"g","user":"a","name":"Ann"}"#,
-        #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#,
+        #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#
     ]
 
     @Test("a keystroke shows up at once and clears on its own after the timeout")
@@ -69,8 +69,9 @@ struct LiveProcessTests {
         #expect(try daemon.waitForExit() == 0)
     }
 
-    @Test("every signal that would end a process ends typingd cleanly: what was produced is written, exit 0",
-          arguments: [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU])
+    @Test(
+        "every signal that would end a process ends typingd cleanly: what was produced is written, exit 0",
+        arguments: [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGXCPU])
     func signals(signal: Int32) throws {
         let daemon = try TestProcess.typingd(["--timeout-ms", "60000"])
         try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
@@ -81,7 +82,9 @@ struct LiveProcessTests {
         #expect(daemon.stderr.isEmpty)
     }
 
-    @Test("a crash ends typingd at once with its backtrace: Swift's crash handler can pause every thread; SIGPROF is ignored")
+    @Test(
+        "a crash ends typingd at once with its backtrace: Swift's crash handler can pause every thread; SIGPROF is ignored"
+    )
     func crashEndsPromptly() throws {
         // A real fault: a library preloaded into typingd starts a thread that writes
         // through a null pointer once a byte arrives on a FIFO (when the test says so,
@@ -96,21 +99,23 @@ struct LiveProcessTests {
         let trigger = folder.appendingPathComponent("trigger").path
         #expect(mkfifo(trigger, 0o600) == 0)
         try """
-            #include <fcntl.h>
-            #include <pthread.h>
-            #include <unistd.h>
-            static void *crash(void *unused) {
-                char byte;
-                int fd = open("\(trigger)", O_RDONLY);
-                if (fd >= 0 && read(fd, &byte, 1) == 1) *(volatile int *)0 = 1;
-                return unused;
-            }
-            __attribute__((constructor)) static void start(void) { pthread_t t; pthread_create(&t, 0, crash, 0); }
-            """.write(to: source, atomically: true, encoding: .utf8)
-        let (_, errors, built) = try ExampleProgramTests.run(cc, ["-shared", "-fPIC", "-o", library.path, source.path, "-lpthread"])
+        #include <fcntl.h>
+        #include <pthread.h>
+        #include <unistd.h>
+        static void *crash(void *unused) {
+            char byte;
+            int fd = open("\(trigger)", O_RDONLY);
+            if (fd >= 0 && read(fd, &byte, 1) == 1) *(volatile int *)0 = 1;
+            return unused;
+        }
+        __attribute__((constructor)) static void start(void) { pthread_t t; pthread_create(&t, 0, crash, 0); }
+        """.write(to: source, atomically: true, encoding: .utf8)
+        let (_, errors, built) = try ExampleProgramTests.run(
+            cc, ["-shared", "-fPIC", "-o", library.path, source.path, "-lpthread"])
         try #require(built == 0, "\(errors)")
 
-        let daemon = try TestProcess.typingd(["--timeout-ms", "60000", "--threads", "2"], environment: ["LD_PRELOAD": library.path])
+        let daemon = try TestProcess.typingd(
+            ["--timeout-ms", "60000", "--threads", "2"], environment: ["LD_PRELOAD": library.path])
         try daemon.send(Self.room[0], Self.room[1], #"{"cmd":"type","conv":"g","user":"a"}"#)
         #expect(object(try daemon.readLine())["text"] as? String == "Ann is typing...")
         daemon.signal(SIGPROF)
@@ -155,8 +160,9 @@ struct LiveProcessTests {
         try daemon.closeOutput()
         for time in 2...2000 {
             guard daemon.isRunning else { break }
-            try? daemon.send(#"{"cmd":"send","conv":"g","user":"a"}"#,
-                             #"{"cmd":"type","conv":"g","user":"a","at":\#(time)}"#)
+            try? daemon.send(
+                #"{"cmd":"send","conv":"g","user":"a"}"#,
+                #"{"cmd":"type","conv":"g","user":"a","at":\#(time)}"#)
         }
         #expect(try daemon.waitForExit() == 0)
         #expect(daemon.stderr.isEmpty, "EPIPE is not an error worth a message")
@@ -195,7 +201,8 @@ struct LiveProcessTests {
         let file = Daemon.temporaryFile("slow", suffix: ".jsonl")
         try input.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let reference = try TestProcess.run(["--clock", "manual", "--timeout-ms", "60000", "--no-drain"], stdin: .file(file))
+        let reference = try TestProcess.run(
+            ["--clock", "manual", "--timeout-ms", "60000", "--no-drain"], stdin: .file(file))
         let expected = String(decoding: reference.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
         #expect(received.count == expected.count)
         #expect(received.count > 75_000)
@@ -203,16 +210,18 @@ struct LiveProcessTests {
         #expect(same, "the live output is the manual run's, event for event, but for times")
     }
 
-    @Test("a bad option or value is a message on stderr that names the range, and exit 64", arguments: [
-        (["--timeout-ms", "0"], "--timeout-ms must be from 1 to 86400000, not 0"),
-        (["--timeout-ms", "-1"], "--timeout-ms must be from 1 to 86400000, not -1"),
-        (["--timeout-ms", "86400001"], "--timeout-ms must be from 1 to 86400000, not 86400001"),
-        (["--clock", "sometimes"], "sometimes"), (["--style", "loud"], "loud"),
-        (["--max-line-bytes", "0"], "--max-line-bytes must be at least 1, not 0"),
-        (["--max-members", "-1"], "--max-members must be from 1 to 2147483647, not -1"),
-        (["--max-memberships", "0"], "--max-memberships must be from 1 to 2147483647, not 0"),
-        (["--frobnicate"], "--frobnicate"),
-    ])
+    @Test(
+        "a bad option or value is a message on stderr that names the range, and exit 64",
+        arguments: [
+            (["--timeout-ms", "0"], "--timeout-ms must be from 1 to 86400000, not 0"),
+            (["--timeout-ms", "-1"], "--timeout-ms must be from 1 to 86400000, not -1"),
+            (["--timeout-ms", "86400001"], "--timeout-ms must be from 1 to 86400000, not 86400001"),
+            (["--clock", "sometimes"], "sometimes"), (["--style", "loud"], "loud"),
+            (["--max-line-bytes", "0"], "--max-line-bytes must be at least 1, not 0"),
+            (["--max-members", "-1"], "--max-members must be from 1 to 2147483647, not -1"),
+            (["--max-memberships", "0"], "--max-memberships must be from 1 to 2147483647, not 0"),
+            (["--frobnicate"], "--frobnicate")
+        ])
     func badOptions(arguments: [String], message: String) throws {
         let daemon = try TestProcess.typingd(arguments)
         #expect(try daemon.waitForExit() == 64)
@@ -223,7 +232,9 @@ struct LiveProcessTests {
     @Test("an I/O error other than EPIPE is a message on stderr and exit 74")
     func ioError() throws {
         // Without /dev/full the test is skipped, saying so (a failure under CI), not passed.
-        guard let full = FileHandle(forWritingAtPath: "/dev/full") else { try Tools.missing("/dev/full cannot be opened") }
+        guard let full = FileHandle(forWritingAtPath: "/dev/full") else {
+            try Tools.missing("/dev/full cannot be opened")
+        }
         let daemon = try TestProcess.typingd(["--clock", "manual"], stdout: .handle(full))
         try daemon.send(#"{"cmd":"stats"}"#)
         try daemon.closeInput()

@@ -45,7 +45,8 @@ struct ManualPagesTests {
     @Test("the synopsis shows typingd with no subcommand, then typingd check and typingd replay")
     func synopsis() throws {
         let root = try #require(try Self.pages().first)
-        let synopsis = try #require(root.text.split(separator: ".Sh SYNOPSIS\n").last?.split(separator: ".Sh DESCRIPTION").first)
+        let synopsis = try #require(
+            root.text.split(separator: ".Sh SYNOPSIS\n").last?.split(separator: ".Sh DESCRIPTION").first)
         let lines = synopsis.split(separator: "\n")
         #expect(lines.prefix(2) == [".Nm", ".Op Fl -clock Ar real|manual"], "\(synopsis)")
         #expect(!synopsis.contains("subcommand"), "\(synopsis)")
@@ -67,10 +68,13 @@ struct ManualPagesTests {
                     continue
                 }
                 let value = try #require(argument.defaultValue, "--\(name) of \(command.fullName) shows no default")
-                #expect(!(argument.abstract ?? "").lowercased().contains("default"),
-                        "--\(name) tells its default in prose too: \(argument.abstract ?? "")")
+                #expect(
+                    !(argument.abstract ?? "").lowercased().contains("default"),
+                    "--\(name) tells its default in prose too: \(argument.abstract ?? "")")
                 #expect(help.contains("default: \(value))"), "typingd \(command.commandName) --help: --\(name)")
-                #expect(Self.prose(page).contains("(default: \(ManualPages.escapedText(value)))"), "\(page.fileName): --\(name)")
+                #expect(
+                    Self.prose(page).contains("(default: \(ManualPages.escapedText(value)))"),
+                    "\(page.fileName): --\(name)")
             }
         }
     }
@@ -85,7 +89,9 @@ struct ManualPagesTests {
     @Test("no character of the help is lost (check's \"…\"), and no text line starts with . or ' (roff would eat it)")
     func characters() throws {
         for (command, page) in zip(try Self.commands(), try Self.pages()) {
-            let texts = [command.abstract, command.discussion] + command.visibleArguments.flatMap { [$0.abstract, $0.discussion] }
+            let texts =
+                [command.abstract, command.discussion]
+                + command.visibleArguments.flatMap { [$0.abstract, $0.discussion] }
             for scalar in texts.compactMap({ $0 }).joined().unicodeScalars where !scalar.isASCII {
                 let escape = "\\[u" + String(format: "%04X", scalar.value) + "]"
                 #expect(page.text.contains(escape), "\(page.fileName) lost U+\(String(format: "%04X", scalar.value))")
@@ -100,9 +106,13 @@ struct ManualPagesTests {
         }
         let check = try #require(try Self.pages().first { $0.fileName == "typingd.check.1" })
         #expect(check.text.contains(#""\[u2026]" or '\[u2026]'"#))
-        #expect(ManualPages.textLines("It is on. 'manual' is the other; .hidden files too")
+        #expect(
+            ManualPages.textLines("It is on. 'manual' is the other; .hidden files too")
                 == ["It is on.", "\\&'manual' is the other; .hidden files too"])
-        #expect(ManualPages.block("  .dotfile\n  'quoted'") == [".Bd -literal -offset indent", "\\&.dotfile", "\\&'quoted'", ".Ed"])
+        #expect(
+            ManualPages.block("  .dotfile\n  'quoted'") == [
+                ".Bd -literal -offset indent", "\\&.dotfile", "\\&'quoted'", ".Ed"
+            ])
     }
 
     @Test("mandoc -T lint has nothing to say about any page")

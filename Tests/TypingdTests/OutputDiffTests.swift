@@ -27,25 +27,30 @@ struct OutputDiffTests {
         let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
         #expect(report == #"  extra line after expected line 2: {"event":"error","code":"bad_json"}"#, "\(report)")
         expected[4_000] = #"{"event":"stats"}"#
-        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)) == "1 line changed, 1 added")
+        #expect(
+            OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)) == "1 line changed, 1 added")
     }
 
     @Test("past the edit limit, lines pair by position and an equal pair is never reported")
     func beyondTheLimit() {
         let expected = Self.events(0..<6_000)
         var actual = expected
-        for index in stride(from: 0, to: 6_000, by: 2) {   // 3,000 changed: 6,000 edits
+        for index in stride(from: 0, to: 6_000, by: 2) { // 3,000 changed: 6,000 edits
             actual[index] = actual[index].replacingOccurrences(of: #""text":"""#, with: #""text":"Ana is typing...""#)
         }
         let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
         #expect(report.contains("\n" + #"  line 1: key "text": expected "", got "Ana is typing...""#), "\(report)")
-        #expect(report.contains("  line 1: ") && report.contains("  line 3: ") && !report.contains("  line 2: "), "\(report)")
-        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual))
+        #expect(
+            report.contains("  line 1: ") && report.contains("  line 3: ") && !report.contains("  line 2: "),
+            "\(report)")
+        #expect(
+            OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual))
                 == "3000 lines changed (compared by position: over 1000 lines removed and added)")
     }
 
-    @Test("the edits found are a shortest script: as many kept lines as a longest common subsequence",
-          arguments: 0..<40)
+    @Test(
+        "the edits found are a shortest script: as many kept lines as a longest common subsequence",
+        arguments: 0..<40)
     func shortest(seed: Int) throws {
         var generator = SplitMix64(seed: UInt64(seed))
         let alphabet = ["a", "b", "c", "d"]
@@ -74,7 +79,8 @@ struct OutputDiffTests {
 
     @Test("bytes that are not UTF-8 are shown as \\xNN, so two lines that differ there do not print alike")
     func invalidBytes() {
-        #expect(OutputDiff.show(ArraySlice(Array("a".utf8) + [0xFF] + Array("é".utf8) + [0xC3]))
+        #expect(
+            OutputDiff.show(ArraySlice(Array("a".utf8) + [0xFF] + Array("é".utf8) + [0xC3]))
                 == "a\\xFFé\\xC3")
         #expect(OutputDiff.show(ArraySlice("a\u{FFFD}".utf8)) == "a\u{FFFD}")
         let long = ArraySlice(Array(repeating: UInt8(ascii: "z"), count: 5_000))
@@ -89,14 +95,23 @@ struct OutputDiffTests {
         #expect(!other.contains("line break") && other.contains("line 1 is missing"), "\(other)")
     }
 
-    @Test("the command that shows every difference: quoted, --phrases from the transcript's folder, no command where it would mislead")
+    @Test(
+        "the command that shows every difference: quoted, --phrases from the transcript's folder, no command where it would mislead"
+    )
     func seeAll() {
         let typingd = Transcript.shellQuoted(CommandLine.arguments.first ?? "typingd")
         let t = Transcript(stem: "t/sub/it's here")
-        #expect(t.seeAll(words: ["--phrases", "../p", "--phrases=/abs", "--phrases=x y"], recorded: false)
-                == typingd + #" --clock manual --phrases t/sub/../p --phrases=/abs '--phrases=t/sub/x y' < 't/sub/it'\''s here.in.jsonl' | diff 't/sub/it'\''s here.out.jsonl' -"#)
-        #expect(Transcript(stem: "-x").seeAll(words: nil, recorded: true) == typingd + " replay ./-x.in.jsonl | diff ./-x.out.jsonl -")
-        #expect(Transcript(stem: "-x").seeAll(words: nil, recorded: false) == typingd + " --clock manual < -x.in.jsonl | diff ./-x.out.jsonl -")
+        #expect(
+            t.seeAll(words: ["--phrases", "../p", "--phrases=/abs", "--phrases=x y"], recorded: false)
+                == typingd
+                + #" --clock manual --phrases t/sub/../p --phrases=/abs '--phrases=t/sub/x y' < 't/sub/it'\''s here.in.jsonl' | diff 't/sub/it'\''s here.out.jsonl' -"#
+        )
+        #expect(
+            Transcript(stem: "-x").seeAll(words: nil, recorded: true) == typingd
+                + " replay ./-x.in.jsonl | diff ./-x.out.jsonl -")
+        #expect(
+            Transcript(stem: "-x").seeAll(words: nil, recorded: false) == typingd
+                + " --clock manual < -x.in.jsonl | diff ./-x.out.jsonl -")
         #expect(t.seeAll(words: ["--clock", "real"], recorded: false) == nil)
         #expect(t.seeAll(words: ["--clock=real"], recorded: false) == nil)
         #expect(Transcript(stem: "esc\u{1B}[31m").seeAll(words: nil, recorded: false) == nil)
@@ -112,7 +127,9 @@ struct OutputDiffTests {
         let report = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""
         #expect(report.hasPrefix("  (over 1000 lines removed and added: lines are compared by position"), "\(report)")
         #expect(report.contains(" in all by position"), "\(report)")
-        #expect(OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)).hasSuffix("(compared by position: over 1000 lines removed and added)"))
+        #expect(
+            OutputDiff.summary(expected: Self.bytes(expected), actual: Self.bytes(actual)).hasSuffix(
+                "(compared by position: over 1000 lines removed and added)"))
         expected = Self.events(0..<21)
         actual = expected.map { $0 + " " }
         let one = OutputDiff.describe(expected: Self.bytes(expected), actual: Self.bytes(actual)) ?? ""

@@ -13,12 +13,12 @@ struct PhraseOptionsTests {
     static let phrases = DocumentExample.root.appendingPathComponent("phrases").path
 
     static let room = """
-    {"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"ru"}
-    {"cmd":"join","conv":"c","user":"ben","name":"Ben","locale":"ja"}
-    {"cmd":"join","conv":"c","user":"cy","name":"Cy"}
-    {"cmd":"type","conv":"c","user":"cy","at":5}
+        {"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"ru"}
+        {"cmd":"join","conv":"c","user":"ben","name":"Ben","locale":"ja"}
+        {"cmd":"join","conv":"c","user":"cy","name":"Cy"}
+        {"cmd":"type","conv":"c","user":"cy","at":5}
 
-    """
+        """
 
     @Test("--phrases with the shipped folder loads every table; users get theirs, others the default locale's")
     func shippedFolder() throws {
@@ -26,8 +26,11 @@ struct PhraseOptionsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.jsonl")
         try Self.room.write(to: input, atomically: true, encoding: .utf8)
-        let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", Self.phrases,
-                                                            "--default-locale", "zh-Hans-CN"], input: input)
+        let (out, err, status) = try WorkflowTests.typingd(
+            [
+                "--clock", "manual", "--phrases", Self.phrases,
+                "--default-locale", "zh-Hans-CN"
+            ], input: input)
         #expect(status == 0 && err.isEmpty, "\(err)")
         #expect(out.contains(#""viewer":"ana","typing":["cy"],"text":"Cy печатает…""#), "\(out)")
         #expect(out.contains(#""viewer":"ben","typing":["cy"],"text":"Cyが入力中…""#), "\(out)")
@@ -56,7 +59,7 @@ struct PhraseOptionsTests {
             (["--phrases", notJSON.path], ["--phrases \(notJSON.path): line 1: invalid JSON"]),
             (["--phrases", emptyKey.path], ["--phrases \(emptyKey.path): \"\": is not a key of a table"]),
             (["--default-locale", "de_DE"], ["--default-locale", "de_DE"]),
-            (["--list-style", "tiny"], ["--list-style", "tiny"]),
+            (["--list-style", "tiny"], ["--list-style", "tiny"])
         ] {
             let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual"] + options, input: input)
             #expect(status == 64 && out.isEmpty, "\(options): \(status) \(out)")
@@ -110,7 +113,8 @@ struct PhraseOptionsTests {
         #expect(out.contains(#""viewer":"ana","typing":["ben"],"text":"Ben schreibt…""#), "\(out)")
         // Broken, under a name with 0xFF and an ESC: named, escaped, on one line.
         try Self.writeRaw(dir, [0xFF, 0x1B] + Array("x.json".utf8), "{\"locale\":\"xx\"")
-        let (brokenOut, broken, brokenStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
+        let (brokenOut, broken, brokenStatus) = try WorkflowTests.typingd(
+            ["--clock", "manual", "--phrases", dir.path], input: input)
         #expect(brokenStatus == 64 && brokenOut.isEmpty, "\(brokenStatus)")
         #expect(broken.contains("--phrases \(dir.path)/\\xFF\\u{1b}x.json: line 1: "), "\(broken)")
         #expect(!broken.contains("\u{FFFD}") && !broken.contains("\u{1B}"), "\(broken)")
@@ -126,9 +130,12 @@ struct PhraseOptionsTests {
         let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path], input: input)
         #expect(status == 64 && out.isEmpty, "\(status) \(out)")
         #expect(err.contains("--phrases \(dir.path)/a\\u{a}typingd: all good\\u{d}.json: names: is missing"), "\(err)")
-        #expect(err.hasSuffix("\n") && err.dropLast().split(separator: "\n", omittingEmptySubsequences: false).count == 1, "\(err)")
+        #expect(
+            err.hasSuffix("\n") && err.dropLast().split(separator: "\n", omittingEmptySubsequences: false).count == 1,
+            "\(err)")
         // So is a missing --phrases path given with one.
-        let (_, missing, missingStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", dir.path + "/no\nsuch.json"], input: input)
+        let (_, missing, missingStatus) = try WorkflowTests.typingd(
+            ["--clock", "manual", "--phrases", dir.path + "/no\nsuch.json"], input: input)
         #expect(missingStatus == 64 && missing.contains("no\\u{a}such.json: No such file"), "\(missing)")
         #expect(missing.dropLast().split(separator: "\n", omittingEmptySubsequences: false).count == 1, "\(missing)")
     }
@@ -153,8 +160,10 @@ struct PhraseOptionsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("in.jsonl")
         try "{\"cmd\":\"stats\"}\n".write(to: input, atomically: true, encoding: .utf8)
-        for options in [["--timeout-ms", "1\ntypingd: forged"], ["--timeout-ms=1\ntypingd: forged"],
-                        ["--style", "x\ntypingd: forged"], ["--bogus\ntypingd: forged"]] {
+        for options in [
+            ["--timeout-ms", "1\ntypingd: forged"], ["--timeout-ms=1\ntypingd: forged"],
+            ["--style", "x\ntypingd: forged"], ["--bogus\ntypingd: forged"]
+        ] {
             let (out, err, status) = try WorkflowTests.typingd(options, input: input)
             #expect(status == 64 && out.isEmpty, "\(options): \(status) \(out)")
             #expect(err.contains("\\u{a}typingd: forged"), "\(options): \(err)")
@@ -176,8 +185,9 @@ struct PhraseOptionsTests {
         let dir = try Daemon.temporaryFolder("quadratic-phrases")
         defer { try? FileManager.default.removeItem(at: dir) }
         let table = dir.appendingPathComponent("huge.json")
-        let text = Self.english(clause: String(repeating: "{names}", count: 70_000) + "{verb}",
-                                one: String(repeating: "{0}", count: 100_000))
+        let text = Self.english(
+            clause: String(repeating: "{names}", count: 70_000) + "{verb}",
+            one: String(repeating: "{0}", count: 100_000))
         #expect(text.utf8.count > 790_000 && text.utf8.count < PhraseTableFile.maxBytes, "\(text.utf8.count)")
         try text.write(to: table, atomically: true, encoding: .utf8)
         // Not a join, join, type that would render it: a typingd without the bound would
@@ -197,8 +207,10 @@ struct PhraseOptionsTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let pad = (PhraseTable.maxPhraseBytes - PhraseTable.english.phraseBound) / Activity.phrased.count
         let under = dir.appendingPathComponent("under.json"), over = dir.appendingPathComponent("over.json")
-        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad)).write(to: under, atomically: true, encoding: .utf8)
-        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad + 1)).write(to: over, atomically: true, encoding: .utf8)
+        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad)).write(
+            to: under, atomically: true, encoding: .utf8)
+        try Self.english(clause: "{names} {verb}" + String(repeating: "~", count: pad + 1)).write(
+            to: over, atomically: true, encoding: .utf8)
         let input = dir.appendingPathComponent("in.jsonl")
         try """
         {"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"xx"}
@@ -208,10 +220,15 @@ struct PhraseOptionsTests {
         """.write(to: input, atomically: true, encoding: .utf8)
         let (out, err, status) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", under.path], input: input)
         #expect(status == 0 && err.isEmpty, "\(status) \(err)")
-        #expect(out.contains("\"text\":\"Ben is typing\(String(repeating: "~", count: pad))...\""), "\(out.prefix(300))")
-        let (refusedOut, refused, refusedStatus) = try WorkflowTests.typingd(["--clock", "manual", "--phrases", over.path], input: input)
+        #expect(
+            out.contains("\"text\":\"Ben is typing\(String(repeating: "~", count: pad))...\""), "\(out.prefix(300))")
+        let (refusedOut, refused, refusedStatus) = try WorkflowTests.typingd(
+            ["--clock", "manual", "--phrases", over.path], input: input)
         #expect(refusedStatus == 64 && refusedOut.isEmpty, "\(refusedStatus)")
-        #expect(refused.contains("--phrases \(over.path): clause: one phrase could take \(PhraseTable.english.phraseBound + 7 * (pad + 1)) bytes"), "\(refused)")
+        #expect(
+            refused.contains(
+                "--phrases \(over.path): clause: one phrase could take \(PhraseTable.english.phraseBound + 7 * (pad + 1)) bytes"
+            ), "\(refused)")
     }
 
     @Test("a record holds its tables: it replays byte for byte after the table files are gone")
@@ -221,18 +238,22 @@ struct PhraseOptionsTests {
         let tables = dir.appendingPathComponent("tables")
         try FileManager.default.createDirectory(at: tables, withIntermediateDirectories: true)
         for language in ["de", "ru"] {
-            try FileManager.default.copyItem(atPath: Self.phrases + "/\(language).json",
-                                             toPath: tables.appendingPathComponent("\(language).json").path)
+            try FileManager.default.copyItem(
+                atPath: Self.phrases + "/\(language).json",
+                toPath: tables.appendingPathComponent("\(language).json").path)
         }
         let record = dir.appendingPathComponent("session.in.jsonl")
-        let daemon = try TestProcess.typingd(["--record", record.path, "--phrases", tables.path, "--default-locale", "de",
-                                     "--list-style", "group", "--timeout-ms", "200"])
+        let daemon = try TestProcess.typingd([
+            "--record", record.path, "--phrases", tables.path, "--default-locale", "de",
+            "--list-style", "group", "--timeout-ms", "200"
+        ])
         defer { daemon.stop() }
-        try daemon.send(#"{"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"ru"}"#,
-                        #"{"cmd":"join","conv":"c","user":"ben","name":"Ben"}"#,
-                        #"{"cmd":"join","conv":"c","user":"cy","name":"Cy"}"#,
-                        #"{"cmd":"open","conv":"c","user":"cy","view":"list"}"#,
-                        #"{"cmd":"type","conv":"c","user":"ben","activity":"recording_audio"}"#)
+        try daemon.send(
+            #"{"cmd":"join","conv":"c","user":"ana","name":"Ana","locale":"ru"}"#,
+            #"{"cmd":"join","conv":"c","user":"ben","name":"Ben"}"#,
+            #"{"cmd":"join","conv":"c","user":"cy","name":"Cy"}"#,
+            #"{"cmd":"open","conv":"c","user":"cy","view":"list"}"#,
+            #"{"cmd":"type","conv":"c","user":"ben","activity":"recording_audio"}"#)
         try daemon.closeInput()
         let live = try daemon.readAll().joined(separator: "\n") + "\n"
         #expect(try daemon.waitForExit() == 0)
@@ -243,10 +264,13 @@ struct PhraseOptionsTests {
         #expect(status == 0 && err.isEmpty, "\(err)")
         #expect(replayed == live)
         let lines = try String(contentsOf: record, encoding: .utf8).split(separator: "\n")
-        #expect(lines[0].hasPrefix("#typingd-record v2 ") && !lines[0].contains("--phrase")
+        #expect(
+            lines[0].hasPrefix("#typingd-record v2 ") && !lines[0].contains("--phrase")
                 && lines[0].contains("--default-locale de") && lines[0].contains("--list-style group"), "\(lines[0])")
         // A line per table, in the order loaded: the file's text, its line breaks made spaces.
-        #expect(lines[1].hasPrefix("#table {   \"locale\": \"de\",") && lines[2].hasPrefix("#table {   \"locale\": \"ru\","),
-                "\(lines[1].prefix(40)) \(lines[2].prefix(40))")
+        #expect(
+            lines[1].hasPrefix("#table {   \"locale\": \"de\",")
+                && lines[2].hasPrefix("#table {   \"locale\": \"ru\","),
+            "\(lines[1].prefix(40)) \(lines[2].prefix(40))")
     }
 }

@@ -18,8 +18,8 @@ struct ProtocolAnchorTests {
         for scalar in heading.lowercased().unicodeScalars {
             switch scalar.properties.generalCategory {
             case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                 .nonspacingMark, .spacingMark, .enclosingMark,
-                 .decimalNumber, .letterNumber, .otherNumber, .connectorPunctuation:
+                .nonspacingMark, .spacingMark, .enclosingMark,
+                .decimalNumber, .letterNumber, .otherNumber, .connectorPunctuation:
                 slug.unicodeScalars.append(scalar)
             default:
                 if scalar == "-" || scalar == " " { slug.append("-") }
@@ -133,27 +133,29 @@ struct ProtocolAnchorTests {
         #expect(Self.slug("Manual clock (`--clock manual`)") == "manual-clock---clock-manual")
         #expect(Self.slug("Choices made where the spec is silent") == "choices-made-where-the-spec-is-silent")
         let document = """
-        # Title
-        ## Steps
-        ```
-        ## Not a heading
-        #not-a-heading-either
-        ```
-        ### Steps ##
-        #Hashtag
-        <a id="kept"></a>
-        ## Steps
-        """
+            # Title
+            ## Steps
+            ```
+            ## Not a heading
+            #not-a-heading-either
+            ```
+            ### Steps ##
+            #Hashtag
+            <a id="kept"></a>
+            ## Steps
+            """
         #expect(Self.anchors(ofMarkdown: document) == ["title", "steps", "steps-1", "kept", "steps-2"])
     }
 
     @Test("every Protocol.md#… in Sources/ and Tests/ names a heading of Protocol.md")
     func linksResolve() throws {
-        let protocolText = try String(contentsOf: DocumentExample.root.appendingPathComponent("Protocol.md"),
-                                      encoding: .utf8)
+        let protocolText = try String(
+            contentsOf: DocumentExample.root.appendingPathComponent("Protocol.md"),
+            encoding: .utf8)
         let anchors = Set(Self.anchors(ofMarkdown: protocolText))
-        #expect(anchors.contains("framing-lines-in-lines-out") && anchors.contains("display-names"),
-                "Protocol.md's headings were not found: \(anchors.sorted())")
+        #expect(
+            anchors.contains("framing-lines-in-lines-out") && anchors.contains("display-names"),
+            "Protocol.md's headings were not found: \(anchors.sorted())")
         var count = 0
         for folder in ["Sources", "Tests"] {
             let files = Self.swiftFiles(under: folder)
@@ -181,7 +183,9 @@ struct ProtocolAnchorTests {
                 guard text.contains(Self.sectionSign) else { continue }
                 for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
                 where line.contains(Self.sectionSign) {
-                    Issue.record("\(file.path):\(index + 1): a section sign; link to a heading of Protocol.md instead: \(line.trimmingCharacters(in: .whitespaces))")
+                    Issue.record(
+                        "\(file.path):\(index + 1): a section sign; link to a heading of Protocol.md instead: \(line.trimmingCharacters(in: .whitespaces))"
+                    )
                 }
             }
         }

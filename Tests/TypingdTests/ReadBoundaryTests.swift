@@ -16,8 +16,9 @@ struct ReadBoundaryTests {
         return url
     }
 
-    @Test("the reported case: 4096 lines of 16 bytes (64 KiB, the default read) with --threads 2 exits with 4096 replies",
-          arguments: ["manual", "real"])
+    @Test(
+        "the reported case: 4096 lines of 16 bytes (64 KiB, the default read) with --threads 2 exits with 4096 replies",
+        arguments: ["manual", "real"])
     func reported(clock: String) throws {
         let input = try Self.stats(4096)
         defer { try? FileManager.default.removeItem(at: input) }
@@ -26,8 +27,9 @@ struct ReadBoundaryTests {
         #expect(run.stdout.split(separator: 0x0A).count == 4096)
     }
 
-    @Test("inputs of exactly k reads, for several read sizes, 1, 2 and 4 threads, both clocks",
-          arguments: ["manual", "real"], [1, 2, 4])
+    @Test(
+        "inputs of exactly k reads, for several read sizes, 1, 2 and 4 threads, both clocks",
+        arguments: ["manual", "real"], [1, 2, 4])
     func boundaries(clock: String, threads: Int) throws {
         for (read, lineBytes) in [(64, 16), (300, 20), (4096, 32), (1 << 16, 16)] {
             for reads in [1, 2, 7] {
@@ -35,11 +37,16 @@ struct ReadBoundaryTests {
                 guard count * lineBytes == read * reads else { continue }
                 let input = try Self.stats(count, lineBytes: lineBytes)
                 defer { try? FileManager.default.removeItem(at: input) }
-                let run = try TestProcess.run(["--clock", clock, "--threads", String(threads), "--read-buffer", String(read)],
-                                              stdin: .file(input))
-                #expect(run.status == 0, "read \(read) × \(reads): exit \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
+                let run = try TestProcess.run(
+                    ["--clock", clock, "--threads", String(threads), "--read-buffer", String(read)],
+                    stdin: .file(input))
+                #expect(
+                    run.status == 0,
+                    "read \(read) × \(reads): exit \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
                 let replies = run.stdout.split(separator: 0x0A)
-                #expect(replies.count == count, "read \(read) × \(reads), \(threads) threads: \(replies.count) of \(count) replies")
+                #expect(
+                    replies.count == count,
+                    "read \(read) × \(reads), \(threads) threads: \(replies.count) of \(count) replies")
                 #expect(String(decoding: replies.last ?? Data(), as: UTF8.self).contains("\"lines\":\(count),"))
             }
         }

@@ -12,7 +12,9 @@ struct ReadmeSetupTests {
         let readme = try String(contentsOf: DocumentExample.root.appendingPathComponent("README.md"), encoding: .utf8)
         let block = try #require(readme.split(separator: "```sh\n", maxSplits: 1).dropFirst().first)
         let lines = block.split(separator: "\n")
-        #expect(lines.count >= 3 && lines[1] == "swift test" && lines[2] == "```", "two commands: set up and run, then the tests")
+        #expect(
+            lines.count >= 3 && lines[1] == "swift test" && lines[2] == "```",
+            "two commands: set up and run, then the tests")
         return String(try #require(lines.first))
     }
 
@@ -25,27 +27,40 @@ struct ReadmeSetupTests {
         init(uid: Int, pkgConfig: Bool, jansson: Bool) throws {
             root = try Daemon.temporaryFolder("readme")
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(at: root.appendingPathComponent("work/.build/release"),
-                                                    withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(at: root.appendingPathComponent("work/examples/transcripts"),
-                                                    withIntermediateDirectories: true)
-            try "{}\n".write(to: root.appendingPathComponent("work/examples/transcripts/02_group_fills_up.in.jsonl"),
-                             atomically: true, encoding: .utf8)
-            try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("sh").path, withDestinationPath: "/bin/sh")
+            try FileManager.default.createDirectory(
+                at: root.appendingPathComponent("work/.build/release"),
+                withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: root.appendingPathComponent("work/examples/transcripts"),
+                withIntermediateDirectories: true)
+            try "{}\n".write(
+                to: root.appendingPathComponent("work/examples/transcripts/02_group_fills_up.in.jsonl"),
+                atomically: true, encoding: .utf8)
+            try FileManager.default.createSymbolicLink(
+                atPath: bin.appendingPathComponent("sh").path, withDestinationPath: "/bin/sh")
             let log = log.path, bin = bin.path, root = root.path
             try script("id", #"[ "$1" = -u ] && echo "${FAKE_UID:-\#(uid)}""#)
             try script("sudo", #"echo "sudo $*" >> \#(log); FAKE_UID=0 exec "$@""#)
-            try script("apt-get", """
+            try script(
+                "apt-get",
+                """
                 if [ "$(id -u)" -ne 0 ]; then echo "apt-get $* refused: not root" >> \(log); exit 100; fi
                 echo "apt-get $*" >> \(log)
                 case " $* " in *" pkg-config "*) /bin/cp \(root)/pkg-config.real \(bin)/pkg-config ;; esac
                 case " $* " in *" libjansson-dev "*) : > \(root)/jansson.pc ;; esac
                 """)
-            try script("pkg-config.real", #"[ "$1 $2" = "--exists jansson" ] && [ -e \#(root)/jansson.pc ]"#, in: self.root)
-            if pkgConfig { try script("pkg-config", #"[ "$1 $2" = "--exists jansson" ] && [ -e \#(root)/jansson.pc ]"#) }
-            if jansson { try "".write(to: self.root.appendingPathComponent("jansson.pc"), atomically: true, encoding: .utf8) }
+            try script(
+                "pkg-config.real", #"[ "$1 $2" = "--exists jansson" ] && [ -e \#(root)/jansson.pc ]"#, in: self.root)
+            if pkgConfig {
+                try script("pkg-config", #"[ "$1 $2" = "--exists jansson" ] && [ -e \#(root)/jansson.pc ]"#)
+            }
+            if jansson {
+                try "".write(to: self.root.appendingPathComponent("jansson.pc"), atomically: true, encoding: .utf8)
+            }
             try script("swift", #"echo "swift $*" >> \#(log)"#)
-            try script("typingd", #"echo "typingd $*" >> \#(log)"#, in: self.root.appendingPathComponent("work/.build/release"))
+            try script(
+                "typingd", #"echo "typingd $*" >> \#(log)"#, in: self.root.appendingPathComponent("work/.build/release")
+            )
         }
 
         func script(_ name: String, _ body: String, in folder: URL? = nil) throws {
@@ -57,9 +72,10 @@ struct ReadmeSetupTests {
         /// Runs `command` with `shell`; what the stand-ins recorded (this run only).
         func run(_ command: String, shell: String) throws -> [String] {
             try? FileManager.default.removeItem(at: log)
-            let run = try TestProcess.run(URL(fileURLWithPath: shell), ["-c", command],
-                                          environment: ["PATH": bin.path, "HOME": root.path], inheritEnvironment: false,
-                                          directory: root.appendingPathComponent("work"))
+            let run = try TestProcess.run(
+                URL(fileURLWithPath: shell), ["-c", command],
+                environment: ["PATH": bin.path, "HOME": root.path], inheritEnvironment: false,
+                directory: root.appendingPathComponent("work"))
             #expect(run.status == 0, "\(shell): exit \(run.status): \(run.errors)")
             #expect(run.errors.isEmpty, "\(shell) wrote on stderr: \(run.errors)")
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

@@ -39,7 +39,9 @@ struct RecordLineEndTests {
         var record = try [UInt8](Data(contentsOf: made))
         try FileManager.default.removeItem(at: made)
         let lines = Self.lines(record)
-        #expect(lines.count > 10 && lines.last?.starts(with: "#end ".utf8) == true, "\(String(decoding: record, as: UTF8.self))")
+        #expect(
+            lines.count > 10 && lines.last?.starts(with: "#end ".utf8) == true,
+            "\(String(decoding: record, as: UTF8.self))")
         if !withEnd { record = Array(lines.dropLast().joined()) }
         let plain = dir.appendingPathComponent("plain.rec")
         try Data(record).write(to: plain)
@@ -50,8 +52,9 @@ struct RecordLineEndTests {
         return (record, output)
     }
 
-    @Test("replay plays a record whose lines all end in CR LF as the LF record it was made from, with or without its end line",
-          arguments: [true, false])
+    @Test(
+        "replay plays a record whose lines all end in CR LF as the LF record it was made from, with or without its end line",
+        arguments: [true, false])
     func replayCRLF(withEnd: Bool) throws {
         let dir = try Daemon.temporaryFolder("record-crlf-replay")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -63,8 +66,9 @@ struct RecordLineEndTests {
         #expect(output == expected, "the CR LF record replays otherwise:\n\(output)\nLF record:\n\(expected)")
     }
 
-    @Test("check passes a record whose lines all end in CR LF against its LF record's output, and --bless writes that output",
-          arguments: [true, false])
+    @Test(
+        "check passes a record whose lines all end in CR LF against its LF record's output, and --bless writes that output",
+        arguments: [true, false])
     func checkCRLF(withEnd: Bool) throws {
         let dir = try Daemon.temporaryFolder("record-crlf-check")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -84,26 +88,36 @@ struct RecordLineEndTests {
         #expect(written == expected, "--bless wrote:\n\(written ?? "(nothing)")\nLF record:\n\(expected)")
     }
 
-    @Test("an input line's CRs (inside it, or a second one before its LF) are the session's, in a record with LF or CR LF line ends")
+    @Test(
+        "an input line's CRs (inside it, or a second one before its LF) are the session's, in a record with LF or CR LF line ends"
+    )
     func inputLineCRs() throws {
         let dir = try Daemon.temporaryFolder("record-crlf-input")
         defer { try? FileManager.default.removeItem(at: dir) }
         let made = dir.appendingPathComponent("made.rec")
-        let input = #"{"cmd":"join","conv":"g","user":"a","name":"Ann",\#r"id":1}"# + "\n"
-            + "\r\r\n"                                                              // not blank: a CR is left
-            + #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"# + "\r\r\n"      // one CR kept, JSON white space
+        let input =
+            #"{"cmd":"join","conv":"g","user":"a","name":"Ann",\#r"id":1}"# + "\n"
+            + "\r\r\n" // not blank: a CR is left
+            + #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"# + "\r\r\n" // one CR kept, JSON white space
             + #"{"cmd":"type","conv":"g","user":"a"}"# + "\r\n"
             + "x\ry\r\r\n"
-        let live = try TestProcess.run(["--record", made.path, "--timeout-ms", "100", "--typing-events"],
-                                       stdin: .bytes(Array(input.utf8)))
-        #expect(live.status == 0 && live.output.contains("Ann is typing") && live.output.contains("\"line\":2"), "\(live.output)")
+        let live = try TestProcess.run(
+            ["--record", made.path, "--timeout-ms", "100", "--typing-events"],
+            stdin: .bytes(Array(input.utf8)))
+        #expect(
+            live.status == 0 && live.output.contains("Ann is typing") && live.output.contains("\"line\":2"),
+            "\(live.output)")
         let record = try [UInt8](Data(contentsOf: made))
-        #expect(Self.lines(record).filter { $0.dropLast().last == 0x0D }.count == 3, "\(String(decoding: record, as: UTF8.self))")
+        #expect(
+            Self.lines(record).filter { $0.dropLast().last == 0x0D }.count == 3,
+            "\(String(decoding: record, as: UTF8.self))")
         let converted = dir.appendingPathComponent("s.in.jsonl")
         try Data(Self.crlf(record)).write(to: converted)
         for file in [made, converted] {
             let (output, error, status) = try RecordReplayTests.replay(file)
-            #expect(status == 0 && error.isEmpty && output == live.output, "\(file.lastPathComponent): \(status) \(error)\n\(output)")
+            #expect(
+                status == 0 && error.isEmpty && output == live.output,
+                "\(file.lastPathComponent): \(status) \(error)\n\(output)")
         }
         try live.output.write(to: dir.appendingPathComponent("s.out.jsonl"), atomically: true, encoding: .utf8)
         let (checked, _, checkStatus) = try WorkflowTests.typingd(["check", converted.path])
@@ -113,23 +127,30 @@ struct RecordLineEndTests {
     /// A record of a real session with the line ends of `record`'s lines changed:
     /// the line at each index of `crlf` ends in CR LF, the others in LF.
     static func mixed(_ record: [UInt8], crlf: Set<Int>) -> [UInt8] {
-        Array(lines(record).enumerated().map { index, line in crlf.contains(index) ? line.dropLast() + [0x0D, 0x0A] : Array(line) }
+        Array(
+            lines(record).enumerated().map { index, line in
+                crlf.contains(index) ? line.dropLast() + [0x0D, 0x0A] : Array(line)
+            }
             .joined())
     }
 
-    @Test("a CR where typingd writes none is refused by replay (65) and by check --bless, naming the record line; nothing is blessed")
+    @Test(
+        "a CR where typingd writes none is refused by replay (65) and by check --bless, naming the record line; nothing is blessed"
+    )
     func strayCRs() throws {
         let dir = try Daemon.temporaryFolder("record-crlf-stray")
         defer { try? FileManager.default.removeItem(at: dir) }
         let (record, _) = try Self.session(in: dir, withEnd: true)
         let lines = Self.lines(record)
         let count = lines.count
-        let tooLong = try #require(lines.firstIndex { line in
-            line.dropLast().last == UInt8(ascii: "!") && line.first.map { (0x30...0x39).contains($0) } == true
-        })
+        let tooLong = try #require(
+            lines.firstIndex { line in
+                line.dropLast().last == UInt8(ascii: "!") && line.first.map { (0x30...0x39).contains($0) } == true
+            })
         let header = RecordPreambleOnlyTests.header, table = RecordPreambleOnlyTests.table
         // The header with a CR for a space: the same options to a reader that takes a CR for white space.
-        let strayHeader = String(decoding: lines[0], as: UTF8.self).replacingOccurrences(of: " --timeout-ms", with: "\r--timeout-ms")
+        let strayHeader = String(decoding: lines[0], as: UTF8.self).replacingOccurrences(
+            of: " --timeout-ms", with: "\r--timeout-ms")
         #expect(strayHeader.utf8.count == lines[0].count)
         // (the record, the record line named, what the message says)
         let cases: [([UInt8], Int, String)] = [
@@ -143,15 +164,24 @@ struct RecordLineEndTests {
             (Array(strayHeader.utf8) + Array(lines[1...].joined()), 1, "holds a CR"),
             (Self.crlf(Array(strayHeader.utf8) + Array(lines[1...].joined())), 1, "holds a CR"),
             (Array((header + table.dropLast() + "\r\n#end 0\n").utf8), 2, "holds a CR"),
-            (Self.crlf(Array((header + table.replacingOccurrences(of: ",\"verbs\"", with: ",\r\"verbs\"") + "#end 0\n").utf8)), 2, "holds a CR"),
+            (
+                Self.crlf(
+                    Array(
+                        (header + table.replacingOccurrences(of: ",\"verbs\"", with: ",\r\"verbs\"") + "#end 0\n").utf8)
+                ), 2, "holds a CR"
+            )
         ]
         let file = dir.appendingPathComponent("bad.in.jsonl")
         for (index, (bytes, line, says)) in cases.enumerated() {
             try Data(bytes).write(to: file)
             let (_, error, status) = try RecordReplayTests.replay(file)
-            #expect(status == 65 && error.contains("record line \(line) ") && error.contains(says), "case \(index): \(status) \(error)")
+            #expect(
+                status == 65 && error.contains("record line \(line) ") && error.contains(says),
+                "case \(index): \(status) \(error)")
             let (report, _, checkStatus) = try WorkflowTests.typingd(["check", "--bless", dir.path])
-            #expect(checkStatus == 1 && report.contains("record line \(line) ") && report.contains(says), "case \(index): \(checkStatus) \(report)")
+            #expect(
+                checkStatus == 1 && report.contains("record line \(line) ") && report.contains(says),
+                "case \(index): \(checkStatus) \(report)")
             let blessed = dir.appendingPathComponent("bad.out.jsonl")
             #expect(!FileManager.default.fileExists(atPath: blessed.path), "case \(index) was blessed")
             try? FileManager.default.removeItem(at: blessed)

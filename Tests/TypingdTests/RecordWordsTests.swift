@@ -34,11 +34,13 @@ struct RecordWordsTests {
             "max-memberships": ["--max-memberships", "12"], "max-conversations": ["--max-conversations", "13"],
             "max-output-per-line": ["--max-output-per-line", "5000"],
             "several-after": ["--several-after", "4"], "quiet-above": ["--quiet-above", "50"],
-            "announce-after-ms": ["--announce-after-ms", "1500"],
+            "announce-after-ms": ["--announce-after-ms", "1500"]
         ]
     }
 
-    @Test("every option SessionOptions declares is written into a record's header, or SessionOptions.unrecorded says why not")
+    @Test(
+        "every option SessionOptions declares is written into a record's header, or SessionOptions.unrecorded says why not"
+    )
     func everyOptionRecorded() throws {
         let declared = try Self.declaredNames()
         #expect(declared.count >= 17, "\(declared)")
@@ -46,13 +48,17 @@ struct RecordWordsTests {
         for name in declared where SessionOptions.unrecorded[name] == nil {
             #expect(values[name] != nil, "--\(name) is neither in this test's values nor in SessionOptions.unrecorded")
         }
-        #expect(Set(SessionOptions.unrecorded.keys).isSubset(of: declared), "unrecorded names no option: \(SessionOptions.unrecorded.keys)")
+        #expect(
+            Set(SessionOptions.unrecorded.keys).isSubset(of: declared),
+            "unrecorded names no option: \(SessionOptions.unrecorded.keys)")
         // Every one set to its value: the header names each, with that value.
         let options = try SessionOptions.parse(values.values.flatMap { $0 })
         let words = options.recordWords
         for (name, given) in values {
             guard let at = words.firstIndex(of: "--\(name)") else {
-                Issue.record("--\(name) is declared and not in SessionOptions.unrecorded, but the header leaves it out: \(words)")
+                Issue.record(
+                    "--\(name) is declared and not in SessionOptions.unrecorded, but the header leaves it out: \(words)"
+                )
                 continue
             }
             if given.count == 2 {
@@ -74,7 +80,7 @@ struct RecordWordsTests {
         var replayed = try SessionOptions.parse(header.options)
         // The replay loads the header's tables from their texts.
         replayed.phraseTables = header.tables.map { String(decoding: $0, as: UTF8.self) }
-        replayed.clock = .real    // as RecordOptions.parse does
+        replayed.clock = .real // as RecordOptions.parse does
         replayed.noDrain = true
         var expected = try options.configuration()
         expected.clock = .real

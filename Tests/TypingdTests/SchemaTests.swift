@@ -16,8 +16,9 @@ struct SchemaTests {
 
     @Test("every golden line agrees with the schemas")
     func goldens() throws {
-        let (stdout, stderr, status) = try ExampleProgramTests.run(try Self.validator(),
-                                                                   ["schema/validate.py", "examples/transcripts"])
+        let (stdout, stderr, status) = try ExampleProgramTests.run(
+            try Self.validator(),
+            ["schema/validate.py", "examples/transcripts"])
         #expect(status == 0, "\(stderr)")
         #expect(stdout.hasSuffix(" 0 disagreements\n"), "\(stdout)")
         // Every transcript was read: more lines than the inputs alone hold.
@@ -38,33 +39,71 @@ struct SchemaTests {
         ("command", #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":"a\u009fb"}"#, false),
         ("command", #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":"is\nhere"}"#, false),
         ("command", #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":"a\u00a0b"}"#, true),
-        ("command", #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":""#
-            + String(repeating: "é", count: 128) + #""}"#, true),
-        ("command", #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":""#
-            + String(repeating: "é", count: 128) + #"x"}"#, false),
+        (
+            "command",
+            #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":""#
+                + String(repeating: "é", count: 128) + #""}"#, true
+        ),
+        (
+            "command",
+            #"{"cmd":"type","conv":"g","user":"a","activity":"status","status":""#
+                + String(repeating: "é", count: 128) + #"x"}"#, false
+        ),
         ("event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","text":"Ana is typing..."}"#, true),
-        ("event", #"{"event":"announce","at":5,"conv":"g","thread":"t","viewer":"b","pane":"side","text":"Ana is typing..."}"#, true),
-        ("event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","view":"list","text":"Ana is typing..."}"#, true),
+        (
+            "event",
+            #"{"event":"announce","at":5,"conv":"g","thread":"t","viewer":"b","pane":"side","text":"Ana is typing..."}"#,
+            true
+        ),
+        (
+            "event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","view":"list","text":"Ana is typing..."}"#,
+            true
+        ),
         ("event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","text":""}"#, false),
-        ("event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","pane":"side","text":"Ana is typing..."}"#, false),
-        ("event", #"{"event":"announce","at":5,"conv":"g","thread":"t","viewer":"b","view":"list","text":"Ana is typing..."}"#, false),
-        ("event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","typing":["a"],"text":"Ana is typing..."}"#, false),
+        (
+            "event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","pane":"side","text":"Ana is typing..."}"#,
+            false
+        ),
+        (
+            "event",
+            #"{"event":"announce","at":5,"conv":"g","thread":"t","viewer":"b","view":"list","text":"Ana is typing..."}"#,
+            false
+        ),
+        (
+            "event", #"{"event":"announce","at":5,"conv":"g","viewer":"b","typing":["a"],"text":"Ana is typing..."}"#,
+            false
+        ),
         ("event", #"{"event":"announce","at":5,"conv":"g","text":"Ana is typing..."}"#, false),
         ("event", #"{"event":"typing","at":1,"conv":"g","user":"a","state":"started","activity":"status"}"#, false),
-        ("event", #"{"event":"typing","at":1,"conv":"g","user":"a","state":"changed","activity":"typing","status":"is here"}"#, false),
-        ("event", #"{"event":"typing","at":1,"conv":"g","user":"a","state":"stopped","reason":"send","status":"is here"}"#, false),
-        ("event", #"{"event":"streak","at":1,"conv":"g","user":"a","activity":"status","deadline":5,"keystroke":1}"#, false),
-        ("event", #"{"event":"streak","at":1,"conv":"g","user":"a","status":"is here","deadline":5,"keystroke":1}"#, false),
+        (
+            "event",
+            #"{"event":"typing","at":1,"conv":"g","user":"a","state":"changed","activity":"typing","status":"is here"}"#,
+            false
+        ),
+        (
+            "event",
+            #"{"event":"typing","at":1,"conv":"g","user":"a","state":"stopped","reason":"send","status":"is here"}"#,
+            false
+        ),
+        (
+            "event", #"{"event":"streak","at":1,"conv":"g","user":"a","activity":"status","deadline":5,"keystroke":1}"#,
+            false
+        ),
+        (
+            "event", #"{"event":"streak","at":1,"conv":"g","user":"a","status":"is here","deadline":5,"keystroke":1}"#,
+            false
+        ),
         ("event", #"{"event":"error","line":1,"code":"missing_field","message":"m","field":"status"}"#, true),
-        ("event", #"{"event":"error","line":1,"code":"missing_field","message":"m","field":"timeout_ms"}"#, false),
+        ("event", #"{"event":"error","line":1,"code":"missing_field","message":"m","field":"timeout_ms"}"#, false)
     ]
 
     @Test("lines the goldens do not show are judged as the protocol says")
     func listedCases() throws {
         let python = try Self.validator()
-        let input = try JSONSerialization.data(withJSONObject: Self.cases.map {
-            ["schema": $0.schema, "line": $0.line, "valid": $0.valid] as [String: Any]
-        })
+        let input = try JSONSerialization.data(
+            withJSONObject: Self.cases.map {
+                ["schema": $0.schema, "line": $0.line, "valid": $0.valid] as [String: Any]
+            })
         let script = """
             import json, sys
             sys.path.insert(0, "schema")
@@ -95,11 +134,15 @@ struct SchemaTests {
         let folder = try Daemon.temporaryFolder("schema")
         defer { try? FileManager.default.removeItem(at: folder) }
         try Data(#"{"cmd":"stats","id":1}"#.utf8 + [0x0A]).write(to: folder.appendingPathComponent("x.in.jsonl"))
-        try Data(#"{"event":"error","line":1,"id":1,"code":"bad_field","message":"m","field":"id","extra":1}"#.utf8 + [0x0A])
-            .write(to: folder.appendingPathComponent("x.out.jsonl"))
+        try Data(
+            #"{"event":"error","line":1,"id":1,"code":"bad_field","message":"m","field":"id","extra":1}"#.utf8 + [0x0A]
+        )
+        .write(to: folder.appendingPathComponent("x.out.jsonl"))
         let (stdout, stderr, status) = try ExampleProgramTests.run(python, ["schema/validate.py", folder.path])
         #expect(status == 1)
         #expect(stdout == "2 lines checked, 2 disagreements\n", "\(stdout)")
-        #expect(stderr.contains("x.out.jsonl:1: event invalid") && stderr.contains("x.in.jsonl:1: typingd refused it"), "\(stderr)")
+        #expect(
+            stderr.contains("x.out.jsonl:1: event invalid") && stderr.contains("x.in.jsonl:1: typingd refused it"),
+            "\(stderr)")
     }
 }

@@ -8,27 +8,31 @@ import Testing
 @Suite("--several-after")
 struct SeveralAfterOptionTests {
     /// Four typers in a room with a viewer who does not type.
-    static let input = [
-        #"{"cmd":"join","conv":"g","user":"v","name":"Vic"}"#,
-        #"{"cmd":"join","conv":"g","user":"a","name":"Ann"}"#,
-        #"{"cmd":"join","conv":"g","user":"b","name":"Ben"}"#,
-        #"{"cmd":"join","conv":"g","user":"c","name":"Cy"}"#,
-        #"{"cmd":"join","conv":"g","user":"d","name":"Dee"}"#,
-        #"{"cmd":"type","conv":"g","user":"a"}"#,
-        #"{"cmd":"type","conv":"g","user":"b"}"#,
-        #"{"cmd":"type","conv":"g","user":"c"}"#,
-        #"{"cmd":"type","conv":"g","user":"d"}"#,
-    ].joined(separator: "\n") + "\n"
+    static let input =
+        [
+            #"{"cmd":"join","conv":"g","user":"v","name":"Vic"}"#,
+            #"{"cmd":"join","conv":"g","user":"a","name":"Ann"}"#,
+            #"{"cmd":"join","conv":"g","user":"b","name":"Ben"}"#,
+            #"{"cmd":"join","conv":"g","user":"c","name":"Cy"}"#,
+            #"{"cmd":"join","conv":"g","user":"d","name":"Dee"}"#,
+            #"{"cmd":"type","conv":"g","user":"a"}"#,
+            #"{"cmd":"type","conv":"g","user":"b"}"#,
+            #"{"cmd":"type","conv":"g","user":"c"}"#,
+            #"{"cmd":"type","conv":"g","user":"d"}"#
+        ].joined(separator: "\n") + "\n"
 
-    @Test("a value out of 1…2147483647, or not a number, is a message on stderr and exit 64, before any input", arguments: [
-        ("0", "--several-after must be from 1 to 2147483647, not 0"),
-        ("-1", "--several-after must be from 1 to 2147483647, not -1"),
-        ("2147483648", "--several-after must be from 1 to 2147483647, not 2147483648"),
-        ("many", "--several-after"),
-        ("", "--several-after"),
-    ])
+    @Test(
+        "a value out of 1…2147483647, or not a number, is a message on stderr and exit 64, before any input",
+        arguments: [
+            ("0", "--several-after must be from 1 to 2147483647, not 0"),
+            ("-1", "--several-after must be from 1 to 2147483647, not -1"),
+            ("2147483648", "--several-after must be from 1 to 2147483647, not 2147483648"),
+            ("many", "--several-after"),
+            ("", "--several-after")
+        ])
     func badValue(value: String, says: String) throws {
-        let run = try TestProcess.run(["--clock", "manual", "--several-after", value], stdin: .bytes(Array(Self.input.utf8)))
+        let run = try TestProcess.run(
+            ["--clock", "manual", "--several-after", value], stdin: .bytes(Array(Self.input.utf8)))
         #expect(run.status == 64, "\(value): \(run.status)")
         #expect(run.output.isEmpty, "\(value): wrote \(run.output)")
         #expect(run.errors.contains(says), "\(value): \(run.errors)")
@@ -36,11 +40,16 @@ struct SeveralAfterOptionTests {
 
     @Test("1 and 2147483647 are taken")
     func limits() throws {
-        for (value, text) in [("1", "Several people are typing..."), ("2147483647", "Ann, Ben, and 2 others are typing...")] {
-            let run = try TestProcess.run(["--clock", "manual", "--no-drain", "--several-after", value],
-                                          stdin: .bytes(Array(Self.input.utf8)))
+        for (value, text) in [
+            ("1", "Several people are typing..."), ("2147483647", "Ann, Ben, and 2 others are typing...")
+        ] {
+            let run = try TestProcess.run(
+                ["--clock", "manual", "--no-drain", "--several-after", value],
+                stdin: .bytes(Array(Self.input.utf8)))
             #expect(run.status == 0 && run.errors.isEmpty, "\(value): \(run.status) \(run.errors)")
-            #expect(run.output.split(separator: "\n").contains { $0.contains(#""viewer":"v""#) && $0.contains(text) }, "\(value): \(run.output)")
+            #expect(
+                run.output.split(separator: "\n").contains { $0.contains(#""viewer":"v""#) && $0.contains(text) },
+                "\(value): \(run.output)")
         }
     }
 
@@ -49,8 +58,10 @@ struct SeveralAfterOptionTests {
         let help = try ManualPagesTests.help([])
         let start = try #require(help.range(of: "--several-after <n>"), "\(help)")
         let text = help[start.lowerBound...].prefix(600)
-        for words in ["names nobody", "'several'", "Several people are typing...", "from 1 to 2147483647", "(default: none)",
-                      "do not change"] {
+        for words in [
+            "names nobody", "'several'", "Several people are typing...", "from 1 to 2147483647", "(default: none)",
+            "do not change"
+        ] {
             #expect(text.contains(words), "--help says not \"\(words)\": \(text)")
         }
     }
@@ -60,24 +71,30 @@ struct SeveralAfterOptionTests {
         let dir = try Daemon.temporaryFolder("several-args")
         defer { try? FileManager.default.removeItem(at: dir) }
         try Self.input.write(to: dir.appendingPathComponent("big.in.jsonl"), atomically: true, encoding: .utf8)
-        try "--several-after 3 --no-drain\n".write(to: dir.appendingPathComponent("big.args"), atomically: true, encoding: .utf8)
+        try "--several-after 3 --no-drain\n".write(
+            to: dir.appendingPathComponent("big.args"), atomically: true, encoding: .utf8)
         let (report, _, status) = try WorkflowTests.typingd(["check", "--bless", dir.path])
         #expect(status == 0, "\(report)")
         let out = try String(contentsOf: dir.appendingPathComponent("big.out.jsonl"), encoding: .utf8)
-        #expect(out.contains(#""viewer":"v","typing":["a","b","c","d"],"text":"Several people are typing...""#), "\(out)")
+        #expect(
+            out.contains(#""viewer":"v","typing":["a","b","c","d"],"text":"Several people are typing...""#), "\(out)")
         try "--several-after 0\n".write(to: dir.appendingPathComponent("big.args"), atomically: true, encoding: .utf8)
         let (bad, _, badStatus) = try WorkflowTests.typingd(["check", dir.path])
         #expect(badStatus == 1 && bad.contains("big.args") && bad.contains("--several-after"), "\(bad)")
     }
 
-    @Test("a record carries --several-after, and replays the session byte for byte; a record without it replays without it")
+    @Test(
+        "a record carries --several-after, and replays the session byte for byte; a record without it replays without it"
+    )
     func record() throws {
         let dir = try Daemon.temporaryFolder("several-record")
         defer { try? FileManager.default.removeItem(at: dir) }
         let made = dir.appendingPathComponent("made.rec")
-        let live = try TestProcess.run(["--record", made.path, "--timeout-ms", "100", "--several-after", "2"],
-                                       stdin: .bytes(Array(Self.input.utf8)))
-        #expect(live.status == 0 && live.output.contains("Several people are typing..."), "\(live.status) \(live.output)")
+        let live = try TestProcess.run(
+            ["--record", made.path, "--timeout-ms", "100", "--several-after", "2"],
+            stdin: .bytes(Array(Self.input.utf8)))
+        #expect(
+            live.status == 0 && live.output.contains("Several people are typing..."), "\(live.status) \(live.output)")
         let record = try String(contentsOf: made, encoding: .utf8)
         let header = try #require(record.split(separator: "\n").first)
         #expect(header.hasSuffix(" --several-after 2") || header.contains(" --several-after 2 "), "\(header)")
@@ -85,7 +102,8 @@ struct SeveralAfterOptionTests {
         #expect(status == 0 && error.isEmpty && replayed == live.output, "\(status) \(error)\n\(replayed)")
         // Without the option the header names none, and a replay phrases as usual.
         let plain = dir.appendingPathComponent("plain.rec")
-        let unlimited = try TestProcess.run(["--record", plain.path, "--timeout-ms", "100"], stdin: .bytes(Array(Self.input.utf8)))
+        let unlimited = try TestProcess.run(
+            ["--record", plain.path, "--timeout-ms", "100"], stdin: .bytes(Array(Self.input.utf8)))
         let plainRecord = try String(contentsOf: plain, encoding: .utf8)
         #expect(!plainRecord.contains("several"), "\(plainRecord)")
         let (again, _, againStatus) = try RecordReplayTests.replay(plain)
@@ -103,6 +121,9 @@ struct SeveralAfterOptionTests {
         try record.write(to: file, atomically: true, encoding: .utf8)
         let (out, error, status) = try RecordReplayTests.replay(file)
         #expect(status == 0 && error.isEmpty, "\(status) \(error)")
-        #expect(out.contains(#"{"event":"indicator","at":10,"conv":"g","viewer":"v","typing":["a","b"],"text":"Several people are typing..."}"#), "\(out)")
+        #expect(
+            out.contains(
+                #"{"event":"indicator","at":10,"conv":"g","viewer":"v","typing":["a","b"],"text":"Several people are typing..."}"#
+            ), "\(out)")
     }
 }

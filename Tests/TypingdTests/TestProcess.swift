@@ -84,19 +84,24 @@ final class TestProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`, `environment` added to the test's own
     /// (or, when `inheritEnvironment` is false, alone), in `directory`.
-    init(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], inheritEnvironment: Bool = true,
-         directory: URL? = nil, stdin: Input = .null, stdout: Output = .pipe, stderr: ErrorOutput = .pipe) throws {
+    init(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:], inheritEnvironment: Bool = true,
+        directory: URL? = nil, stdin: Input = .null, stdout: Output = .pipe, stderr: ErrorOutput = .pipe
+    ) throws {
         // A test that writes into a program that has exited (on purpose: EFBIG, a bad
         // option) gets EPIPE instead of dying of SIGPIPE. Tests run in parallel and in
         // any order, so every start sets it.
         Glibc.signal(SIGPIPE, SIG_IGN)
-        commandLine = ([executable.lastPathComponent] + arguments).map { $0.count > 60 ? String($0.prefix(57)) + "..." : $0 }
-            .joined(separator: " ")
+        commandLine = ([executable.lastPathComponent] + arguments).map {
+            $0.count > 60 ? String($0.prefix(57)) + "..." : $0
+        }
+        .joined(separator: " ")
         process.executableURL = executable
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty || !inheritEnvironment {
-            process.environment = inheritEnvironment
+            process.environment =
+                inheritEnvironment
                 ? ProcessInfo.processInfo.environment.merging(environment) { $1 } : environment
         }
 
@@ -176,8 +181,10 @@ final class TestProcess: @unchecked Sendable {
     }
 
     /// typingd (``Daemon/binary``) with `arguments`, stdin a pipe the test writes.
-    static func typingd(_ arguments: [String], stdin: Input = .pipe, stdout: Output = .pipe,
-                        environment: [String: String] = [:]) throws -> TestProcess {
+    static func typingd(
+        _ arguments: [String], stdin: Input = .pipe, stdout: Output = .pipe,
+        environment: [String: String] = [:]
+    ) throws -> TestProcess {
         try TestProcess(Daemon.binary, arguments, environment: environment, stdin: stdin, stdout: stdout)
     }
 
@@ -221,7 +228,9 @@ final class TestProcess: @unchecked Sendable {
     }
 
     /// The next line of stdout (without its LF), or nil at the end of output.
-    func readLine(deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation) throws -> String? {
+    func readLine(deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> String?
+    {
         let end = Date().addingTimeInterval(deadline)
         while true {
             if let line = takeLine() { return line }
@@ -236,18 +245,24 @@ final class TestProcess: @unchecked Sendable {
 
     /// Every remaining line of stdout, up to the end of output (the program exits or
     /// closes it).
-    func readAll(deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
+    func readAll(deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> [String]
+    {
         let end = Date().addingTimeInterval(deadline)
         var lines: [String] = []
-        while let line = try readLine(deadline: end.timeIntervalSinceNow, sourceLocation: sourceLocation) { lines.append(line) }
+        while let line = try readLine(deadline: end.timeIntervalSinceNow, sourceLocation: sourceLocation) {
+            lines.append(line)
+        }
         return lines
     }
 
     /// Reads stdout up to the first line for which `matches` is true, and returns it
     /// (the lines before it are read and dropped). Fails if the output ends first.
     @discardableResult
-    func waitForLine(_ what: String, deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation,
-                     matching matches: (String) -> Bool) throws -> String {
+    func waitForLine(
+        _ what: String, deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation,
+        matching matches: (String) -> Bool
+    ) throws -> String {
         let end = Date().addingTimeInterval(deadline)
         while let line = try readLine(deadline: end.timeIntervalSinceNow, sourceLocation: sourceLocation) {
             if matches(line) { return line }
@@ -256,13 +271,18 @@ final class TestProcess: @unchecked Sendable {
     }
 
     /// Waits until the lines not read yet contain `text`, reading none of them.
-    func waitForOutput(containing text: String, deadline: Double = TestProcess.deadline,
-                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func waitForOutput(
+        containing text: String, deadline: Double = TestProcess.deadline,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let end = Date().addingTimeInterval(deadline)
         let needle = Array(text.utf8)
         let found = { self.buffer[self.consumed...].firstRange(of: needle) != nil }
         while !found() {
-            guard outputOpen else { throw failure("the output ended before it held \(text.debugDescription)", sourceLocation: sourceLocation) }
+            guard outputOpen else {
+                throw failure(
+                    "the output ended before it held \(text.debugDescription)", sourceLocation: sourceLocation)
+            }
             try pump(until: end, awaiting: "\(text.debugDescription) on stdout", sourceLocation: sourceLocation, found)
         }
     }
@@ -294,13 +314,17 @@ final class TestProcess: @unchecked Sendable {
     /// read into the buffer, so that a program with more to say does not block on a
     /// full pipe, unless `readingOutput` is false (a test of a blocked writer).
     @discardableResult
-    func waitForExit(deadline: Double = TestProcess.deadline, readingOutput: Bool = true,
-                     sourceLocation: SourceLocation = #_sourceLocation) throws -> Int32 {
+    func waitForExit(
+        deadline: Double = TestProcess.deadline, readingOutput: Bool = true,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Int32 {
         let end = Date().addingTimeInterval(deadline)
         while !hasExited {
-            try pump(until: end, awaiting: "the exit", reading: readingOutput, sourceLocation: sourceLocation) { self.hasExited }
+            try pump(until: end, awaiting: "the exit", reading: readingOutput, sourceLocation: sourceLocation) {
+                self.hasExited
+            }
         }
-        process.waitUntilExit()  // returns at once: the termination handler ran
+        process.waitUntilExit() // returns at once: the termination handler ran
         return process.terminationStatus
     }
 
@@ -310,12 +334,15 @@ final class TestProcess: @unchecked Sendable {
     /// Waits until `condition`, a state of the process that no pipe tells (a file it
     /// wrote, something /proc shows), holds: it is looked at again every millisecond
     /// or so. Fails if the program exits first.
-    func waitUntil(_ what: String, deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation,
-                   _ condition: () -> Bool) throws {
+    func waitUntil(
+        _ what: String, deadline: Double = TestProcess.deadline, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: () -> Bool
+    ) throws {
         let end = Date().addingTimeInterval(deadline)
         while !condition() {
             if hasExited {
-                throw failure("it exited (status \(process.terminationStatus)) before \(what)", sourceLocation: sourceLocation)
+                throw failure(
+                    "it exited (status \(process.terminationStatus)) before \(what)", sourceLocation: sourceLocation)
             }
             guard Date() < end else { throw failure("\(what) did not happen", sourceLocation: sourceLocation) }
             var exit = pollfd(fd: exitRead, events: Int16(POLLIN), revents: 0)
@@ -333,13 +360,17 @@ final class TestProcess: @unchecked Sendable {
         var queued: Int32 = 0
         let capacity = fcntl(fd, 1032 /* F_GETPIPE_SZ */)
         guard capacity > 0, ioctl(fd, 0x541B /* FIONREAD */, &queued) == 0,
-              queued >= capacity - Int32(PIPE_BUF) else { return false }
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty else {
+            queued >= capacity - Int32(PIPE_BUF)
+        else { return false }
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty
+        else {
             return false
         }
         return tasks.allSatisfy { task in
             // "TID (NAME) STATE ...": the state follows the name in parentheses.
-            guard let stat = Self.procFile("/proc/\(pid)/task/\(task)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+            guard let stat = Self.procFile("/proc/\(pid)/task/\(task)/stat"), let close = stat.lastIndex(of: ")") else {
+                return false
+            }
             let state = stat[stat.index(after: close)...].split(separator: " ").first
             return state == "S" || state == "D"
         }
@@ -363,7 +394,8 @@ final class TestProcess: @unchecked Sendable {
 
     private static func blockedSignals(status path: String) -> UInt64? {
         guard let status = procFile(path),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") })
+        else { return nil }
         return UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16)
     }
 
@@ -371,7 +403,8 @@ final class TestProcess: @unchecked Sendable {
     /// rchar), 0 once it has exited.
     var bytesRead: Int {
         guard let io = Self.procFile("/proc/\(pid)/io"),
-              let line = io.split(separator: "\n").first(where: { $0.hasPrefix("rchar:") }) else { return 0 }
+            let line = io.split(separator: "\n").first(where: { $0.hasPrefix("rchar:") })
+        else { return 0 }
         return Int(line.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
@@ -392,21 +425,28 @@ final class TestProcess: @unchecked Sendable {
     }
 
     /// Runs `executable` with `arguments` to its end.
-    static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:],
-                    inheritEnvironment: Bool = true, directory: URL? = nil, stdin: Input = .null,
-                    stderr: ErrorOutput = .pipe, deadline: Double = TestProcess.deadline,
-                    sourceLocation: SourceLocation = #_sourceLocation) throws -> Run {
-        let process = try TestProcess(executable, arguments, environment: environment, inheritEnvironment: inheritEnvironment,
-                                      directory: directory, stdin: stdin, stderr: stderr)
+    static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:],
+        inheritEnvironment: Bool = true, directory: URL? = nil, stdin: Input = .null,
+        stderr: ErrorOutput = .pipe, deadline: Double = TestProcess.deadline,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Run {
+        let process = try TestProcess(
+            executable, arguments, environment: environment, inheritEnvironment: inheritEnvironment,
+            directory: directory, stdin: stdin, stderr: stderr)
         let end = Date().addingTimeInterval(deadline)
         let status = try process.waitForExit(deadline: deadline, sourceLocation: sourceLocation)
         // The rest of stdout: the pipe ends once every holder of its write end has
         // (a child the program started in the background may keep it open).
         while process.outputOpen {
-            try process.pump(until: end, awaiting: "the end of stdout", sourceLocation: sourceLocation) { !process.outputOpen }
+            try process.pump(until: end, awaiting: "the end of stdout", sourceLocation: sourceLocation) {
+                !process.outputOpen
+            }
         }
-        return Run(stdout: Data(process.buffer[process.consumed...]), stderr: process.errorCollector?.bytes(waitingForEnd: true) ?? Data(),
-                   status: status, reason: process.terminationReason)
+        return Run(
+            stdout: Data(process.buffer[process.consumed...]),
+            stderr: process.errorCollector?.bytes(waitingForEnd: true) ?? Data(),
+            status: status, reason: process.terminationReason)
     }
 
     /// Runs typingd with `arguments` to its end.
@@ -427,8 +467,10 @@ final class TestProcess: @unchecked Sendable {
     /// `done` holds, or until something changed that the caller must look at: the
     /// output ended while read, or the program exited while it is not. At `end`,
     /// kills the program and throws.
-    private func pump(until end: Date, awaiting what: String, reading: Bool = true,
-                      sourceLocation: SourceLocation, _ done: () -> Bool) throws {
+    private func pump(
+        until end: Date, awaiting what: String, reading: Bool = true,
+        sourceLocation: SourceLocation, _ done: () -> Bool
+    ) throws {
         while !done() {
             let readable = reading && outputOpen
             if readable == false && hasExited { return }
@@ -480,7 +522,8 @@ final class TestProcess: @unchecked Sendable {
     private func failure(_ what: String, sourceLocation: SourceLocation) -> DeadlinePassed {
         let running = process.isRunning
         stop()
-        var report = "\(commandLine) (pid \(pid)), waiting at \(sourceLocation.fileName):\(sourceLocation.line): \(what)"
+        var report =
+            "\(commandLine) (pid \(pid)), waiting at \(sourceLocation.fileName):\(sourceLocation.line): \(what)"
         if killedByWatchdog.isSet {
             report += "; the watchdog killed it \(Int(Self.lifetime)) s after it started"
         } else if running {
@@ -489,7 +532,8 @@ final class TestProcess: @unchecked Sendable {
         report += ". It wrote \(received) bytes on stdout; the last lines read: \(recent)"
         report += "; not read yet: \(String(decoding: buffer[consumed...].prefix(400), as: UTF8.self).debugDescription)"
         if let errorCollector {
-            report += "; stderr: \(String(decoding: errorCollector.bytes(waitingForEnd: false).suffix(2000), as: UTF8.self).debugDescription)"
+            report +=
+                "; stderr: \(String(decoding: errorCollector.bytes(waitingForEnd: false).suffix(2000), as: UTF8.self).debugDescription)"
         }
         return DeadlinePassed(description: report)
     }
@@ -568,6 +612,7 @@ private final class Flag: @unchecked Sendable {
 /// The decoded JSON object of an event line.
 func object(_ line: String?) -> [String: Any] {
     guard let line, let data = line.data(using: .utf8),
-          let value = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        let value = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return [:] }
     return value
 }

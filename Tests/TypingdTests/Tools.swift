@@ -9,7 +9,9 @@ import TypingTestSupport
 enum Tools {
     /// The path of `tool`; when it is missing, skips the test (``Test/cancel(_:)``)
     /// saying `what`, or, under CI, records a failure and stops the test.
-    static func require(_ tool: String, for what: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    static func require(_ tool: String, for what: String, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> String
+    {
         try requireTool(tool, for: what, sourceLocation: sourceLocation)
     }
 

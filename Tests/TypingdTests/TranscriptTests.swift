@@ -24,12 +24,15 @@ struct TranscriptTests {
     @Test("transcript, in process (typingd check)", arguments: transcripts)
     func transcript(_ transcript: Transcript) {
         var printed: [String] = []
-        let failure = TranscriptCheck(bless: Self.blessing, checksInvariants: true).check(transcript) { printed.append($0) }
+        let failure = TranscriptCheck(bless: Self.blessing, checksInvariants: true).check(transcript) {
+            printed.append($0)
+        }
         #expect(failure == nil, "\(printed.joined(separator: "\n"))")
     }
 
-    @Test("transcript, through the daemon process: one thread, and parsing on four threads with tiny reads",
-          arguments: transcripts)
+    @Test(
+        "transcript, through the daemon process: one thread, and parsing on four threads with tiny reads",
+        arguments: transcripts)
     func daemon(_ transcript: Transcript) throws {
         guard !Self.blessing else { return }
         var arguments = try ArgumentWords.split(
@@ -39,12 +42,17 @@ struct TranscriptTests {
         let expected = try [UInt8](Data(contentsOf: URL(fileURLWithPath: transcript.expected)))
         // Tiny reads make every read a flood: lines go through the parsing threads
         // in small batches, and lines are cut across reads everywhere.
-        for threading in [["--threads", "1"], ["--threads", "4", "--read-buffer", "7"], ["--threads", "2", "--read-buffer", "300"]] {
+        for threading in [
+            ["--threads", "1"], ["--threads", "4", "--read-buffer", "7"], ["--threads", "2", "--read-buffer", "300"]
+        ] {
             // In the transcript's folder: relative --phrases paths are from there, as
             // typingd check takes them.
-            let run = try TestProcess.run(arguments + threading, stdin: .file(URL(fileURLWithPath: transcript.input)),
-                                          directory: URL(fileURLWithPath: transcript.input).deletingLastPathComponent())
-            #expect(run.status == 0 && run.stderr.isEmpty, "\(threading) status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
+            let run = try TestProcess.run(
+                arguments + threading, stdin: .file(URL(fileURLWithPath: transcript.input)),
+                directory: URL(fileURLWithPath: transcript.input).deletingLastPathComponent())
+            #expect(
+                run.status == 0 && run.stderr.isEmpty,
+                "\(threading) status \(run.status): \(String(decoding: run.stderr, as: UTF8.self))")
             let difference = OutputDiff.describe(expected: expected, actual: [UInt8](run.stdout))
             #expect(difference == nil, "\(transcript) with \(threading): \(difference ?? "")")
         }

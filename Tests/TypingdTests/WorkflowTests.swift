@@ -19,19 +19,21 @@ struct WorkflowTests {
         let dir = try Daemon.temporaryFolder("check")
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = """
-        {"cmd":"join","conv":"g","user":"a","name":"Ann"}
-        {"cmd":"join","conv":"g","user":"b","name":"Bob"}
-        {"cmd":"type","conv":"g","user":"a","at":100}
+            {"cmd":"join","conv":"g","user":"a","name":"Ann"}
+            {"cmd":"join","conv":"g","user":"b","name":"Bob"}
+            {"cmd":"type","conv":"g","user":"a","at":100}
 
-        """
+            """
         try input.write(to: dir.appendingPathComponent("story.in.jsonl"), atomically: true, encoding: .utf8)
-        try "--timeout-ms 500 # a comment\n".write(to: dir.appendingPathComponent("story.args"), atomically: true, encoding: .utf8)
+        try "--timeout-ms 500 # a comment\n".write(
+            to: dir.appendingPathComponent("story.args"), atomically: true, encoding: .utf8)
         try """
         {"event":"indicator","at":100,"conv":"g","viewer":"b","typing":["a"],"text":"Ann is typing..."}
         {"event":"indicator","at":600,"conv":"g","viewer":"b","typing":[],"text":"-"}
 
         """.write(to: dir.appendingPathComponent("story.out.jsonl"), atomically: true, encoding: .utf8)
-        try "{\"cmd\":\"stats\"}\n".write(to: dir.appendingPathComponent("fresh.in.jsonl"), atomically: true, encoding: .utf8)
+        try "{\"cmd\":\"stats\"}\n".write(
+            to: dir.appendingPathComponent("fresh.in.jsonl"), atomically: true, encoding: .utf8)
         let report = dir.appendingPathComponent("report.xml")
 
         let (out, _, status) = try Self.typingd(["check", dir.path, "--junit", report.path])
@@ -56,8 +58,10 @@ struct WorkflowTests {
     func argumentsQuoting() throws {
         let dir = try Daemon.temporaryFolder("quoting")
         defer { try? FileManager.default.removeItem(at: dir) }
-        try "{\"cmd\":\"stats\"}\n".write(to: dir.appendingPathComponent("q.in.jsonl"), atomically: true, encoding: .utf8)
-        try "--max-line-bytes \"100\" '--style' comp\\act\n".write(to: dir.appendingPathComponent("q.args"), atomically: true, encoding: .utf8)
+        try "{\"cmd\":\"stats\"}\n".write(
+            to: dir.appendingPathComponent("q.in.jsonl"), atomically: true, encoding: .utf8)
+        try "--max-line-bytes \"100\" '--style' comp\\act\n".write(
+            to: dir.appendingPathComponent("q.args"), atomically: true, encoding: .utf8)
         let (out, _, status) = try Self.typingd(["check", "--bless", dir.path])
         #expect(status == 0, "\(out)")
         try "--style 'loud'\n".write(to: dir.appendingPathComponent("q.args"), atomically: true, encoding: .utf8)
@@ -85,30 +89,39 @@ struct WorkflowTests {
         let (report, _, status) = try Self.typingd(["check", dir.path])
         #expect(status == 1)
         #expect(report.components(separatedBy: "\n  line ").count - 1 == 20, "\(report)")
-        #expect(report.contains("  … and 11 more differences: 30 lines changed, 1 added in all; to see every one: ")
-                && report.contains(" --clock manual --order name < \(input.path) | diff \(expected.path) -"), "\(report)")
+        #expect(
+            report.contains("  … and 11 more differences: 30 lines changed, 1 added in all; to see every one: ")
+                && report.contains(" --clock manual --order name < \(input.path) | diff \(expected.path) -"),
+            "\(report)")
     }
 
     /// A live session with keystrokes, a timeout that fires while typingd is idle,
     /// bad lines (one right after that timeout), a too-long line, a blank line, lines
     /// refused with clock_mode, and replies. Returns its output.
-    func liveSession(record: URL, options: [String] = [], extraLines: [String] = [],
-                     end: (TestProcess) throws -> Void = { try $0.closeInput() }) throws -> String {
-        let daemon = try TestProcess.typingd(["--record", record.path, "--timeout-ms", "150", "--typing-events",
-                                     "--max-line-bytes", "200"] + options)
+    func liveSession(
+        record: URL, options: [String] = [], extraLines: [String] = [],
+        end: (TestProcess) throws -> Void = { try $0.closeInput() }
+    ) throws -> String {
+        let daemon = try TestProcess.typingd(
+            [
+                "--record", record.path, "--timeout-ms", "150", "--typing-events",
+                "--max-line-bytes", "200"
+            ] + options)
         defer { daemon.stop() }
-        try daemon.send(#"{"cmd":"join","conv":"g","user":"a","name":"Ann","id":1}"#,
-                        #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#, "",
-                        #"{"cmd":"type","conv":"g","user":"a"}"#)
+        try daemon.send(
+            #"{"cmd":"join","conv":"g","user":"a","name":"Ann","id":1}"#,
+            #"{"cmd":"join","conv":"g","user":"b","name":"Bob"}"#, "",
+            #"{"cmd":"type","conv":"g","user":"a"}"#)
         var lines: [String] = []
-        for _ in 0..<5 { lines.append(try daemon.readLine() ?? "") }  // ok, started, indicator, stopped, indicator
+        for _ in 0..<5 { lines.append(try daemon.readLine() ?? "") } // ok, started, indicator, stopped, indicator
         #expect(lines[3].contains("\"reason\":\"timeout\""), "the timeout fired while idle: \(lines)")
-        try daemon.send("{not json")   // refused right after the timeout's deadline
+        try daemon.send("{not json") // refused right after the timeout's deadline
         lines.append(try daemon.readLine() ?? "")
-        try daemon.send(#"{"cmd":"type","conv":"g","user":"b","id":"k"}"#, #"{"cmd":"wave"}"#,
-                        #"{"cmd":"send","conv":"g","user":"zed","id":"who"}"#, String(repeating: " ", count: 250) + "{}",
-                        #"{"cmd":"tick","at":5,"id":"t"}"#, #"{"cmd":"stats","at":1,"id":7}"#,
-                        #"{"cmd":"stats","id":"s"}"#)
+        try daemon.send(
+            #"{"cmd":"type","conv":"g","user":"b","id":"k"}"#, #"{"cmd":"wave"}"#,
+            #"{"cmd":"send","conv":"g","user":"zed","id":"who"}"#, String(repeating: " ", count: 250) + "{}",
+            #"{"cmd":"tick","at":5,"id":"t"}"#, #"{"cmd":"stats","at":1,"id":7}"#,
+            #"{"cmd":"stats","id":"s"}"#)
         try daemon.send(lines: extraLines)
         try end(daemon)
         lines += try daemon.readAll()
@@ -121,7 +134,9 @@ struct WorkflowTests {
         try Self.typingd(["replay", record.path])
     }
 
-    @Test("--record: a live session replays byte for byte, errors, timeouts and clock_mode included; check takes the record")
+    @Test(
+        "--record: a live session replays byte for byte, errors, timeouts and clock_mode included; check takes the record"
+    )
     func recordAndReplay() throws {
         let dir = try Daemon.temporaryFolder("record")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -155,14 +170,18 @@ struct WorkflowTests {
         #expect(replayed == live, "the replay differs:\n\(replayed)\nlive:\n\(live)")
     }
 
-    @Test("--record: a session ended by a signal replays to the same end, draining or not", arguments: [[], ["--no-drain"]])
+    @Test(
+        "--record: a session ended by a signal replays to the same end, draining or not",
+        arguments: [[], ["--no-drain"]])
     func recordSignal(_ options: [String]) throws {
         let dir = try Daemon.temporaryFolder("record-signal")
         defer { try? FileManager.default.removeItem(at: dir) }
         let record = dir.appendingPathComponent("session.in.jsonl")
         // A streak of 60 s is live when the signal comes: it must not time out in the replay.
-        let live = try liveSession(record: record, options: options,
-                                   extraLines: [#"{"cmd":"type","conv":"g","user":"a","timeout_ms":60000,"id":"last"}"#]) { daemon in
+        let live = try liveSession(
+            record: record, options: options,
+            extraLines: [#"{"cmd":"type","conv":"g","user":"a","timeout_ms":60000,"id":"last"}"#]
+        ) { daemon in
             // The last line applied (its reply written) while its streak is live.
             try daemon.waitForOutput(containing: #""id":"last""#)
             daemon.signal(SIGTERM)
@@ -196,17 +215,21 @@ struct WorkflowTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("bad.in.jsonl")
         let header = "#typingd-record v1 --timeout-ms 150\n"
-        for (body, expected) in [("12\t{\"cmd\":\"stats\"}\nnonsense\n", "record line 3"),
-                                 ("99999999999999999999\t{}\n", "no time"),
-                                 ("#end 5\n5\t{}\n", "follows the end line"),
-                                 ("5\t{}", "no line break")] {
+        for (body, expected) in [
+            ("12\t{\"cmd\":\"stats\"}\nnonsense\n", "record line 3"),
+            ("99999999999999999999\t{}\n", "no time"),
+            ("#end 5\n5\t{}\n", "follows the end line"),
+            ("5\t{}", "no line break")
+        ] {
             try (header + body).write(to: file, atomically: true, encoding: .utf8)
             let (_, error, status) = try replay(file)
             #expect(status == 65 && error.contains(expected), "\(body): \(status) \(error)")
         }
-        for (text, expected) in [("{\"cmd\":\"stats\"}\n", "not a record"), ("#typingd-record v9\n#end 0\n", "version v9"),
-                                 ("#typingd-record v1 --style loud\n#end 0\n", "loud"),
-                                 ("#typingd-record v1 --clock manual --late-at clamp\n#end 0\n", "--late-at clamp")] {
+        for (text, expected) in [
+            ("{\"cmd\":\"stats\"}\n", "not a record"), ("#typingd-record v9\n#end 0\n", "version v9"),
+            ("#typingd-record v1 --style loud\n#end 0\n", "loud"),
+            ("#typingd-record v1 --clock manual --late-at clamp\n#end 0\n", "--late-at clamp")
+        ] {
             try text.write(to: file, atomically: true, encoding: .utf8)
             let (_, error, status) = try replay(file)
             #expect(status == 65 && error.contains(expected), "\(text): \(status) \(error)")
@@ -229,7 +252,7 @@ struct WorkflowTests {
             (["help", "check", "replay"], 64, "'replay' is not a subcommand of typingd check (it has none)"),
             (["--clock", "manual", "help", "chek"], 64, "'chek' is not a subcommand of typingd"),
             (["help", "help", "chek"], 64, "'chek' is not a subcommand of typingd help (it has none)"),
-            (["--phrases", "help", "help", "chek"], 64, "'chek' is not a subcommand of typingd ("),
+            (["--phrases", "help", "help", "chek"], 64, "'chek' is not a subcommand of typingd (")
         ]
         for (arguments, expected, text) in cases {
             let (page, error, status) = try Self.typingd(arguments)
@@ -257,13 +280,16 @@ struct WorkflowTests {
         """.write(to: input, atomically: true, encoding: .utf8)
         let (clamped, _, status) = try Self.typingd(["--clock", "manual", "--late-at", "clamp"], input: input)
         #expect(status == 0)
-        #expect(clamped == """
-            {"event":"indicator","at":10,"conv":"g","viewer":"b","typing":["a"],"text":"Ann is typing..."}
-            {"event":"indicator","at":3010,"conv":"g","viewer":"b","typing":[],"text":""}
+        #expect(
+            clamped == """
+                {"event":"indicator","at":10,"conv":"g","viewer":"b","typing":["a"],"text":"Ann is typing..."}
+                {"event":"indicator","at":3010,"conv":"g","viewer":"b","typing":[],"text":""}
 
-            """)
+                """)
         let (refused, _, _) = try Self.typingd(["--clock", "manual"], input: input)
-        #expect(refused.contains(#""line":2,"code":"time_backwards""#) && refused.contains(#""line":3,"code":"time_backwards""#))
+        #expect(
+            refused.contains(#""line":2,"code":"time_backwards""#)
+                && refused.contains(#""line":3,"code":"time_backwards""#))
         let (_, error, realStatus) = try Self.typingd(["--late-at", "clamp"])
         #expect(realStatus == 64 && error.contains("--late-at clamp needs --clock manual"), "\(error)")
         let (_, bad, badStatus) = try Self.typingd(["--clock", "manual", "--late-at", "later"])
@@ -284,12 +310,13 @@ struct WorkflowTests {
         """.write(to: input, atomically: true, encoding: .utf8)
         let (out, _, status) = try Self.typingd(["--clock", "manual", "--format", "text"], input: input)
         #expect(status == 0)
-        #expect(out == """
-        0.000  ok line 2 (id 7)
-        12.345  team  bob sees: Alice is typing...
-        12.345  error line 4 bad_json: invalid JSON at column 3: invalid token near 'not'
-        15.345  team  bob sees: (nobody is typing)
+        #expect(
+            out == """
+                0.000  ok line 2 (id 7)
+                12.345  team  bob sees: Alice is typing...
+                12.345  error line 4 bad_json: invalid JSON at column 3: invalid token near 'not'
+                15.345  team  bob sees: (nobody is typing)
 
-        """, "\(out)")
+                """, "\(out)")
     }
 }

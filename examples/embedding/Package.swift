@@ -12,15 +12,15 @@ let version = Version(stringLiteral: ProcessInfo.processInfo.environment["TYPING
 let package = Package(
     name: "embedding",
     dependencies: [
-        .package(url: url, exact: version),
+        .package(url: url, exact: version)
     ],
     targets: [
         .executableTarget(
             name: "Embedding",
             dependencies: [
                 .product(name: "TypingCore", package: "typingd"),
-                .product(name: "TypingProtocol", package: "typingd"),
+                .product(name: "TypingProtocol", package: "typingd")
             ]
-        ),
+        )
     ]
 )

@@ -1,7 +1,8 @@
 extension Engine {
     /// The conversation, user and member slot of `user` in `conv`, if a member.
     @inline(__always)
-    func membership(of user: Identifier, in conv: Identifier) -> (conv: ConversationIndex, user: UserIndex, slot: Int)? {
+    func membership(of user: Identifier, in conv: Identifier) -> (conv: ConversationIndex, user: UserIndex, slot: Int)?
+    {
         guard let c = findConversation(conv) else { return nil }
         if conversations[c].isIndexed {
             guard let u = findUser(user), let slot = conversations[c].slot(of: u) else { return nil }
@@ -20,8 +21,10 @@ extension Engine {
     /// locale or `receive_typing`, every other conversation of the user in join
     /// order; then this one, once (a new member under `--audience members` gets the
     /// current indicator at once).
-    mutating func join<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, name: String?, sendTyping: Bool?,
-                                                 locale: String?, receiveTyping: Bool?, sink: inout S) -> Failure? {
+    mutating func join<S: EventSink & ~Copyable>(
+        conv: Identifier, user: Identifier, name: String?, sendTyping: Bool?,
+        locale: String?, receiveTyping: Bool?, sink: inout S
+    ) -> Failure? {
         let existingConv = findConversation(conv)
         let existingUser = findUser(user)
         var isMember = false
@@ -57,27 +60,32 @@ extension Engine {
         if let c = existing, conversations[c].memberCount >= configuration.maxMembers {
             return Failure(
                 code: .limit,
-                message: "conversation \(Quote.id(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
+                message:
+                    "conversation \(Quote.id(conv)) already has \(configuration.maxMembers) members, the most --max-members allows",
                 field: "conv")
         }
         if existing == nil && conversations.count >= configuration.maxConversations {
             return Failure(
                 code: .limit,
-                message: "there are already \(configuration.maxConversations) conversations, the most --max-conversations allows; \(Quote.id(conv)) would be a new one",
+                message:
+                    "there are already \(configuration.maxConversations) conversations, the most --max-conversations allows; \(Quote.id(conv)) would be a new one",
                 field: "conv")
         }
         if liveMemberships >= configuration.maxMemberships {
             return Failure(
                 code: .limit,
-                message: "there are already \(configuration.maxMemberships) memberships in all, the most --max-memberships allows",
+                message:
+                    "there are already \(configuration.maxMemberships) memberships in all, the most --max-memberships allows",
                 field: "user")
         }
         return nil
     }
 
     /// `leave` and `remove`: stop the user's streak here, then end the membership.
-    mutating func depart<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, by: Identifier?,
-                                       reason: Event.Typing.Reason, sink: inout S) -> Failure? {
+    mutating func depart<S: EventSink & ~Copyable>(
+        conv: Identifier, user: Identifier, by: Identifier?,
+        reason: Event.Typing.Reason, sink: inout S
+    ) -> Failure? {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }

@@ -67,12 +67,14 @@ extension Engine {
                 total.add(hushBound(c, joining: true))
                 return total.value
             }
-            settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
-                          forgotten: forgotten, into: &total)
+            settingsBound(
+                of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
+                forgotten: forgotten, into: &total)
             if let c {
                 total.add(memberBound(c, at: .main, viewer: user.encodedBound, forgotten: forgotten))
                 if let slot = conversations[c].slot(of: u) {
-                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
+                    total.add(
+                        memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
                     total.add(sidePaneBound(c, slot: slot))
                 } else {
                     total.add(hushBound(c, joining: true))
@@ -90,15 +92,22 @@ extension Engine {
             let newActivity = activity != .typing && activity != .status
             if !streak.isNone && streaks[streak].location == here {
                 if empty || configuration.order == .recent || streaks[streak].activity != activity
-                    || !sameWords(of: streak, as: words) {
-                    total.add(renderBound(c, forgotten, at: here, newTyperName: 0, newActivity: newActivity, newWords: words))
+                    || !sameWords(of: streak, as: words)
+                {
+                    total.add(
+                        renderBound(c, forgotten, at: here, newTyperName: 0, newActivity: newActivity, newWords: words))
                 } else {
                     total.add(memberBound(c, at: here, viewer: 0, forgotten: forgotten))
                 }
             } else if !empty && users[u].sendsTyping {
-                if !streak.isNone { total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
-                total.add(renderBound(c, forgotten, at: here, newTyperName: users[u].nameBound, newActivity: newActivity,
-                                      newWords: words, thread: thread))
+                if !streak.isNone {
+                    total.add(
+                        renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false))
+                }
+                total.add(
+                    renderBound(
+                        c, forgotten, at: here, newTyperName: users[u].nameBound, newActivity: newActivity,
+                        newWords: words, thread: thread))
             }
         case let .send(conv, user, thread):
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
@@ -112,7 +121,9 @@ extension Engine {
             guard let (c, _, slot) = membership(of: user, in: conv) else { return 0 }
             total.add(forgottenBound(c, forgotten))
             let streak = conversations[c].members[slot].streak
-            if !streak.isNone { total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false)) }
+            if !streak.isNone {
+                total.add(renderBound(c, forgotten, at: streaks[streak].location, newTyperName: 0, newActivity: false))
+            }
             if case .close = command {
                 // Closing a thread or the list turns the closer's screen back to the
                 // main timeline: the render compares them there too.
@@ -143,8 +154,9 @@ extension Engine {
             }
         case let .user(user, name, sendTyping, locale, receiveTyping):
             guard let u = findUser(user) else { return 0 }
-            settingsBound(of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
-                          forgotten: forgotten, into: &total)
+            settingsBound(
+                of: u, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
+                forgotten: forgotten, into: &total)
         case .tick, .query, .stats, .snapshot, .forget, .restore:
             return 0
         }
@@ -164,15 +176,19 @@ extension Engine {
     /// Adds the renders a change of settings of user `u` causes: the locations where
     /// they type (a rename, hiding), and each of their memberships (a language,
     /// seeing typing).
-    func settingsBound(of u: UserIndex, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
-                       forgotten: Bool, into total: inout Bound) {
+    func settingsBound(
+        of u: UserIndex, name: String?, sendTyping: Bool?, locale: String?, receiveTyping: Bool?,
+        forgotten: Bool, into total: inout Bound
+    ) {
         let (change, display, _) = settingsChange(of: u, name: name, sendTyping: sendTyping)
         if change.touchesStreaks {
             // A rename lists the new name wherever they type: it may be longer than
             // any typer's name there now.
             let renamed = change.renamed ? UserRecord.nameBound(of: display ?? DisplayName.unknown) : 0
             forEachStreak(of: u) { c, location in
-                total.add(renderBound(c, forgotten, at: location, newTyperName: 0, newActivity: false, renamedTyperName: renamed))
+                total.add(
+                    renderBound(
+                        c, forgotten, at: location, newTyperName: 0, newActivity: false, renamedTyperName: renamed))
             }
         }
         if viewSettingsChange(of: u, locale: locale, receiveTyping: receiveTyping) {
@@ -182,7 +198,8 @@ extension Engine {
                 let c = memberships[link].conv
                 link = memberships[link].next
                 if let slot = conversations[c].slot(of: u) {
-                    total.add(memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
+                    total.add(
+                        memberBound(c, at: conversations[c].members[slot].location, viewer: 0, forgotten: forgotten))
                     total.add(sidePaneBound(c, slot: slot))
                 }
             } while link != first
@@ -200,8 +217,10 @@ extension Engine {
 
     /// The most bytes a render of one member of `c` at `location` writes (with the
     /// stale members it compares too).
-    func memberBound(_ c: ConversationIndex, at location: Location, viewer: Int, forgotten: Bool,
-                     thread: Identifier? = nil) -> Int {
+    func memberBound(
+        _ c: ConversationIndex, at location: Location, viewer: Int, forgotten: Bool,
+        thread: Identifier? = nil
+    ) -> Int {
         var bound = Bound()
         bound.add(viewerBound(c, at: location, viewer: viewer, thread: thread))
         bound.add(forgottenBound(c, forgotten))
@@ -227,9 +246,13 @@ extension Engine {
             let screens = record.memberCount + record.sideSent.count
             // The widest empty indicator: at the thread with the longest id.
             var thread = 0
-            record.threads.forEachLocation { thread = max(thread, record.threads[$0].id.encodedBound + Engine.threadKey) }
-            bound.add(screens, times: Engine.indicatorOverhead + record.id.encodedBound + Int(record.longestMemberID)
-                                      + thread)
+            record.threads.forEachLocation {
+                thread = max(thread, record.threads[$0].id.encodedBound + Engine.threadKey)
+            }
+            bound.add(
+                screens,
+                times: Engine.indicatorOverhead + record.id.encodedBound + Int(record.longestMemberID)
+                    + thread)
         } else if !joining && record.isHushed && record.memberCount - 1 <= quiet {
             bound.add(record.mainAudience.count, times: viewerBound(c, at: .main))
             record.threads.forEachLocation { location in
@@ -262,8 +285,10 @@ extension Engine {
     /// activity, or a status clause with `newWords`): two `typing` events, an
     /// indicator for every viewer the render compares there, and, when `forgotten`,
     /// the stale members.
-    func renderBound(_ c: ConversationIndex, _ forgotten: Bool, at location: Location, newTyperName: Int, newActivity: Bool,
-                     newWords: String? = nil, thread: Identifier? = nil, renamedTyperName: Int = 0) -> Int {
+    func renderBound(
+        _ c: ConversationIndex, _ forgotten: Bool, at location: Location, newTyperName: Int, newActivity: Bool,
+        newWords: String? = nil, thread: Identifier? = nil, renamedTyperName: Int = 0
+    ) -> Int {
         let record = conversations[c]
         let viewers: Int
         if isHushed(c) {
@@ -272,7 +297,9 @@ extension Engine {
             viewers = 0
         } else if location != .main {
             // Its viewers' main screens and side panes.
-            viewers = location > .main ? record.threads[location].viewers.count + record.threads[location].sideViewers.count : 0
+            viewers =
+                location > .main
+                ? record.threads[location].viewers.count + record.threads[location].sideViewers.count : 0
         } else {
             // The main timeline's audience; its stale members are among them, and
             // counted only when `forgotten`.
@@ -280,13 +307,18 @@ extension Engine {
         }
         var bound = Bound()
         if configuration.typingEvents {
-            bound.add(2, times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID)
-                          + threadBytes(c, at: location, thread: thread))
+            bound.add(
+                2,
+                times: Engine.typingOverhead + record.id.encodedBound + Int(record.longestMemberID)
+                    + threadBytes(c, at: location, thread: thread))
             if newWords != nil { bound.add(Engine.statusKey + Engine.wordsBound(newWords)) }
         }
-        bound.add(viewers, times: viewerBound(c, at: location, newTyper: newTyperName > 0,
-                                              newTyperName: max(newTyperName, renamedTyperName),
-                                              newActivity: newActivity, newWords: newWords, thread: thread))
+        bound.add(
+            viewers,
+            times: viewerBound(
+                c, at: location, newTyper: newTyperName > 0,
+                newTyperName: max(newTyperName, renamedTyperName),
+                newActivity: newActivity, newWords: newWords, thread: thread))
         let stale = isHushed(c) ? 0 : record.staleSlots.count
         if forgotten && stale > 0 && location > .main { bound.add(stale, times: viewerBound(c, at: .main)) }
         return bound.value
@@ -297,11 +329,14 @@ extension Engine {
     /// not in use (-1) has no typers. Each status typer there, and `newWords` when
     /// given, is a clause of its own, with its words (O(status typers there): the
     /// phrase is as long).
-    func viewerBound(_ c: ConversationIndex, at location: Location, viewer: Int = 0, newTyper: Bool = false,
-                     newTyperName: Int = 0, newActivity: Bool = false, newWords: String? = nil,
-                     thread: Identifier? = nil) -> Int {
+    func viewerBound(
+        _ c: ConversationIndex, at location: Location, viewer: Int = 0, newTyper: Bool = false,
+        newTyperName: Int = 0, newActivity: Bool = false, newWords: String? = nil,
+        thread: Identifier? = nil
+    ) -> Int {
         let record = conversations[c]
-        let state = location == .main || location > .main && record.threads.contains(location)
+        let state =
+            location == .main || location > .main && record.threads.contains(location)
             ? record[location: location] : LocationState()
         let typers = state.typers.count(in: streaks) + (newTyper ? 1 : 0)
         let listed = min(typers, configuration.maxListed)
@@ -325,8 +360,9 @@ extension Engine {
         }
         let phrases = configuration.phrases.bounds
         var bound = Bound()
-        bound.add(Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer)
-                  + threadBytes(c, at: location, thread: thread))
+        bound.add(
+            Engine.indicatorOverhead + record.id.encodedBound + max(id, viewer)
+                + threadBytes(c, at: location, thread: thread))
         bound.add(listed, times: id + 1 + Engine.activityBytes)
         bound.add(Engine.activitiesOverhead)
         var clause = Bound()

@@ -135,8 +135,9 @@ extension Engine {
         var cursorStale = stale.next(from: 0) ?? Int.max
         var cursorSideA = sideA.next(from: 0) ?? Int.max, cursorSideB = sideB.next(from: 0) ?? Int.max
         while true {
-            let next = min(min(min(pendingExtra, cursor), min(min(cursorA, cursorB), cursorStale)),
-                           min(cursorSideA, cursorSideB))
+            let next = min(
+                min(min(pendingExtra, cursor), min(min(cursorA, cursorB), cursorStale)),
+                min(cursorSideA, cursorSideB))
             if next == Int.max { break }
             var inAudience = false, sideInScope = false
             if cursor == next {
@@ -174,7 +175,8 @@ extension Engine {
     @inline(__always)
     mutating func renderForgotten<S: EventSink & ~Copyable>(_ c: ConversationIndex, sink: inout S) {
         if let quiet = configuration.quietAbove, conversations.contains(c),
-           conversations[c].isHushed || conversations[c].memberCount > quiet {
+            conversations[c].isHushed || conversations[c].memberCount > quiet
+        {
             // Across --quiet-above either way (Protocol.md#quiet-large-rooms): a join
             // that takes the room past it sends every screen showing typers the empty
             // indicator, also when the joiner's own view is not in the audience
@@ -194,8 +196,10 @@ extension Engine {
     /// nothing while the room stays above: a keystroke costs the same in a room of
     /// 100,000 as in one of 100. The typers still change: the changed locations'
     /// shared views are rebuilt when the room is back.
-    mutating func renderHushed<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: (Location, Location),
-                                                         sink: inout S) {
+    mutating func renderHushed<S: EventSink & ~Copyable>(
+        _ c: ConversationIndex, changed: (Location, Location),
+        sink: inout S
+    ) {
         if !conversations[c].isHushed {
             conversations[c].isHushed = true
             for slot in conversations[c].members.indices {
@@ -245,12 +249,15 @@ extension Engine {
     /// screen, at every location, is compared with what it was last sent (the empty
     /// indicator), in join order, each viewer's main screen then side pane.
     /// O(members + locations), once per crossing.
-    mutating func renderEveryScreen<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: (Location, Location),
-                                                              sink: inout S) {
+    mutating func renderEveryScreen<S: EventSink & ~Copyable>(
+        _ c: ConversationIndex, changed: (Location, Location),
+        sink: inout S
+    ) {
         conversations[c].isHushed = false
         var frames: [Location: RenderFrame] = [:]
         func withFrame(_ location: Location, _ body: (inout Engine, inout RenderFrame) -> Void) {
-            var frame = frames.removeValue(forKey: location)
+            var frame =
+                frames.removeValue(forKey: location)
                 ?? makeFrame(location, of: c, changed: location == changed.0 || location == changed.1, index: -1)
             body(&self, &frame)
             frames[location] = frame
@@ -285,13 +292,15 @@ extension Engine {
     /// (the common case): everyone is at the main timeline, so one frame serves all.
     /// `changed`: the typers there changed (the whole audience is visited); else
     /// only `extra` (-1: nobody) is.
-    mutating func renderMain<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: Bool, extra: Int, sink: inout S) {
+    mutating func renderMain<S: EventSink & ~Copyable>(_ c: ConversationIndex, changed: Bool, extra: Int, sink: inout S)
+    {
         guard changed else {
             guard extra >= 0 && (configuration.audience == .members || conversations[c].isOpen(extra)) else { return }
             let member = conversations[c].fields(of: extra)
             guard member.user != MemberSlot.vacant, member.receives else { return }
             if member.streak.isNone && Engine.variant(table: member.table, list: member.isList) == defaultVariant
-                && !conversations[c].main.fullViewIsStale {
+                && !conversations[c].main.fullViewIsStale
+            {
                 // One viewer who sees the shared view as it is (a join): no frame.
                 let full = conversations[c].main.fullView
                 let last = conversations[c].lastSent(of: extra)
@@ -391,12 +400,14 @@ extension Engine {
         // -1: a frame of its own (a render of every location), not a shared buffer.
         if index >= 0 { swap(&head, &renderHeads[index]) }
         let (previous, isStale) = conversations[c].fullView(at: location)
-        var frame = RenderFrame(conv: c, location: location, head: head, full: previous, stale: nil,
-                                staleChanged: false, groups: nil)
+        var frame = RenderFrame(
+            conv: c, location: location, head: head, full: previous, stale: nil,
+            staleChanged: false, groups: nil)
         frame.hasHead = false
         if changed || isStale {
             ensureHead(&frame)
-            let (full, changed) = fullView(of: c, at: location, head: frame.head, groups: frame.groups, previous: previous)
+            let (full, changed) = fullView(
+                of: c, at: location, head: frame.head, groups: frame.groups, previous: previous)
             frame.full = full
             frame.stale = full === previous ? nil : previous
             frame.staleChanged = changed
@@ -445,8 +456,10 @@ extension Engine {
                 var members: [StreakIndex] = []
                 tree.collect(first: tree.count(in: streaks), in: streaks, into: &members)
                 for s in members {
-                    result.append(GroupInfo(activity: .status, count: 1, named: streaks[s].isNamed ? 1 : 0, firsts: [s],
-                                            firstRank: typers.rank(of: s, in: streaks), secondRank: Int.max))
+                    result.append(
+                        GroupInfo(
+                            activity: .status, count: 1, named: streaks[s].isNamed ? 1 : 0, firsts: [s],
+                            firstRank: typers.rank(of: s, in: streaks), secondRank: Int.max))
                 }
                 continue
             }
@@ -454,8 +467,10 @@ extension Engine {
             tree.collect(first: 4, in: streaks, into: &firsts)
             let firstRank = typers.rank(of: firsts[0], in: streaks)
             let secondRank = firsts.count > 1 ? typers.rank(of: firsts[1], in: streaks) : Int.max
-            result.append(GroupInfo(activity: activity, count: tree.count(in: streaks), named: tree.namedCount,
-                                    firsts: firsts, firstRank: firstRank, secondRank: secondRank))
+            result.append(
+                GroupInfo(
+                    activity: activity, count: tree.count(in: streaks), named: tree.namedCount,
+                    firsts: firsts, firstRank: firstRank, secondRank: secondRank))
         }
         result.sort { $0.firstRank < $1.firstRank }
         return result
@@ -471,7 +486,9 @@ extension Engine {
     /// Brings one member's indicator up to date, with the frame of their location
     /// (prepared on first use).
     @inline(__always)
-    mutating func visit<S: EventSink & ~Copyable>(_ slot: Int, of c: ConversationIndex, frames: inout RenderFrames, sink: inout S) {
+    mutating func visit<S: EventSink & ~Copyable>(
+        _ slot: Int, of c: ConversationIndex, frames: inout RenderFrames, sink: inout S
+    ) {
         let member = conversations[c].fields(of: slot)
         guard member.user != MemberSlot.vacant, member.receives else { return }
         // Stored properties, not a subscript: no accessor call per viewer.
@@ -490,8 +507,10 @@ extension Engine {
     /// Brings the side pane of one member up to date, if they have one and receive
     /// typing (Protocol.md#side-panes): the frame of the thread it shows, the
     /// `--style` phrasing (a side pane is never a list row).
-    mutating func visitSide<S: EventSink & ~Copyable>(_ slot: Int, of c: ConversationIndex, frames: inout RenderFrames,
-                                                      sink: inout S) {
+    mutating func visitSide<S: EventSink & ~Copyable>(
+        _ slot: Int, of c: ConversationIndex, frames: inout RenderFrames,
+        sink: inout S
+    ) {
         var member = conversations[c].fields(of: slot)
         let side = conversations[c].members[slot].side
         guard member.user != MemberSlot.vacant, member.receives, side > .main else { return }
@@ -510,9 +529,11 @@ extension Engine {
     /// (Out of line: it is called from several loops, and the hot loop fits the
     /// instruction cache better with one copy of it.)
     @inline(never)
-    mutating func refresh<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
-                                                    frame: inout RenderFrame, pane: Command.Pane = .main,
-                                                    sink: inout S) {
+    mutating func refresh<S: EventSink & ~Copyable>(
+        _ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
+        frame: inout RenderFrame, pane: Command.Pane = .main,
+        sink: inout S
+    ) {
         #if TYPINGD_INTERNAL_CHECKS
         viewersCompared += 1
         #endif
@@ -556,22 +577,31 @@ extension Engine {
 
     /// Writes the `indicator` event that shows `view` to the member in `slot`.
     @inline(__always)
-    mutating func emitIndicator<S: EventSink & ~Copyable>(_ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
-                                                          view: IndicatorView, pane: Command.Pane = .main, sink: inout S) {
+    mutating func emitIndicator<S: EventSink & ~Copyable>(
+        _ slot: Int, _ member: MemberSlot.Fields, of c: ConversationIndex,
+        view: IndicatorView, pane: Command.Pane = .main, sink: inout S
+    ) {
         let viewer = member.fingerprint.isComplete ? Identifier(member.fingerprint) : users[member.user].id
         let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
-        emit(.indicator(Event.Indicator(at: now, conv: conversations[c].id, thread: thread, viewer: viewer,
-                                        screen: member.isList ? .list : .chat, pane: pane, view: view)),
-             to: &sink)
-        if let after = configuration.announceAfter { scheduleAnnouncement(of: c, member.user, pane, view, after: after) }
+        emit(
+            .indicator(
+                Event.Indicator(
+                    at: now, conv: conversations[c].id, thread: thread, viewer: viewer,
+                    screen: member.isList ? .list : .chat, pane: pane, view: view)),
+            to: &sink)
+        if let after = configuration.announceAfter {
+            scheduleAnnouncement(of: c, member.user, pane, view, after: after)
+        }
     }
 
     /// An indicator was written to a screen: one with text is announced `after` ms
     /// from now unless another comes first; the empty one cancels it, and the screen
     /// has announced nothing (Protocol.md#announcements-for-screen-readers).
     @inline(never)
-    mutating func scheduleAnnouncement(of c: ConversationIndex, _ u: UserIndex, _ pane: Command.Pane, _ view: IndicatorView,
-                                       after: Int) {
+    mutating func scheduleAnnouncement(
+        of c: ConversationIndex, _ u: UserIndex, _ pane: Command.Pane, _ view: IndicatorView,
+        after: Int
+    ) {
         let screen = ScreenKey(conv: c, user: u, side: pane == .side)
         if view.withTextBytes({ $0.isEmpty }) {
             announcements.clear(screen)
@@ -641,8 +671,10 @@ extension Engine {
     /// derived views. Returns `previous` itself when it packs exactly that, and
     /// whether the content (ids listed, `more`, activities, text) differs from
     /// `previous`'s.
-    func fullView(of c: ConversationIndex, at location: Location, head: [StreakIndex], groups: [GroupInfo]?,
-                  previous: IndicatorView) -> (IndicatorView, changed: Bool) {
+    func fullView(
+        of c: ConversationIndex, at location: Location, head: [StreakIndex], groups: [GroupInfo]?,
+        previous: IndicatorView
+    ) -> (IndicatorView, changed: Bool) {
         let total = conversations[c].typers(at: location).count(in: streaks)
         if total == 0 { return (.empty, previous != .empty) }
         let listed = min(total, configuration.maxListed)
@@ -670,18 +702,22 @@ extension Engine {
         }
         let textStart = packed.count
         starts.append(Int32(textStart))
-        let frame = RenderFrame(conv: c, location: location, head: head, full: .empty, stale: nil,
-                                staleChanged: false, groups: groups)
+        let frame = RenderFrame(
+            conv: c, location: location, head: head, full: .empty, stale: nil,
+            staleChanged: false, groups: groups)
         appendPhrase(frame: frame, excluding: .none, rank: .max, variant: defaultVariant, into: &packed)
         if previous.base == nil && previous.textStart == textStart && previous.listed == listed
-            && previous.more == total - listed && previous.storage == packed && previous.entryActivities == activities {
+            && previous.more == total - listed && previous.storage == packed && previous.entryActivities == activities
+        {
             return (previous, false)
         }
-        let view = IndicatorView(packed: packed, entryStarts: starts, listed: listed, more: total - listed,
-                                 textStart: textStart, activities: activities)
+        let view = IndicatorView(
+            packed: packed, entryStarts: starts, listed: listed, more: total - listed,
+            textStart: textStart, activities: activities)
         // Both list every entry they pack (the common case, no --max-listed cut):
         // different bytes are different content. Else compare what is listed.
-        let uncut = previous.base == nil && previous.packedCount == previous.listed && packedCount == listed
+        let uncut =
+            previous.base == nil && previous.packedCount == previous.listed && packedCount == listed
             && previous.entryActivities == activities
         return (view, uncut || view != previous)
     }
@@ -694,8 +730,10 @@ extension Engine {
     /// joined by the table's separator and ended by its end; nothing when nobody is
     /// left. (The table is read in place, not copied, and the names a clause shows are
     /// looked up before it is built: no closure, which would capture the engine.)
-    func appendPhrase(frame: borrowing RenderFrame, excluding excluded: StreakIndex, rank: Int, variant key: UInt32,
-                      into bytes: inout [UInt8]) {
+    func appendPhrase(
+        frame: borrowing RenderFrame, excluding excluded: StreakIndex, rank: Int, variant key: UInt32,
+        into bytes: inout [UInt8]
+    ) {
         let style = key & 1 == 1 ? configuration.listStyle : configuration.style
         let table = Int(key >> 1)
         guard let groups = frame.groups else {
@@ -710,8 +748,9 @@ extension Engine {
             for position in 0..<shown {
                 names[position] = users[streaks[frame.head[position < rank ? position : position + 1]].user].displayName
             }
-            configuration.phrases[table].appendClause(count: count, shown: shown, activity: .typing, names: names,
-                                                      several: several, into: &bytes)
+            configuration.phrases[table].appendClause(
+                count: count, shown: shown, activity: .typing, names: names,
+                several: several, into: &bytes)
             configuration.phrases[table].appendEnd(into: &bytes)
             return
         }
@@ -743,11 +782,13 @@ extension Engine {
             var names = PhraseTable.Names()
             for index in 0..<shown { names[index] = users[streaks[firsts[index]].user].displayName }
             if group.activity == .status {
-                configuration.phrases[table].appendStatusClause(shown: shown, names: names,
-                                                                words: statusWords[firsts[0]] ?? "", into: &bytes)
+                configuration.phrases[table].appendStatusClause(
+                    shown: shown, names: names,
+                    words: statusWords[firsts[0]] ?? "", into: &bytes)
             } else {
-                configuration.phrases[table].appendClause(count: count, shown: shown, activity: group.activity,
-                                                          names: names, several: several, into: &bytes)
+                configuration.phrases[table].appendClause(
+                    count: count, shown: shown, activity: group.activity,
+                    names: names, several: several, into: &bytes)
             }
         }
         if !order.isEmpty { configuration.phrases[table].appendEnd(into: &bytes) }
@@ -791,7 +832,9 @@ extension Engine {
     /// saw before they started): it is kept while its content is right, so no view
     /// is built for a typer whose view did not change. Such a typer keeps at most
     /// one old view alive, of at most `--max-listed` + 1 ids.
-    func typerView(_ s: StreakIndex, rank: Int, frame: borrowing RenderFrame, variant key: UInt32, last: IndicatorView) -> IndicatorView {
+    func typerView(_ s: StreakIndex, rank: Int, frame: borrowing RenderFrame, variant key: UInt32, last: IndicatorView)
+        -> IndicatorView
+    {
         let full = frame.full
         let others = full.typerCount - 1
         if others <= 0 { return last === IndicatorView.empty || last == .empty ? last : .empty }

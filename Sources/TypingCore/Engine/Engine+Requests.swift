@@ -42,11 +42,13 @@ extension Engine {
         swap(&command, &request.command)
         switch consume command {
         case let .join(conv, user, name, sendTyping, locale, receiveTyping):
-            failure = join(conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
-                           receiveTyping: receiveTyping, sink: &sink)
+            failure = join(
+                conv: conv, user: user, name: name, sendTyping: sendTyping, locale: locale,
+                receiveTyping: receiveTyping, sink: &sink)
         case let .type(conv, user, thread, status, timeout, activity, empty):
-            failure = keystroke(conv: conv, user: user, empty: empty, timeout: timeout, activity: activity,
-                                thread: thread, status: status, sink: &sink)
+            failure = keystroke(
+                conv: conv, user: user, empty: empty, timeout: timeout, activity: activity,
+                thread: thread, status: status, sink: &sink)
         case let .send(conv, user, thread):
             failure = send(conv: conv, user: user, thread: thread, sink: &sink)
         case let .leave(conv, user):
@@ -70,8 +72,9 @@ extension Engine {
         case let .restore(conv, user, pane, announceAt, announced):
             failure = restore(conv: conv, user: user, pane: pane, announceAt: announceAt, announced: announced)
         case let .user(user, name, sendTyping, locale, receiveTyping):
-            failure = self.user(user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
-                                sink: &sink)
+            failure = self.user(
+                user, name: name, sendTyping: sendTyping, locale: locale, receiveTyping: receiveTyping,
+                sink: &sink)
         case .tick:
             break
         case let .query(conv, thread):
@@ -110,13 +113,17 @@ extension Engine {
     @inline(never)
     mutating func rejectTime(_ at: Int, line: Int, id: Request.ID?, to sink: inout EventTarget) {
         if !(0...Engine.maxTime).contains(at) {
-            rejectLine(Event.Error(line: line, id: id, code: .badField,
-                                   message: "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(at)",
-                                   field: "at"), to: &sink)
+            rejectLine(
+                Event.Error(
+                    line: line, id: id, code: .badField,
+                    message: "\"at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(at)",
+                    field: "at"), to: &sink)
         } else {
-            rejectLine(Event.Error(line: line, id: id, code: .timeBackwards,
-                                   message: "at \(at) is earlier than the current time \(now); time never goes back",
-                                   field: "at"), to: &sink)
+            rejectLine(
+                Event.Error(
+                    line: line, id: id, code: .timeBackwards,
+                    message: "at \(at) is earlier than the current time \(now); time never goes back",
+                    field: "at"), to: &sink)
         }
     }
 
@@ -135,17 +142,22 @@ extension Engine {
         }
         let bound = total.value
         guard bound > cap else { return false }
-        rejectLine(Event.Error(line: line, id: id, code: .limit,
-                               message: "this command could write up to \(bound) bytes of events, more than --max-output-per-line \(cap) allows; it was not applied",
-                               field: nil), to: &sink)
+        rejectLine(
+            Event.Error(
+                line: line, id: id, code: .limit,
+                message:
+                    "this command could write up to \(bound) bytes of events, more than --max-output-per-line \(cap) allows; it was not applied",
+                field: nil), to: &sink)
         return true
     }
 
     /// Rejects `request` for `failure`.
     @inline(never)
     mutating func reject(_ failure: Failure, line: Int, id: Request.ID?, to sink: inout EventTarget) {
-        rejectLine(Event.Error(line: line, id: id, code: failure.code,
-                               message: failure.message, field: failure.field), to: &sink)
+        rejectLine(
+            Event.Error(
+                line: line, id: id, code: failure.code,
+                message: failure.message, field: failure.field), to: &sink)
     }
 
     /// Writes an `error` event for a line that was not applied (the decoder's errors
@@ -185,8 +197,9 @@ extension Engine {
                 return true
             }
         }
-        return Event.State(at: now, id: id, conv: conv, thread: thread, members: Array(members), open: open,
-                           typing: typing, activities: activities.contains { $0 != .typing } ? activities : nil)
+        return Event.State(
+            at: now, id: id, conv: conv, thread: thread, members: Array(members), open: open,
+            typing: typing, activities: activities.contains { $0 != .typing } ? activities : nil)
     }
 
     /// The reply to `snapshot`: for each conversation (in the engine's storage
@@ -227,7 +240,8 @@ extension Engine {
             guard configuration.announceAfter != nil else { return .none }
             let screen = ScreenKey(conv: c, user: u, side: side)
             let pending = pendingRank[screen], text = announcements.lastAnnounced(screen)
-            let shows = !(side ? conversations[c].sideLastSent(of: slot) : conversations[c].lastSent(of: slot)).text.isEmpty
+            let shows = !(side ? conversations[c].sideLastSent(of: slot) : conversations[c].lastSent(of: slot)).text
+                .isEmpty
             let announced: String? = !text.isEmpty ? text : (pending == nil && shows ? "" : nil)
             return Event.Member.Announcement(due: pending?.due, rank: pending?.rank, announced: announced)
         }
@@ -238,17 +252,20 @@ extension Engine {
                 let member = conversations[c].members[slot]
                 let u = member.user
                 let thread = member.location == .main ? nil : conversations[c].threads[member.location].id
-                emit(.member(Event.Member(at: now, conv: conversations[c].id, user: users[u].id,
-                                          name: users[u].isNamed ? givenNames[u] ?? users[u].displayName : nil,
-                                          sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot),
-                                          thread: thread, view: member.isList ? .list : .chat,
-                                          locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,
-                                          forgotten: conversations[c].isStale(slot),
-                                          side: member.side > .main ? conversations[c].threads[member.side].id : nil,
-                                          joined: joinRank[member.link],
-                                          announcement: announcement(c, u, slot: slot, side: false),
-                                          sideAnnouncement: announcement(c, u, slot: slot, side: true))),
-                     to: &sink)
+                emit(
+                    .member(
+                        Event.Member(
+                            at: now, conv: conversations[c].id, user: users[u].id,
+                            name: users[u].isNamed ? givenNames[u] ?? users[u].displayName : nil,
+                            sendTyping: users[u].sendsTyping, open: conversations[c].isOpen(slot),
+                            thread: thread, view: member.isList ? .list : .chat,
+                            locale: locales[u]?.tag, receiveTyping: users[u].receivesTyping,
+                            forgotten: conversations[c].isStale(slot),
+                            side: member.side > .main ? conversations[c].threads[member.side].id : nil,
+                            joined: joinRank[member.link],
+                            announcement: announcement(c, u, slot: slot, side: false),
+                            sideAnnouncement: announcement(c, u, slot: slot, side: true))),
+                    to: &sink)
                 members += 1
             }
             var typers: [StreakIndex] = []
@@ -256,17 +273,23 @@ extension Engine {
             for s in typers.sorted(by: { streaks[$0].started < streaks[$1].started }) {
                 let location = streaks[s].location
                 let thread = location == .main ? nil : conversations[c].threads[location].id
-                emit(.streak(Event.Streak(at: now, conv: conversations[c].id, thread: thread,
-                                          user: users[streaks[s].user].id, activity: streaks[s].activity,
-                                          status: streaks[s].activity == .status ? statusWords[s] ?? "" : nil,
-                                          deadline: streaks[s].deadline, keystroke: rank[s] ?? 0,
-                                          started: startRank[s])),
-                     to: &sink)
+                emit(
+                    .streak(
+                        Event.Streak(
+                            at: now, conv: conversations[c].id, thread: thread,
+                            user: users[streaks[s].user].id, activity: streaks[s].activity,
+                            status: streaks[s].activity == .status ? statusWords[s] ?? "" : nil,
+                            deadline: streaks[s].deadline, keystroke: rank[s] ?? 0,
+                            started: startRank[s])),
+                    to: &sink)
             }
         }
-        emit(.snapshot(Event.Snapshot(at: now, id: id, conversations: conversations.count, members: members,
-                                      typing: listed.count)),
-             to: &sink)
+        emit(
+            .snapshot(
+                Event.Snapshot(
+                    at: now, id: id, conversations: conversations.count, members: members,
+                    typing: listed.count)),
+            to: &sink)
     }
 
     /// Where the snapshot's listing of memberships (conversation by conversation,
@@ -348,9 +371,10 @@ extension Engine {
 
     /// The `stats` reply; `line` is the stats command's own line, so lines read.
     func stats(id: Request.ID?, line: Int) -> Event.Stats {
-        Event.Stats(at: now, id: id, lines: line, commands: commandsApplied, errors: errorsWritten,
-                    conversations: conversations.count, members: liveMemberships,
-                    typing: streaks.count, events: eventsWritten)
+        Event.Stats(
+            at: now, id: id, lines: line, commands: commandsApplied, errors: errorsWritten,
+            conversations: conversations.count, members: liveMemberships,
+            typing: streaks.count, events: eventsWritten)
     }
 }
 
@@ -366,7 +390,8 @@ struct Failure: Error, Equatable {
     /// `user` (named by `field`) is not a member of `conv`.
     static func notMember(_ user: Identifier, of conv: Identifier, field: String) -> Failure {
         let who = field == "user" ? "user \(Quote.id(user))" : "\"\(field)\" user \(Quote.id(user))"
-        return Failure(code: .notMember, message: "\(who) is not a member of conversation \(Quote.id(conv))",
-                       field: field)
+        return Failure(
+            code: .notMember, message: "\(who) is not a member of conversation \(Quote.id(conv))",
+            field: field)
     }
 }

@@ -21,11 +21,14 @@ extension Engine {
     /// who is a member of some conversation, visiting every conversation where they
     /// type (name, hiding), then every conversation they are in (language, seeing
     /// typing).
-    mutating func user<S: EventSink & ~Copyable>(_ user: Identifier, name: String?, sendTyping: Bool?, locale: String?,
-                                                 receiveTyping: Bool?, sink: inout S) -> Failure? {
+    mutating func user<S: EventSink & ~Copyable>(
+        _ user: Identifier, name: String?, sendTyping: Bool?, locale: String?,
+        receiveTyping: Bool?, sink: inout S
+    ) -> Failure? {
         guard let u = findUser(user) else {
-            return Failure(code: .notMember, message: "user \(Quote.id(user)) is not a member of any conversation",
-                           field: "user")
+            return Failure(
+                code: .notMember, message: "user \(Quote.id(user)) is not a member of any conversation",
+                field: "user")
         }
         var change = applySettings(to: u, name: name, sendTyping: sendTyping)
         visitStreaks(of: u, except: nil, for: change, sink: &sink)
@@ -38,7 +41,8 @@ extension Engine {
     /// change, and the display name it would set. A rename counts when the display
     /// name's bytes, or whether the user is named, change.
     func settingsChange(of u: UserIndex, name: String?, sendTyping: Bool?)
-        -> (SettingsChange, display: String?, asGiven: Bool) {
+        -> (SettingsChange, display: String?, asGiven: Bool)
+    {
         var change = SettingsChange()
         var display: String?, asGiven = false
         if let name {
@@ -97,7 +101,9 @@ extension Engine {
 
     /// Sets the locale and `receive_typing` of user `u` (nil: unchanged), noting in
     /// `change` what changed. Their member slots are brought in step by the visits.
-    mutating func applyViewSettings(to u: UserIndex, locale: String?, receiveTyping: Bool?, into change: inout SettingsChange) {
+    mutating func applyViewSettings(
+        to u: UserIndex, locale: String?, receiveTyping: Bool?, into change: inout SettingsChange
+    ) {
         if let locale {
             if let current = locales[u], PhraseBook.sameTag(current.tag, locale) {
                 // The same tag: nothing changes, not even its case.
@@ -137,8 +143,10 @@ extension Engine {
     /// streaks began: when hiding, the streak stops (its `typing` event and a
     /// render); after a rename, the typer takes their new place and the
     /// conversation is re-rendered.
-    mutating func visitStreaks<S: EventSink & ~Copyable>(of u: UserIndex, except: ConversationIndex?, for change: SettingsChange,
-                                                         sink: inout S) {
+    mutating func visitStreaks<S: EventSink & ~Copyable>(
+        of u: UserIndex, except: ConversationIndex?, for change: SettingsChange,
+        sink: inout S
+    ) {
         guard change.touchesStreaks else { return }
         var s = users[u].streaks.first
         while !s.isNone {
@@ -151,8 +159,10 @@ extension Engine {
     /// Visits every conversation `u` is a member of but `except`, in the order they
     /// joined them, after a change of locale or `receive_typing`: each renders
     /// (the user's own view, usually the only one to change).
-    mutating func visitViews<S: EventSink & ~Copyable>(of u: UserIndex, except: ConversationIndex?, for change: SettingsChange,
-                                                       sink: inout S) {
+    mutating func visitViews<S: EventSink & ~Copyable>(
+        of u: UserIndex, except: ConversationIndex?, for change: SettingsChange,
+        sink: inout S
+    ) {
         guard change.touchesViews else { return }
         let first = users[u].memberships
         var link = first
@@ -167,8 +177,10 @@ extension Engine {
 
     /// Applies `change` to streak `s` and its conversation, whose render also
     /// compares member slot `also` (-1: none).
-    mutating func update<S: EventSink & ~Copyable>(_ s: StreakIndex, for change: SettingsChange, also slot: Int,
-                                                   sink: inout S) {
+    mutating func update<S: EventSink & ~Copyable>(
+        _ s: StreakIndex, for change: SettingsChange, also slot: Int,
+        sink: inout S
+    ) {
         let c = streaks[s].conv, location = streaks[s].location
         if change.hides {
             stop(s, reason: .hidden, render: false, sink: &sink)

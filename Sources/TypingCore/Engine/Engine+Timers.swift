@@ -57,7 +57,9 @@ extension Engine {
     /// matches a real entry's (keystrokes are numbered from 1), so the record alone
     /// says whether the entry is its streak's alarm.
     func classify(_ entry: TimerQueue.Entry) -> TimerStatus {
-        guard Int(entry.streak.rawValue) < streaks.records.count, streaks[entry.streak].alarm == entry.key else { return .stale }
+        guard Int(entry.streak.rawValue) < streaks.records.count, streaks[entry.streak].alarm == entry.key else {
+            return .stale
+        }
         let real = streaks[entry.streak].key
         return real == entry.key ? .due : .early(real)
     }
@@ -92,7 +94,9 @@ extension Engine {
         while let (screen, due) = announcements.takeDue(through: time) {
             now = max(now, due)
             let c = screen.conv, u = screen.user
-            guard conversations.contains(c), users.contains(u), let slot = conversations[c].slot(of: u) else { continue }
+            guard conversations.contains(c), users.contains(u), let slot = conversations[c].slot(of: u) else {
+                continue
+            }
             let view = screen.side ? conversations[c].sideLastSent(of: slot) : conversations[c].lastSent(of: slot)
             let text = view.text
             // Byte for byte, as indicators are compared: "Zoë" in NFC after "Zoë" in
@@ -102,10 +106,13 @@ extension Engine {
             let member = conversations[c].members[slot]
             let location = screen.side ? member.side : member.location
             let thread = location > .main ? conversations[c].threads[location].id : nil
-            emit(.announce(Event.Announce(at: now, conv: conversations[c].id, thread: thread, viewer: users[u].id,
-                                          pane: screen.side ? .side : .main,
-                                          screen: !screen.side && member.isList ? .list : .chat, text: text)),
-                 to: &sink)
+            emit(
+                .announce(
+                    Event.Announce(
+                        at: now, conv: conversations[c].id, thread: thread, viewer: users[u].id,
+                        pane: screen.side ? .side : .main,
+                        screen: !screen.side && member.isList ? .list : .chat, text: text)),
+                to: &sink)
         }
     }
 

@@ -7,9 +7,11 @@ extension Engine {
     /// With activity ``Activity/status``, `status` holds the words; a keystroke that
     /// changes them is a change, as one of activity is
     /// (Protocol.md#status-in-ones-own-words).
-    mutating func keystroke<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, empty: Bool, timeout: Int?,
-                                                      activity: Activity, thread: Identifier?, status: String? = nil,
-                                                      sink: inout S) -> Failure? {
+    mutating func keystroke<S: EventSink & ~Copyable>(
+        conv: Identifier, user: Identifier, empty: Bool, timeout: Int?,
+        activity: Activity, thread: Identifier?, status: String? = nil,
+        sink: inout S
+    ) -> Failure? {
         // The words only with their activity (none given: empty ones).
         let words = activity == .status ? status ?? "" : nil
         let pair = pairHash(conv: conv, user: user)
@@ -28,7 +30,8 @@ extension Engine {
                     if streaks[streak].activity != activity { setActivity(of: streak, to: activity) }
                     setWords(of: streak, to: words)
                     if configuration.typingEvents {
-                        emit(.typing(typingEvent(streak, state: .changed, activity: activity, status: words)), to: &sink)
+                        emit(
+                            .typing(typingEvent(streak, state: .changed, activity: activity, status: words)), to: &sink)
                     }
                     rerender = true
                 }
@@ -42,7 +45,9 @@ extension Engine {
             }
             // The streak is at another location: only a keystroke moves it.
             if !empty {
-                move(streak, to: thread, activity: activity, status: words, timeout: timeout, pairHash: pair, sink: &sink)
+                move(
+                    streak, to: thread, activity: activity, status: words, timeout: timeout, pairHash: pair, sink: &sink
+                )
             } else {
                 renderForgotten(c, sink: &sink)
             }
@@ -57,8 +62,9 @@ extension Engine {
             return nil
         }
         let location = thread.map { conversations[c].threads.locate($0) } ?? .main
-        startStreak(conv: c, user: u, slot: slot, at: location, activity: activity, status: words,
-                    deadline: deadline(after: timeout), pairHash: pair, render: true, sink: &sink)
+        startStreak(
+            conv: c, user: u, slot: slot, at: location, activity: activity, status: words,
+            deadline: deadline(after: timeout), pairHash: pair, render: true, sink: &sink)
         return nil
     }
 
@@ -82,23 +88,28 @@ extension Engine {
     /// Moves streak `s` to the location of `thread` (nil: the main timeline) in its
     /// conversation: it stops there and starts anew here, and both locations render.
     @inline(never)
-    mutating func move<S: EventSink & ~Copyable>(_ streak: StreakIndex, to thread: Identifier?, activity: Activity,
-                                                 status words: String?, timeout: Int, pairHash pair: UInt64,
-                                                 sink: inout S) {
+    mutating func move<S: EventSink & ~Copyable>(
+        _ streak: StreakIndex, to thread: Identifier?, activity: Activity,
+        status words: String?, timeout: Int, pairHash pair: UInt64,
+        sink: inout S
+    ) {
         let c = streaks[streak].conv
         let from = streaks[streak].location, u = streaks[streak].user
         guard let slot = conversations[c].slot(of: u) else { return }
         stop(streak, reason: .moved, render: false, sink: &sink)
         let to = thread.map { conversations[c].threads.locate($0) } ?? .main
-        startStreak(conv: c, user: u, slot: slot, at: to, activity: activity, status: words,
-                    deadline: deadline(after: timeout), pairHash: pair, render: false, sink: &sink)
+        startStreak(
+            conv: c, user: u, slot: slot, at: to, activity: activity, status: words,
+            deadline: deadline(after: timeout), pairHash: pair, render: false, sink: &sink)
         render(c, scope: .locations(from, to), sink: &sink)
     }
 
     /// `send`: the streak, if any, stops at once when it is at the command's
     /// location (else nothing changes).
-    mutating func send<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier?,
-                                                 sink: inout S) -> Failure? {
+    mutating func send<S: EventSink & ~Copyable>(
+        conv: Identifier, user: Identifier, thread: Identifier?,
+        sink: inout S
+    ) -> Failure? {
         if let streak = findStreak(conv: conv, user: user, hash: pairHash(conv: conv, user: user)) {
             let c = streaks[streak].conv
             if streaks[streak].location == location(of: thread, in: c) {
@@ -147,25 +158,31 @@ extension Engine {
     }
 
     /// The `typing` event of streak `s` (live) for `state`.
-    func typingEvent(_ s: StreakIndex, state: Event.Typing.State, activity: Activity? = nil, status: String? = nil,
-                     reason: Event.Typing.Reason? = nil) -> Event.Typing {
+    func typingEvent(
+        _ s: StreakIndex, state: Event.Typing.State, activity: Activity? = nil, status: String? = nil,
+        reason: Event.Typing.Reason? = nil
+    ) -> Event.Typing {
         let record = streaks[s]
         let thread = record.location == .main ? nil : conversations[record.conv].threads[record.location].id
-        return Event.Typing(at: now, conv: conversations[record.conv].id, thread: thread, user: users[record.user].id,
-                            state: state, activity: activity, status: status, reason: reason)
+        return Event.Typing(
+            at: now, conv: conversations[record.conv].id, thread: thread, user: users[record.user].id,
+            state: state, activity: activity, status: status, reason: reason)
     }
 
     /// Starts a streak of member `slot` (user `u`) in `c` at `location`, doing
     /// `activity` (with `status`, its words, for ``Activity/status``), ending at
     /// `deadline`; renders the location unless told not to.
-    mutating func startStreak<S: EventSink & ~Copyable>(conv c: ConversationIndex, user u: UserIndex, slot: Int, at location: Location,
-                                                        activity: Activity, status words: String? = nil, deadline: Int,
-                                                        pairHash: UInt64, render shouldRender: Bool, sink: inout S) {
+    mutating func startStreak<S: EventSink & ~Copyable>(
+        conv c: ConversationIndex, user u: UserIndex, slot: Int, at location: Location,
+        activity: Activity, status words: String? = nil, deadline: Int,
+        pairHash: UInt64, render shouldRender: Bool, sink: inout S
+    ) {
         keystrokes += 1
         let key = TimerQueue.Key(deadline: deadline, keystroke: keystrokes)
-        var record = StreakRecord(conv: c, user: u, deadline: deadline, keystroke: keystrokes, alarm: key,
-                                  started: keystrokes, pairHash: pairHash,
-                                  convID: conversations[c].id.fingerprint, userID: users[u].id.fingerprint)
+        var record = StreakRecord(
+            conv: c, user: u, deadline: deadline, keystroke: keystrokes, alarm: key,
+            started: keystrokes, pairHash: pairHash,
+            convID: conversations[c].id.fingerprint, userID: users[u].id.fingerprint)
         record.location = location
         record.activity = activity
         record.userPrevious = users[u].streaks.last
@@ -182,8 +199,11 @@ extension Engine {
         insertTyper(s, in: c)
         conversations[c].setStreak(s, at: slot)
         if configuration.typingEvents {
-            emit(.typing(typingEvent(s, state: .started, activity: activity == .typing ? nil : activity,
-                                     status: activity == .status ? words ?? "" : nil)), to: &sink)
+            emit(
+                .typing(
+                    typingEvent(
+                        s, state: .started, activity: activity == .typing ? nil : activity,
+                        status: activity == .status ? words ?? "" : nil)), to: &sink)
         }
         if shouldRender { render(c, scope: .location(location), sink: &sink) }
     }
@@ -204,8 +224,10 @@ extension Engine {
 
     /// Stops streak `s` for `reason`: the `typing` event, then (if `render`) the
     /// indicators of its location. O(log typers) but for the render.
-    mutating func stop<S: EventSink & ~Copyable>(_ s: StreakIndex, reason: Event.Typing.Reason,
-                                                 render shouldRender: Bool, sink: inout S) {
+    mutating func stop<S: EventSink & ~Copyable>(
+        _ s: StreakIndex, reason: Event.Typing.Reason,
+        render shouldRender: Bool, sink: inout S
+    ) {
         let record = streaks[s]
         let c = record.conv, u = record.user
         if configuration.typingEvents {
@@ -313,7 +335,7 @@ extension Engine {
     mutating func attachToGroup(_ s: StreakIndex, in c: ConversationIndex) {
         let location = streaks[s].location, tree = Int(streaks[s].activity.rawValue)
         guard var groups = conversations[c][location: location].groups else { return }
-        conversations[c][location: location].groups = nil   // no copy while the tree changes
+        conversations[c][location: location].groups = nil // no copy while the tree changes
         let point = groups.trees[tree].insertionPoint(for: s, in: streaks) { a, b in
             streaks[a].isNamed != streaks[b].isNamed ? streaks[a].isNamed : precedes(a, b)
         }

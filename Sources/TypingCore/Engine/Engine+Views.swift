@@ -6,8 +6,10 @@ extension Engine {
     /// when it is at another location than the view's, or the view is a list; then the
     /// view opens or moves; a new screen forgets what it was last sent; then the
     /// conversation renders, so the viewer gets what their screen now shows.
-    mutating func open<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier?,
-                                                 view: Command.View, sink: inout S) -> Failure? {
+    mutating func open<S: EventSink & ~Copyable>(
+        conv: Identifier, user: Identifier, thread: Identifier?,
+        view: Command.View, sink: inout S
+    ) -> Failure? {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
@@ -17,7 +19,8 @@ extension Engine {
         let streak = conversations[c].members[slot].streak
         // The streak stops unless the opened screen or the side pane shows where it is.
         if !streak.isNone && (list || streaks[streak].location != target)
-            && conversations[c].members[slot].side != streaks[streak].location {
+            && conversations[c].members[slot].side != streaks[streak].location
+        {
             stoppedAt = streaks[streak].location
             stop(streak, reason: .closed, render: false, sink: &sink)
         }
@@ -70,8 +73,10 @@ extension Engine {
     /// The main screen is left as it is. Then the user's streak in `conv` stops
     /// (`closed`) unless the side pane or the main screen shows where it is, and the
     /// conversation renders.
-    mutating func openSide<S: EventSink & ~Copyable>(conv: Identifier, user: Identifier, thread: Identifier,
-                                                     sink: inout S) -> Failure? {
+    mutating func openSide<S: EventSink & ~Copyable>(
+        conv: Identifier, user: Identifier, thread: Identifier,
+        sink: inout S
+    ) -> Failure? {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
@@ -166,24 +171,30 @@ extension Engine {
     /// already pending then, and it last announced `announced` (nothing when nil or
     /// empty). It renders nothing and writes nothing; without `--announce-after-ms`
     /// it keeps nothing (Protocol.md#snapshots).
-    mutating func restore(conv: Identifier, user: Identifier, pane: Command.Pane, announceAt: Int?,
-                          announced: String?) -> Failure? {
+    mutating func restore(
+        conv: Identifier, user: Identifier, pane: Command.Pane, announceAt: Int?,
+        announced: String?
+    ) -> Failure? {
         guard let (c, u, slot) = membership(of: user, in: conv) else {
             return .notMember(user, of: conv, field: "user")
         }
         if pane == .side && conversations[c].members[slot].side <= .main {
-            return Failure(code: .badField,
-                           message: "user \(Quote.id(user)) has no side pane in conversation \(Quote.id(conv)) to restore",
-                           field: "pane")
+            return Failure(
+                code: .badField,
+                message: "user \(Quote.id(user)) has no side pane in conversation \(Quote.id(conv)) to restore",
+                field: "pane")
         }
         if let announceAt, announceAt < now {
-            return Failure(code: .badField,
-                           message: "\"announce_at\" \(announceAt) is earlier than the current time \(now); a pending announcement fires later",
-                           field: "announce_at")
+            return Failure(
+                code: .badField,
+                message:
+                    "\"announce_at\" \(announceAt) is earlier than the current time \(now); a pending announcement fires later",
+                field: "announce_at")
         }
         guard configuration.announceAfter != nil else { return nil }
-        announcements.restore(ScreenKey(conv: c, user: u, side: pane == .side), due: announceAt,
-                              announced: announced ?? "")
+        announcements.restore(
+            ScreenKey(conv: c, user: u, side: pane == .side), due: announceAt,
+            announced: announced ?? "")
         return nil
     }
 

@@ -34,7 +34,8 @@ public struct Engine {
     package var users = Slab<UserRecord, UserIndex>(vacant: UserRecord(id: Identifier("")))
     package var userIndex = IndexTable()
 
-    package var conversations = Slab<ConversationRecord, ConversationIndex>(vacant: ConversationRecord(id: Identifier("")))
+    package var conversations = Slab<ConversationRecord, ConversationIndex>(
+        vacant: ConversationRecord(id: Identifier("")))
     package var conversationIndex = IndexTable()
     var liveMemberships = 0
     /// Conversations with stale members (see ``ConversationRecord/staleSlots``): while

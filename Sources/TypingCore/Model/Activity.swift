@@ -33,8 +33,10 @@ public enum Activity: UInt8, Sendable, CaseIterable, Comparable {
 
     /// The names, in the order of the cases: the one list the decoder, the phrase
     /// tables and the help text use.
-    public static let names = ["typing", "recording_audio", "recording_video", "sending_photo", "sending_video",
-                               "sending_file", "sharing_location", "status"]
+    public static let names = [
+        "typing", "recording_audio", "recording_video", "sending_photo", "sending_video",
+        "sending_file", "sharing_location", "status"
+    ]
 
     /// The names, comma-separated, for messages and help.
     public static let list = names.joined(separator: ", ")

@@ -6,8 +6,9 @@ public enum Command: Sendable, Equatable {
     /// `user` becomes a member of `conv`; `name`, `sendTyping`, `locale` and
     /// `receiveTyping`, when given, set the user's display name, whether others see
     /// them type, the language of their indicators and whether they see others type.
-    case join(conv: Identifier, user: Identifier, name: String? = nil, sendTyping: Bool? = nil,
-              locale: String? = nil, receiveTyping: Bool? = nil)
+    case join(
+        conv: Identifier, user: Identifier, name: String? = nil, sendTyping: Bool? = nil,
+        locale: String? = nil, receiveTyping: Bool? = nil)
     /// A keystroke in `user`'s input box, at `thread` of `conv` (nil: the main
     /// timeline), doing `activity`; `empty` means the box is now empty; `timeout`,
     /// when given, is this keystroke's timeout in milliseconds. `status` holds the
@@ -19,8 +20,9 @@ public enum Command: Sendable, Equatable {
     /// `Command` stays within 128 bytes, which the compiler copies inline: at 137
     /// bytes every copy of a decoded command became a call to `memcpy`, about 1.5 %
     /// of the W1 workload's instructions (bench/RESULTS.md).
-    case type(conv: Identifier, user: Identifier, thread: Identifier? = nil, status: String? = nil,
-              timeout: Int? = nil, activity: Activity = .typing, empty: Bool = false)
+    case type(
+        conv: Identifier, user: Identifier, thread: Identifier? = nil, status: String? = nil,
+        timeout: Int? = nil, activity: Activity = .typing, empty: Bool = false)
     /// `user` sent a message at `thread` of `conv` (nil: the main timeline): their
     /// streak there stops at once.
     case send(conv: Identifier, user: Identifier, thread: Identifier? = nil)
@@ -39,8 +41,9 @@ public enum Command: Sendable, Equatable {
     /// pane shows it; with `pane` ``Pane/side``, the side pane is removed instead.
     case close(conv: Identifier, user: Identifier, pane: Pane = .main)
     /// Sets what belongs to `user` rather than to a membership.
-    case user(user: Identifier, name: String? = nil, sendTyping: Bool? = nil, locale: String? = nil,
-              receiveTyping: Bool? = nil)
+    case user(
+        user: Identifier, name: String? = nil, sendTyping: Bool? = nil, locale: String? = nil,
+        receiveTyping: Bool? = nil)
     /// Advances the manual clock (the time is the request's `at`).
     case tick
     /// Asks for the members and typers of `conv`, at `thread` (nil: the main timeline).
@@ -61,7 +64,8 @@ public enum Command: Sendable, Equatable {
     /// when nil or empty). For rebuilding a snapshot's announcements
     /// (Protocol.md#snapshots); it renders nothing, and without
     /// `--announce-after-ms` it keeps nothing.
-    case restore(conv: Identifier, user: Identifier, pane: Pane = .main, announceAt: Int? = nil, announced: String? = nil)
+    case restore(
+        conv: Identifier, user: Identifier, pane: Pane = .main, announceAt: Int? = nil, announced: String? = nil)
 
     /// What an open view shows (Protocol.md#the-chat-list).
     public enum View: String, Sendable, CaseIterable {
@@ -175,11 +179,12 @@ extension String {
     func sameBytes(as other: String) -> Bool {
         let lhs = utf8, rhs = other.utf8
         guard lhs.count == rhs.count else { return false }
-        let fast: Bool? = lhs.withContiguousStorageIfAvailable { left in
-            rhs.withContiguousStorageIfAvailable { right in
-                left.elementsEqual(right)
-            }
-        } ?? nil
+        let fast: Bool? =
+            lhs.withContiguousStorageIfAvailable { left in
+                rhs.withContiguousStorageIfAvailable { right in
+                    left.elementsEqual(right)
+                }
+            } ?? nil
         return fast ?? lhs.elementsEqual(rhs)
     }
 }

@@ -98,12 +98,14 @@ public struct EngineConfiguration: Sendable, Equatable {
     public var announceAfter: Int?
 
     /// Creates a configuration; the defaults are the protocol's.
-    public init(timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
-                maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
-                maxConversations: Int = 10_000_000, audience: Audience = .members,
-                order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
-                listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse,
-                quietAbove: Int? = nil, severalAfter: Int? = nil, announceAfter: Int? = nil) {
+    public init(
+        timeout: Int = 3000, style: Style = .group, typingEvents: Bool = false,
+        maxMembers: Int = 100_000, maxMemberships: Int = 10_000_000,
+        maxConversations: Int = 10_000_000, audience: Audience = .members,
+        order: Order = .start, maxListed: Int = 100, maxOutputPerLine: Int? = nil,
+        listStyle: Style = .compact, phrases: PhraseBook = .english, lateAt: LateAt = .refuse,
+        quietAbove: Int? = nil, severalAfter: Int? = nil, announceAfter: Int? = nil
+    ) {
         self.timeout = timeout
         self.style = style
         self.typingEvents = typingEvents

@@ -97,8 +97,10 @@ extension Event {
         public var view: IndicatorView
 
         /// Creates an indicator event.
-        public init(at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
-                    screen: Command.View = .chat, pane: Command.Pane = .main, view: IndicatorView) {
+        public init(
+            at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
+            screen: Command.View = .chat, pane: Command.Pane = .main, view: IndicatorView
+        ) {
             self.at = at
             self.conv = conv
             self.threadID = thread ?? Identifier.none
@@ -135,8 +137,10 @@ extension Event {
         public var screen: Command.View
 
         /// Creates an announcement.
-        public init(at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
-                    pane: Command.Pane = .main, screen: Command.View = .chat, text: String) {
+        public init(
+            at: Int, conv: Identifier, thread: Identifier? = nil, viewer: Identifier,
+            pane: Command.Pane = .main, screen: Command.View = .chat, text: String
+        ) {
             self.at = at
             self.conv = conv
             self.threadID = thread ?? Identifier.none
@@ -210,8 +214,10 @@ extension Event {
         public var reason: Reason?
 
         /// Creates a typing event.
-        public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier, state: State,
-                    activity: Activity? = nil, status: String? = nil, reason: Reason? = nil) {
+        public init(
+            at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier, state: State,
+            activity: Activity? = nil, status: String? = nil, reason: Reason? = nil
+        ) {
             self.at = at
             self.conv = conv
             self.threadID = thread ?? Identifier.none
@@ -286,8 +292,10 @@ extension Event {
         public var column: Int?
 
         /// Creates an error event.
-        public init(at: Int = 0, line: Int, id: Request.ID? = nil, code: Code, message: String,
-                    field: String? = nil, column: Int? = nil) {
+        public init(
+            at: Int = 0, line: Int, id: Request.ID? = nil, code: Code, message: String,
+            field: String? = nil, column: Int? = nil
+        ) {
             self.at = at
             self.line = line
             self.id = id
@@ -318,8 +326,10 @@ extension Event {
         public var activities: [Activity]?
 
         /// Creates a state reply.
-        public init(at: Int, id: Request.ID?, conv: Identifier, thread: Identifier? = nil, members: [Identifier],
-                    open: [Identifier], typing: [Identifier], activities: [Activity]? = nil) {
+        public init(
+            at: Int, id: Request.ID?, conv: Identifier, thread: Identifier? = nil, members: [Identifier],
+            open: [Identifier], typing: [Identifier], activities: [Activity]? = nil
+        ) {
             self.at = at
             self.id = id
             self.conv = conv
@@ -353,8 +363,10 @@ extension Event {
         public var events: Int
 
         /// Creates a stats reply.
-        public init(at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
-                    conversations: Int, members: Int, typing: Int, events: Int) {
+        public init(
+            at: Int, id: Request.ID?, lines: Int, commands: Int, errors: Int,
+            conversations: Int, members: Int, typing: Int, events: Int
+        ) {
             self.at = at
             self.id = id
             self.lines = lines
@@ -438,10 +450,12 @@ extension Event {
         }
 
         /// Creates a membership event.
-        public init(at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool,
-                    thread: Identifier? = nil, view: Command.View = .chat, locale: String? = nil,
-                    receiveTyping: Bool = true, forgotten: Bool = false, side: Identifier? = nil, joined: Int? = nil,
-                    announcement: Announcement = .none, sideAnnouncement: Announcement = .none) {
+        public init(
+            at: Int, conv: Identifier, user: Identifier, name: String?, sendTyping: Bool, open: Bool,
+            thread: Identifier? = nil, view: Command.View = .chat, locale: String? = nil,
+            receiveTyping: Bool = true, forgotten: Bool = false, side: Identifier? = nil, joined: Int? = nil,
+            announcement: Announcement = .none, sideAnnouncement: Announcement = .none
+        ) {
             self.at = at
             self.announcement = announcement
             self.sideAnnouncement = sideAnnouncement
@@ -489,9 +503,11 @@ extension Event {
         public var started: Int?
 
         /// Creates a streak event.
-        public init(at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier,
-                    activity: Activity = .typing, status: String? = nil, deadline: Int, keystroke: Int,
-                    started: Int? = nil) {
+        public init(
+            at: Int, conv: Identifier, thread: Identifier? = nil, user: Identifier,
+            activity: Activity = .typing, status: String? = nil, deadline: Int, keystroke: Int,
+            started: Int? = nil
+        ) {
             self.at = at
             self.conv = conv
             self.thread = thread

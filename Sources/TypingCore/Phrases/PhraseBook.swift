@@ -34,7 +34,8 @@ public struct PhraseBook: Sendable, Equatable {
     /// none. `defaultLocale` must be a language tag.
     public init(tables: [PhraseTable] = [], defaultLocale: String = "en") throws(Error) {
         guard PhraseTable.isLocaleTag(defaultLocale) else {
-            throw Error(message: "\(Quote.string(defaultLocale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
+            throw Error(
+                message: "\(Quote.string(defaultLocale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
         }
         var all = [PhraseTable.english]
         var indexOfTag = [PhraseBook.lowercased(PhraseTable.english.locale): 0]
@@ -56,11 +57,14 @@ public struct PhraseBook: Sendable, Equatable {
         var byTag: [String: Int] = [:]
         for (index, table) in tables.enumerated() { byTag[PhraseBook.lowercased(table.locale)] = index }
         self.byTag = byTag
-        self.defaultTable = PhraseBook.lookup(PhraseBook.lowercased(defaultLocale), in: byTag)
+        self.defaultTable =
+            PhraseBook.lookup(PhraseBook.lowercased(defaultLocale), in: byTag)
             ?? byTag["en"] ?? 0
-        self.bounds = (tables.map(\.clauseBound).max() ?? 0, tables.map(\.clauseNames).max() ?? 0,
-                       tables.map(\.clauseCounts).max() ?? 0, tables.map(\.separatorBound).max() ?? 0,
-                       tables.map(\.endBound).max() ?? 0)
+        self.bounds = (
+            tables.map(\.clauseBound).max() ?? 0, tables.map(\.clauseNames).max() ?? 0,
+            tables.map(\.clauseCounts).max() ?? 0, tables.map(\.separatorBound).max() ?? 0,
+            tables.map(\.endBound).max() ?? 0
+        )
     }
 
     /// The table a user with `locale` gets (nil: the default locale's).

@@ -113,13 +113,21 @@ public struct PhraseTable: Sendable, Equatable {
     /// other `{` or `}`; and its worst-case phrase may take at most
     /// ``maxPhraseBytes`` (else the error names the key whose part of it is
     /// largest).
-    public init(locale: String, plural: PluralRules = .none, names: [String: Text], verbs: [Activity: Text],
-                clause: String, separator: String, end: String) throws(Error) {
+    public init(
+        locale: String, plural: PluralRules = .none, names: [String: Text], verbs: [Activity: Text],
+        clause: String, separator: String, end: String
+    ) throws(Error) {
         guard PhraseTable.isLocaleTag(locale) else {
-            throw Error(key: "locale", message: "\(Quote.string(locale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
+            throw Error(
+                key: "locale",
+                message: "\(Quote.string(locale)) is not a language tag (1–35 ASCII letters, digits and \"-\")")
         }
         for key in names.keys.sorted() where !PhraseTable.allNameKeys.contains(key) {
-            throw Error(key: "names.\(key)", message: "is not a key of \"names\"; the keys are \(PhraseTable.nameKeys.joined(separator: ", ")) and, optional, \(PhraseTable.severalKey)")
+            throw Error(
+                key: "names.\(key)",
+                message:
+                    "is not a key of \"names\"; the keys are \(PhraseTable.nameKeys.joined(separator: ", ")) and, optional, \(PhraseTable.severalKey)"
+            )
         }
         var subjectForms: [[Template]] = []
         var longestSubject = 0, longestVerb = 0, subjectNames = 0, subjectCounts = 0
@@ -131,16 +139,19 @@ public struct PhraseTable: Sendable, Equatable {
             let several = key == PhraseTable.severalKey
             guard let text = names[key] else {
                 if several { continue }
-                throw Error(key: "names.\(key)", message: "is missing; \"names\" needs all of \(PhraseTable.nameKeys.joined(separator: ", "))")
+                throw Error(
+                    key: "names.\(key)",
+                    message: "is missing; \"names\" needs all of \(PhraseTable.nameKeys.joined(separator: ", "))")
             }
             // A required key starts with how many names it shows; `several` shows none.
             let shown = several ? 0 : key.first?.wholeNumberValue ?? 0
             let allowed = (0..<shown).map { "{\($0)}" } + ["{r}"]
             let forms = try PhraseTable.forms(of: text, key: "names.\(key)") { source, key throws(Error) in
                 let template = try Template(source, allowed: allowed, key: key)
-                let bytes = PhraseTable.sum(PhraseTable.jsonBound(template.literal),
-                                            PhraseTable.product(template.uses { $0 < Template.countSlot }, PhraseTable.nameJSONBytes),
-                                            PhraseTable.product(template.uses { $0 == Template.countSlot }, PhraseTable.maxCountBytes))
+                let bytes = PhraseTable.sum(
+                    PhraseTable.jsonBound(template.literal),
+                    PhraseTable.product(template.uses { $0 < Template.countSlot }, PhraseTable.nameJSONBytes),
+                    PhraseTable.product(template.uses { $0 == Template.countSlot }, PhraseTable.maxCountBytes))
                 if bytes > worstSubject.bytes { worstSubject = (bytes, key) }
                 return template
             }
@@ -150,13 +161,18 @@ public struct PhraseTable: Sendable, Equatable {
             if several { severalForms = forms } else { subjectForms.append(forms) }
         }
         if verbs[.status] != nil {
-            throw Error(key: "verbs.\(Activity.status.name)",
-                        message: "is not a verb a table gives: a status clause's verb is the typer's own words; \"verbs\" has exactly \(Activity.phrasedList)")
+            throw Error(
+                key: "verbs.\(Activity.status.name)",
+                message:
+                    "is not a verb a table gives: a status clause's verb is the typer's own words; \"verbs\" has exactly \(Activity.phrasedList)"
+            )
         }
         var verbForms: [[[UInt8]]] = []
         for activity in Activity.phrased {
             guard let text = verbs[activity] else {
-                throw Error(key: "verbs.\(activity.name)", message: "is missing; \"verbs\" needs all of \(Activity.phrasedList)")
+                throw Error(
+                    key: "verbs.\(activity.name)", message: "is missing; \"verbs\" needs all of \(Activity.phrasedList)"
+                )
             }
             let forms = try PhraseTable.forms(of: text, key: "verbs.\(activity.name)") { source, key throws(Error) in
                 let literal = try Template(source, allowed: [], key: key).literal
@@ -182,7 +198,8 @@ public struct PhraseTable: Sendable, Equatable {
         self.verbForms = verbForms
         let namesUses = clauseTemplate.uses { $0 == Template.namesSlot }
         let verbUses = clauseTemplate.uses { $0 == Template.verbSlot }
-        self.clauseBound = namesUses * longestSubject + verbUses * longestVerb + PhraseTable.jsonBound(clauseTemplate.literal)
+        self.clauseBound =
+            namesUses * longestSubject + verbUses * longestVerb + PhraseTable.jsonBound(clauseTemplate.literal)
         self.clauseNames = namesUses * subjectNames
         self.clauseCounts = namesUses * subjectCounts
         self.separatorBound = PhraseTable.jsonBound(separatorBytes)
@@ -195,8 +212,10 @@ public struct PhraseTable: Sendable, Equatable {
     /// The worst case of one phrase (see ``phraseBound``): `maxClauses` clauses of
     /// `clause` literal bytes, `namesUses` subjects and `verbUses` verbs each, the
     /// separators between them and the end.
-    private static func checkedPhraseBound(clause: Int, namesUses: Int, verbUses: Int, subject: (bytes: Int, key: String),
-                                           verb: (bytes: Int, key: String), separator: Int, end: Int) throws(Error) -> Int {
+    private static func checkedPhraseBound(
+        clause: Int, namesUses: Int, verbUses: Int, subject: (bytes: Int, key: String),
+        verb: (bytes: Int, key: String), separator: Int, end: Int
+    ) throws(Error) -> Int {
         let clauses = maxClauses
         let subjects = product(namesUses, subject.bytes), verbs = product(verbUses, verb.bytes)
         let total = sum(product(clauses, sum(clause, subjects, verbs)), product(clauses - 1, separator), end)
@@ -213,7 +232,11 @@ public struct PhraseTable: Sendable, Equatable {
         if product(clauses - 1, separator) > blamed.bytes { blamed = (product(clauses - 1, separator), "separator") }
         if end > blamed.bytes { blamed = (end, "end") }
         let shown = total == .max ? "more than \(Int.max)" : String(total)
-        throw Error(key: blamed.key, message: "one phrase could take \(shown) bytes with it (a clause for each of the \(clauses) activities, every name as long as a display name can be, \(maxDisplayNameBytes) bytes, JSON escapes counted); a phrase may take at most \(maxPhraseBytes)")
+        throw Error(
+            key: blamed.key,
+            message:
+                "one phrase could take \(shown) bytes with it (a clause for each of the \(clauses) activities, every name as long as a display name can be, \(maxDisplayNameBytes) bytes, JSON escapes counted); a phrase may take at most \(maxPhraseBytes)"
+        )
     }
 
     /// The most bytes one phrase may take in JSON output, whatever the table and
@@ -291,23 +314,27 @@ public struct PhraseTable: Sendable, Equatable {
 
     /// ``isLocaleTag(_:)`` for a tag's UTF-8 bytes.
     package static func isLocaleTag<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
-        (1...35).contains(bytes.count) && bytes.allSatisfy { byte in
-            (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
-                || byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") || byte == UInt8(ascii: "-")
-        }
+        (1...35).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+                    || byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") || byte == UInt8(ascii: "-")
+            }
     }
 
     /// The forms of `text`, one per category (in ``PluralCategory`` order), each
     /// compiled by `compile`.
-    private static func forms<Form>(of text: Text, key: String,
-                                    _ compile: (String, String) throws(Error) -> Form) throws(Error) -> [Form] {
+    private static func forms<Form>(
+        of text: Text, key: String,
+        _ compile: (String, String) throws(Error) -> Form
+    ) throws(Error) -> [Form] {
         switch text {
         case .plain(let source):
             let form = try compile(source, key)
             return PluralCategory.allCases.map { _ in form }
         case .plural(let byCategory):
             guard let other = byCategory[.other] else {
-                throw Error(key: key, message: "a plural object needs \"other\", which serves every category it leaves out")
+                throw Error(
+                    key: key, message: "a plural object needs \"other\", which serves every category it leaves out")
             }
             let fallback = try compile(other, "\(key).other")
             var forms: [Form] = []
@@ -374,8 +401,10 @@ public struct PhraseTable: Sendable, Equatable {
     /// the names; status clauses (``appendStatusClause(shown:names:words:into:)``)
     /// come on top, one per status typer, each with words the protocol caps. With
     /// `several`, the subject is the table's `several` (its `0+n` without one), r = n.
-    package func appendClause(count: Int, shown: Int, activity: Activity, names: Names, several: Bool = false,
-                              into bytes: inout [UInt8]) {
+    package func appendClause(
+        count: Int, shown: Int, activity: Activity, names: Names, several: Bool = false,
+        into bytes: inout [UInt8]
+    ) {
         // A status clause is phrased with its typer's words (appendStatusClause):
         // a table has no verb for it.
         guard activity.hasVerb else { return }
@@ -387,10 +416,14 @@ public struct PhraseTable: Sendable, Equatable {
 
     /// Appends one clause of `count` people, `shown` of them named, with `verb`
     /// (with `several`: the `several` subject, nobody named, r = count).
-    private func appendClause(count: Int, shown: Int, verb: UnsafeRawBufferPointer, names: Names, several: Bool = false,
-                              into bytes: inout [UInt8]) {
+    private func appendClause(
+        count: Int, shown: Int, verb: UnsafeRawBufferPointer, names: Names, several: Bool = false,
+        into bytes: inout [UInt8]
+    ) {
         let rest = several ? count : count - shown
-        let subject = several ? severalForms ?? subjectForms[PhraseTable.subjectIndex(shown: 0, rest: rest)]
+        let subject =
+            several
+            ? severalForms ?? subjectForms[PhraseTable.subjectIndex(shown: 0, rest: rest)]
             : subjectForms[PhraseTable.subjectIndex(shown: shown, rest: rest)]
         let restCategory = PhraseTable.index(of: plural.category(of: rest))
         for piece in clauseTemplate.pieces {
@@ -406,7 +439,9 @@ public struct PhraseTable: Sendable, Equatable {
                         text.withUTF8 { name in
                             // At most a display name's longest: what the table's
                             // bound (``phraseBound``) counts.
-                            guard name.count > PhraseTable.maxDisplayNameBytes else { return bytes.append(contentsOf: name) }
+                            guard name.count > PhraseTable.maxDisplayNameBytes else {
+                                return bytes.append(contentsOf: name)
+                            }
                             var end = PhraseTable.maxDisplayNameBytes
                             while end > 0 && name[end] & 0xC0 == 0x80 { end -= 1 }
                             bytes.append(contentsOf: name[..<end])
@@ -484,8 +519,14 @@ private struct Template: Sendable {
     /// (U+0000–U+001F, U+007F–U+009F) or a line or paragraph separator (U+2028,
     /// U+2029) is refused: phrases, like display names, hold none.
     init(_ source: String, allowed: [String], key: String) throws(PhraseTable.Error) {
-        if let bad = source.unicodeScalars.first(where: { DisplayName.isControl($0) || $0.value == 0x2028 || $0.value == 0x2029 }) {
-            throw PhraseTable.Error(key: key, message: "holds U+\(String(bad.value, radix: 16, uppercase: true)), a control character or line separator, which phrases never hold")
+        if let bad = source.unicodeScalars.first(where: {
+            DisplayName.isControl($0) || $0.value == 0x2028 || $0.value == 0x2029
+        }) {
+            throw PhraseTable.Error(
+                key: key,
+                message:
+                    "holds U+\(String(bad.value, radix: 16, uppercase: true)), a control character or line separator, which phrases never hold"
+            )
         }
         let bytes = Array(source.utf8)
         var pieces: [Piece] = []
@@ -494,7 +535,9 @@ private struct Template: Sendable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "}") {
-                throw PhraseTable.Error(key: key, message: "a \"}\" at byte \(index + 1) closes no placeholder; \(Template.describe(allowed))")
+                throw PhraseTable.Error(
+                    key: key,
+                    message: "a \"}\" at byte \(index + 1) closes no placeholder; \(Template.describe(allowed))")
             }
             guard byte == UInt8(ascii: "{") else {
                 literal.append(byte)
@@ -502,11 +545,13 @@ private struct Template: Sendable {
                 continue
             }
             guard let close = bytes[index...].firstIndex(of: UInt8(ascii: "}")) else {
-                throw PhraseTable.Error(key: key, message: "a \"{\" at byte \(index + 1) is never closed; \(Template.describe(allowed))")
+                throw PhraseTable.Error(
+                    key: key, message: "a \"{\" at byte \(index + 1) is never closed; \(Template.describe(allowed))")
             }
             let name = String(decoding: bytes[index...close], as: UTF8.self)
             guard allowed.contains(name), let slot = Template.slots[name] else {
-                throw PhraseTable.Error(key: key, message: "\(Quote.string(name)) is not a placeholder here; \(Template.describe(allowed))")
+                throw PhraseTable.Error(
+                    key: key, message: "\(Quote.string(name)) is not a placeholder here; \(Template.describe(allowed))")
             }
             if !literal.isEmpty { pieces.append(.literal(literal)) }
             literal = []
@@ -518,7 +563,8 @@ private struct Template: Sendable {
     }
 
     static func describe(_ allowed: [String]) -> String {
-        allowed.isEmpty ? "this text takes no placeholders"
+        allowed.isEmpty
+            ? "this text takes no placeholders"
             : "the placeholders here are \(allowed.joined(separator: ", "))"
     }
 
@@ -548,18 +594,22 @@ extension PhraseTable {
             return try PhraseTable(
                 locale: "en",
                 plural: PluralRules([.one: "i = 1 and v = 0"]),
-                names: ["0+1": .plain("Someone"), "0+n": .plain("{r} people"), "1": .plain("{0}"),
-                        "1+1": .plain("{0} and someone else"), "1+n": .plain("{0} and {r} others"),
-                        "2": .plain("{0} and {1}"), "2+1": .plain("{0}, {1}, and someone else"),
-                        "2+n": .plain("{0}, {1}, and {r} others"), "3": .plain("{0}, {1}, and {2}"),
-                        "several": .plain("Several people")],
-                verbs: [.typing: verb("is typing", "are typing"),
-                        .recordingAudio: verb("is recording audio", "are recording audio"),
-                        .recordingVideo: verb("is recording video", "are recording video"),
-                        .sendingPhoto: verb("is sending a photo", "are sending photos"),
-                        .sendingVideo: verb("is sending a video", "are sending videos"),
-                        .sendingFile: verb("is sending a file", "are sending files"),
-                        .sharingLocation: verb("is sharing a location", "are sharing locations")],
+                names: [
+                    "0+1": .plain("Someone"), "0+n": .plain("{r} people"), "1": .plain("{0}"),
+                    "1+1": .plain("{0} and someone else"), "1+n": .plain("{0} and {r} others"),
+                    "2": .plain("{0} and {1}"), "2+1": .plain("{0}, {1}, and someone else"),
+                    "2+n": .plain("{0}, {1}, and {r} others"), "3": .plain("{0}, {1}, and {2}"),
+                    "several": .plain("Several people")
+                ],
+                verbs: [
+                    .typing: verb("is typing", "are typing"),
+                    .recordingAudio: verb("is recording audio", "are recording audio"),
+                    .recordingVideo: verb("is recording video", "are recording video"),
+                    .sendingPhoto: verb("is sending a photo", "are sending photos"),
+                    .sendingVideo: verb("is sending a video", "are sending videos"),
+                    .sendingFile: verb("is sending a file", "are sending files"),
+                    .sharingLocation: verb("is sharing a location", "are sharing locations")
+                ],
                 clause: "{names} {verb}", separator: "; ", end: "...")
         } catch {
             preconditionFailure("the built-in English table is invalid: \(error)")

@@ -76,7 +76,10 @@ public struct PluralRules: Sendable, Equatable {
             do throws(Condition.Failure) {
                 let condition = CompiledCondition(try Condition(parsing: source))
                 guard condition.tests <= PluralRules.maxTests else {
-                    throw Condition.Failure(message: "the condition tests the count in \(condition.tests) different ways once relations on the same modulus are merged; at most \(PluralRules.maxTests) are allowed (CLDR's rules need at most 5)")
+                    throw Condition.Failure(
+                        message:
+                            "the condition tests the count in \(condition.tests) different ways once relations on the same modulus are merged; at most \(PluralRules.maxTests) are allowed (CLDR's rules need at most 5)"
+                    )
                 }
                 if !condition.never { compiled.append((category, condition)) }
             } catch {
@@ -88,7 +91,9 @@ public struct PluralRules: Sendable, Equatable {
         self.init(parsed: sources, conditions: compiled)
     }
 
-    private init(parsed sources: [PluralCategory: String], conditions: [(category: PluralCategory, condition: CompiledCondition)]) {
+    private init(
+        parsed sources: [PluralCategory: String], conditions: [(category: PluralCategory, condition: CompiledCondition)]
+    ) {
         self.sources = sources
         self.conditions = conditions
         self.small = (0..<128).map { PluralRules.evaluate(conditions, $0) }
@@ -100,7 +105,9 @@ public struct PluralRules: Sendable, Equatable {
         count >= 0 && count < small.count ? small[count] : PluralRules.evaluate(conditions, count)
     }
 
-    private static func evaluate(_ conditions: [(category: PluralCategory, condition: CompiledCondition)], _ count: Int) -> PluralCategory {
+    private static func evaluate(_ conditions: [(category: PluralCategory, condition: CompiledCondition)], _ count: Int)
+        -> PluralCategory
+    {
         for (category, condition) in conditions where condition.holds(for: count) { return category }
         return .other
     }
@@ -162,10 +169,13 @@ fileprivate struct CompiledCondition: Sendable {
                 let modulus = relation.modulus ?? 0
                 if !relation.isNumber || modulus == 1 {
                     // The value is 0 whatever the count.
-                    guard relation.ranges.contains(where: { $0.contains(0) }) == relation.equals else { continue alternativeLoop }
+                    guard relation.ranges.contains(where: { $0.contains(0) }) == relation.equals else {
+                        continue alternativeLoop
+                    }
                     continue
                 }
-                excluded[modulus, default: []] += relation.equals ? IntervalSet(relation.ranges).complement.ranges : relation.ranges
+                excluded[modulus, default: []] +=
+                    relation.equals ? IntervalSet(relation.ranges).complement.ranges : relation.ranges
             }
             var tests: [Test] = []
             for (modulus, ranges) in excluded.sorted(by: { $0.key < $1.key }) {
@@ -224,7 +234,7 @@ fileprivate struct IntervalSet: Sendable, Equatable {
     /// Every Int not in the set.
     var complement: IntervalSet {
         var gaps: [ClosedRange<Int>] = []
-        var next = Int.min   // the least value not yet covered
+        var next = Int.min // the least value not yet covered
         var done = false
         for (low, high) in zip(lows, highs) {
             if low > next { gaps.append(next...(low - 1)) }
@@ -292,7 +302,8 @@ fileprivate struct Condition: Sendable {
                 alternatives.append(relations)
                 relations = []
             default:
-                throw Failure(message: "expected \"and\" or \"or\" at column \(scanner.column(of: word)), found \"\(word)\"")
+                throw Failure(
+                    message: "expected \"and\" or \"or\" at column \(scanner.column(of: word)), found \"\(word)\"")
             }
         }
         alternatives.append(relations)
@@ -325,7 +336,9 @@ fileprivate struct Condition: Sendable {
         mutating func word() throws(Failure) -> String {
             tokenStart = position
             var end = position
-            while end < bytes.count && (bytes[end] | 0x20) >= UInt8(ascii: "a") && (bytes[end] | 0x20) <= UInt8(ascii: "z") {
+            while end < bytes.count && (bytes[end] | 0x20) >= UInt8(ascii: "a")
+                && (bytes[end] | 0x20) <= UInt8(ascii: "z")
+            {
                 end += 1
             }
             guard end > position else { throw Failure(message: "expected a word at \(here)") }
@@ -341,7 +354,8 @@ fileprivate struct Condition: Sendable {
             while end < bytes.count && bytes[end] >= UInt8(ascii: "0") && bytes[end] <= UInt8(ascii: "9") {
                 value = value * 10 + Int(bytes[end] - UInt8(ascii: "0"))
                 guard value <= Condition.maxValue else {
-                    throw Failure(message: "the number at column \(position + 1) is too large (at most \(Condition.maxValue))")
+                    throw Failure(
+                        message: "the number at column \(position + 1) is too large (at most \(Condition.maxValue))")
                 }
                 end += 1
             }
@@ -353,7 +367,9 @@ fileprivate struct Condition: Sendable {
 
         mutating func take(_ text: String) -> Bool {
             let expected = Array(text.utf8)
-            guard bytes.count - position >= expected.count, Array(bytes[position..<(position + expected.count)]) == expected else {
+            guard bytes.count - position >= expected.count,
+                Array(bytes[position..<(position + expected.count)]) == expected
+            else {
                 return false
             }
             position += expected.count
@@ -365,12 +381,16 @@ fileprivate struct Condition: Sendable {
             let start = position
             let operand = try word()
             guard operand.count == 1, let letter = operand.first, "nivwftce".contains(letter) else {
-                throw Failure(message: "expected an operand (n, i, v, w, f, t, c or e) at column \(start + 1), found \"\(operand)\"")
+                throw Failure(
+                    message:
+                        "expected an operand (n, i, v, w, f, t, c or e) at column \(start + 1), found \"\(operand)\"")
             }
             var modulus: Int?
             if take("%") {
                 let value = try value()
-                guard value > 0 else { throw Failure(message: "\"% 0\" at column \(start + 1): the modulus must be 1 or more") }
+                guard value > 0 else {
+                    throw Failure(message: "\"% 0\" at column \(start + 1): the modulus must be 1 or more")
+                }
                 modulus = value
             }
             let equals: Bool

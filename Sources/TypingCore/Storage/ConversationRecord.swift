@@ -77,8 +77,12 @@ package struct ConversationRecord {
     /// The shared view of `location`, and whether it was left stale.
     @inline(__always)
     func fullView(at location: Location) -> (view: IndicatorView, isStale: Bool) {
-        location == .main ? (main.fullView, main.fullViewIsStale)
-            : (threads.records[Int(location) - 1].state.fullView, threads.records[Int(location) - 1].state.fullViewIsStale)
+        location == .main
+            ? (main.fullView, main.fullViewIsStale)
+            : (
+                threads.records[Int(location) - 1].state.fullView,
+                threads.records[Int(location) - 1].state.fullViewIsStale
+            )
     }
 
     /// The state of `location` (inlined: an accessor called out of line allocates
@@ -141,10 +145,11 @@ package struct ConversationRecord {
         members.withUnsafeBufferPointer { buffer in
             // Each field is loaded from the slot's address (the buffer's subscript
             // is an addressor): no copy of the slot.
-            MemberSlot.Fields(fingerprint: buffer[slot].fingerprint, user: buffer[slot].user,
-                              streak: buffer[slot].streak, location: buffer[slot].location,
-                              table: buffer[slot].table, isList: buffer[slot].isList,
-                              receives: buffer[slot].receives)
+            MemberSlot.Fields(
+                fingerprint: buffer[slot].fingerprint, user: buffer[slot].user,
+                streak: buffer[slot].streak, location: buffer[slot].location,
+                table: buffer[slot].table, isList: buffer[slot].isList,
+                receives: buffer[slot].receives)
         }
     }
 
@@ -191,7 +196,11 @@ package struct ConversationRecord {
         }
         members[slot].side = location
         if location > .main {
-            if members[slot].receives { threads[location].sideViewers.insert(slot) } else { threads[location].sideSilent += 1 }
+            if members[slot].receives {
+                threads[location].sideViewers.insert(slot)
+            } else {
+                threads[location].sideSilent += 1
+            }
             sideSent[Int32(slot)] = .empty
         } else {
             sideSent[Int32(slot)] = nil
@@ -312,8 +321,10 @@ package struct ConversationRecord {
     /// `receive_typing`; returns their slot.
     mutating func append(_ u: UserIndex, id: Identifier, link: MembershipIndex, receives: Bool) -> Int {
         let slot = members.count
-        members.append(MemberSlot(fingerprint: id.fingerprint, user: u, streak: .none, lastSent: .empty, link: link,
-                                  receives: receives))
+        members.append(
+            MemberSlot(
+                fingerprint: id.fingerprint, user: u, streak: .none, lastSent: .empty, link: link,
+                receives: receives))
         if receives && !openAudience { mainAudience.insert(slot) }
         memberCount += 1
         memberIDLengths.add(Int32(id.encodedBound))

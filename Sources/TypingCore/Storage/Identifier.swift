@@ -38,7 +38,8 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         } else {
             // Zero padding would look like control bytes: mark the padding as plain.
             let plainPadding: (UInt64, UInt64) = Identifier.padding(count)
-            escapes = Identifier.mayNeedEscape(word0 | plainPadding.0) || Identifier.mayNeedEscape(word1 | plainPadding.1)
+            escapes =
+                Identifier.mayNeedEscape(word0 | plainPadding.0) || Identifier.mayNeedEscape(word1 | plainPadding.1)
         }
         info = UInt64(UInt32(truncatingIfNeeded: count)) | (escapes ? 1 << 32 : 0)
     }
@@ -140,7 +141,9 @@ public struct Identifier: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(word1)
         hasher.combine(info)
         if let spill {
-            spill.bytes.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0[Identifier.inlineCapacity...])) }
+            spill.bytes.withUnsafeBytes {
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0[Identifier.inlineCapacity...]))
+            }
         }
     }
 

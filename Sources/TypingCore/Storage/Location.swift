@@ -203,7 +203,9 @@ package struct ThreadTable {
     @discardableResult
     mutating func release(_ location: Location) -> Bool {
         let slot = Int(location) - 1
-        guard slot >= 0, slot < records.count, records[slot].id.byteCount > 0, records[slot].isUnused else { return false }
+        guard slot >= 0, slot < records.count, records[slot].id.byteCount > 0, records[slot].isUnused else {
+            return false
+        }
         index[records[slot].id] = nil
         records[slot] = ThreadRecord(id: Identifier(""))
         if slot == records.count - 1 {

@@ -295,13 +295,17 @@ package struct SlotSet {
         var problems: [String] = []
         guard let leaves = levels.first else {
             if sparse.isEmpty {
-                if count != small.nonzeroBitCount { problems.append("counts \(count) members, holds \(small.nonzeroBitCount)") }
+                if count != small.nonzeroBitCount {
+                    problems.append("counts \(count) members, holds \(small.nonzeroBitCount)")
+                }
                 return problems
             }
             if small != 0 { problems.append("keeps slots inline beside its array") }
             if count != sparse.count { problems.append("counts \(count) members, holds \(sparse.count)") }
             if sparse.count > SlotSet.sparseLimit { problems.append("keeps \(sparse.count) slots in its array") }
-            if zip(sparse, sparse.dropFirst()).contains(where: { $0 >= $1 }) { problems.append("its array is not ascending") }
+            if zip(sparse, sparse.dropFirst()).contains(where: { $0 >= $1 }) {
+                problems.append("its array is not ascending")
+            }
             return problems
         }
         if small != 0 || !sparse.isEmpty { problems.append("keeps slots inline or in an array beside its levels") }

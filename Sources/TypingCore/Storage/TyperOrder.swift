@@ -68,8 +68,10 @@ package struct TyperOrder: Equatable {
 
     /// Where `node` belongs among the others, by `precedes(a, b)` (true when `a` is
     /// listed before `b`): after every node it does not precede. O(depth).
-    package func insertionPoint<Nodes: OrderNodes>(for node: StreakIndex, in nodes: Nodes,
-                                           precedes: (StreakIndex, StreakIndex) -> Bool) -> Point {
+    package func insertionPoint<Nodes: OrderNodes>(
+        for node: StreakIndex, in nodes: Nodes,
+        precedes: (StreakIndex, StreakIndex) -> Bool
+    ) -> Point {
         var point = Point(parent: .none, left: false)
         var current = root
         while current != .none {
@@ -82,19 +84,28 @@ package struct TyperOrder: Equatable {
 
     /// Links `node` (in no tree) at `point`, then rotates it up while its priority
     /// is above its parent's. O(depth).
-    package mutating func attach<Nodes: OrderNodes>(_ node: StreakIndex, at point: Point, priority: UInt32, in nodes: inout Nodes) {
-        nodes[links: node, tree: tree] = OrderLinks(left: .none, right: .none, parent: point.parent, size: 1, priority: priority)
+    package mutating func attach<Nodes: OrderNodes>(
+        _ node: StreakIndex, at point: Point, priority: UInt32, in nodes: inout Nodes
+    ) {
+        nodes[links: node, tree: tree] = OrderLinks(
+            left: .none, right: .none, parent: point.parent, size: 1, priority: priority)
         if point.parent == .none {
             root = node
             return
         }
-        if point.left { nodes[links: point.parent, tree: tree].left = node } else { nodes[links: point.parent, tree: tree].right = node }
+        if point.left {
+            nodes[links: point.parent, tree: tree].left = node
+        } else {
+            nodes[links: point.parent, tree: tree].right = node
+        }
         var ancestor = point.parent
         while ancestor != .none {
             nodes[links: ancestor, tree: tree].size += 1
             ancestor = nodes[links: ancestor, tree: tree].parent
         }
-        while nodes[links: node, tree: tree].parent != .none && nodes[links: nodes[links: node, tree: tree].parent, tree: tree].priority < priority {
+        while nodes[links: node, tree: tree].parent != .none
+            && nodes[links: nodes[links: node, tree: tree].parent, tree: tree].priority < priority
+        {
             rotateUp(node, in: &nodes)
         }
     }
@@ -105,7 +116,9 @@ package struct TyperOrder: Equatable {
         while true {
             let left = nodes[links: node, tree: tree].left, right = nodes[links: node, tree: tree].right
             if left == .none || right == .none { break }
-            rotateUp(nodes[links: left, tree: tree].priority > nodes[links: right, tree: tree].priority ? left : right, in: &nodes)
+            rotateUp(
+                nodes[links: left, tree: tree].priority > nodes[links: right, tree: tree].priority ? left : right,
+                in: &nodes)
         }
         let links = nodes[links: node, tree: tree]
         let child = links.left != .none ? links.left : links.right
@@ -125,7 +138,9 @@ package struct TyperOrder: Equatable {
         var current = node
         var parent = nodes[links: node, tree: tree].parent
         while parent != .none {
-            if nodes[links: parent, tree: tree].right == current { rank += Int(size(nodes[links: parent, tree: tree].left, in: nodes)) + 1 }
+            if nodes[links: parent, tree: tree].right == current {
+                rank += Int(size(nodes[links: parent, tree: tree].left, in: nodes)) + 1
+            }
             current = parent
             parent = nodes[links: parent, tree: tree].parent
         }
@@ -160,7 +175,9 @@ package struct TyperOrder: Equatable {
             guard body(current) else { return }
             if nodes[links: current, tree: tree].right != .none {
                 current = nodes[links: current, tree: tree].right
-                while nodes[links: current, tree: tree].left != .none { current = nodes[links: current, tree: tree].left }
+                while nodes[links: current, tree: tree].left != .none {
+                    current = nodes[links: current, tree: tree].left
+                }
             } else {
                 var child = current
                 current = nodes[links: current, tree: tree].parent
@@ -188,8 +205,10 @@ package struct TyperOrder: Equatable {
     }
 
     /// Puts `replacement` (or nothing, `none`) where `node` hangs under `parent`.
-    private mutating func replace<Nodes: OrderNodes>(_ node: StreakIndex, by replacement: StreakIndex, under parent: StreakIndex,
-                                                     in nodes: inout Nodes) {
+    private mutating func replace<Nodes: OrderNodes>(
+        _ node: StreakIndex, by replacement: StreakIndex, under parent: StreakIndex,
+        in nodes: inout Nodes
+    ) {
         if parent == .none {
             root = replacement
         } else if nodes[links: parent, tree: tree].left == node {
@@ -218,7 +237,9 @@ package struct TyperOrder: Equatable {
         nodes[links: parent, tree: tree].parent = node
         nodes[links: node, tree: tree].parent = grandparent
         replace(parent, by: node, under: grandparent, in: &nodes)
-        nodes[links: parent, tree: tree].size = 1 + size(nodes[links: parent, tree: tree].left, in: nodes) + size(nodes[links: parent, tree: tree].right, in: nodes)
+        nodes[links: parent, tree: tree].size =
+            1 + size(nodes[links: parent, tree: tree].left, in: nodes)
+            + size(nodes[links: parent, tree: tree].right, in: nodes)
         nodes[links: node, tree: tree].size = parentSize
     }
 }
@@ -226,10 +247,14 @@ package struct TyperOrder: Equatable {
 extension TyperOrder {
     /// What is wrong with the tree: links that disagree, wrong sizes, priorities out
     /// of heap order, nodes out of order by `precedes`, a cycle. Empty when sound.
-    package func violations<Nodes: OrderNodes>(in nodes: Nodes, limit: Int, precedes: (StreakIndex, StreakIndex) -> Bool) -> [String] {
+    package func violations<Nodes: OrderNodes>(
+        in nodes: Nodes, limit: Int, precedes: (StreakIndex, StreakIndex) -> Bool
+    ) -> [String] {
         #if TYPINGD_INTERNAL_CHECKS
         var problems: [String] = []
-        if root != .none && nodes[links: root, tree: tree].parent != .none { problems.append("the root \(root) has a parent") }
+        if root != .none && nodes[links: root, tree: tree].parent != .none {
+            problems.append("the root \(root) has a parent")
+        }
         var visited = 0
         /// Checks the subtree at `node`, hanging under `parent`; returns its size.
         func walk(_ node: StreakIndex, parent: StreakIndex) -> Int32 {
@@ -240,8 +265,11 @@ extension TyperOrder {
                 return 0
             }
             let links = nodes[links: node, tree: tree]
-            if links.parent != parent { problems.append("node \(node) names \(links.parent) as its parent, not \(parent)") }
-            for child in [links.left, links.right] where child != .none && nodes[links: child, tree: tree].priority > links.priority {
+            if links.parent != parent {
+                problems.append("node \(node) names \(links.parent) as its parent, not \(parent)")
+            }
+            for child in [links.left, links.right]
+            where child != .none && nodes[links: child, tree: tree].priority > links.priority {
                 problems.append("node \(child) has a higher priority than its parent \(node)")
             }
             let size = 1 + walk(links.left, parent: node) + walk(links.right, parent: node)
@@ -255,7 +283,9 @@ extension TyperOrder {
             if previous != .none && precedes(node, previous) {
                 problems.append("typer \(node) is listed after \(previous), which it precedes")
             }
-            if rank(of: node, in: nodes) != index { problems.append("typer \(node) is at \(index) but ranks \(rank(of: node, in: nodes))") }
+            if rank(of: node, in: nodes) != index {
+                problems.append("typer \(node) is at \(index) but ranks \(rank(of: node, in: nodes))")
+            }
             previous = node
             index += 1
             return problems.isEmpty

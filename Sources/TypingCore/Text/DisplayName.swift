@@ -85,7 +85,8 @@ package enum DisplayName {
     static func isPlainShortASCII(_ raw: String) -> Bool {
         let bytes = raw.utf8
         guard !bytes.isEmpty, bytes.count <= maxClusters,
-              bytes.first != 0x20, bytes.last != 0x20 else { return false }
+            bytes.first != 0x20, bytes.last != 0x20
+        else { return false }
         return bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 }

@@ -47,8 +47,10 @@ public final class IndicatorView: Sendable, Equatable {
     /// An own view: `packed` holds the entries (starting at `entryStarts`, whose
     /// last element is where the text starts) then the text; it lists the first
     /// `listed` entries and counts `more` beyond them.
-    package init(packed: [UInt8], entryStarts: [Int32], listed: Int, more: Int, textStart: Int,
-                 activities: [UInt8] = []) {
+    package init(
+        packed: [UInt8], entryStarts: [Int32], listed: Int, more: Int, textStart: Int,
+        activities: [UInt8] = []
+    ) {
         storage = packed
         self.entryStarts = entryStarts
         self.listed = listed
@@ -91,8 +93,9 @@ public final class IndicatorView: Sendable, Equatable {
         packed.append(contentsOf: text.utf8)
         var raw = typing.indices.map { $0 < activities.count ? activities[$0].rawValue : Activity.typing.rawValue }
         if raw.allSatisfy({ $0 == Activity.typing.rawValue }) { raw = [] }
-        self.init(packed: packed, entryStarts: starts, listed: typing.count, more: max(0, more), textStart: textStart,
-                  activities: raw)
+        self.init(
+            packed: packed, entryStarts: starts, listed: typing.count, more: max(0, more), textStart: textStart,
+            activities: raw)
     }
 
     /// Appends the header and bytes of `id` to `packed`.
@@ -121,15 +124,20 @@ public final class IndicatorView: Sendable, Equatable {
 
     /// Calls `body` with the entries of own view `own` that a view leaving out entry
     /// `omitted` (-1: none) and listing `listed` of them shows, as two segments.
-    package static func withSegments<Result>(of own: IndicatorView, omitting omitted: Int, listed: Int,
-                                             _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result) -> Result {
+    package static func withSegments<Result>(
+        of own: IndicatorView, omitting omitted: Int, listed: Int,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Result
+    ) -> Result {
         own.storage.withUnsafeBytes { bytes in
             let start = { (entry: Int) in Int(own.entryStarts[entry]) }
             if omitted >= 0 {
-                return body(UnsafeRawBufferPointer(rebasing: bytes[0..<start(omitted)]),
-                            UnsafeRawBufferPointer(rebasing: bytes[start(omitted + 1)..<start(listed + 1)]))
+                return body(
+                    UnsafeRawBufferPointer(rebasing: bytes[0..<start(omitted)]),
+                    UnsafeRawBufferPointer(rebasing: bytes[start(omitted + 1)..<start(listed + 1)]))
             }
-            return body(UnsafeRawBufferPointer(rebasing: bytes[0..<start(listed)]), UnsafeRawBufferPointer(start: nil, count: 0))
+            return body(
+                UnsafeRawBufferPointer(rebasing: bytes[0..<start(listed)]), UnsafeRawBufferPointer(start: nil, count: 0)
+            )
         }
     }
 
@@ -254,8 +262,10 @@ public final class IndicatorView: Sendable, Equatable {
     }
 
     /// True when the bytes of `a1` then `a2` equal those of `b1` then `b2`.
-    static func equal(_ a1: UnsafeRawBufferPointer, _ a2: UnsafeRawBufferPointer,
-                      _ b1: UnsafeRawBufferPointer, _ b2: UnsafeRawBufferPointer) -> Bool {
+    static func equal(
+        _ a1: UnsafeRawBufferPointer, _ a2: UnsafeRawBufferPointer,
+        _ b1: UnsafeRawBufferPointer, _ b2: UnsafeRawBufferPointer
+    ) -> Bool {
         guard a1.count + a2.count == b1.count + b2.count else { return false }
         var left = (a1, 0), right = (b1, 0)
         var done = 0
@@ -264,8 +274,11 @@ public final class IndicatorView: Sendable, Equatable {
             if left.1 == left.0.count { left = (a2, 0) }
             if right.1 == right.0.count { right = (b2, 0) }
             let run = min(left.0.count - left.1, right.0.count - right.1)
-            guard bytesEqual(UnsafeRawBufferPointer(rebasing: left.0[left.1..<(left.1 + run)]),
-                             UnsafeRawBufferPointer(rebasing: right.0[right.1..<(right.1 + run)])) else { return false }
+            guard
+                bytesEqual(
+                    UnsafeRawBufferPointer(rebasing: left.0[left.1..<(left.1 + run)]),
+                    UnsafeRawBufferPointer(rebasing: right.0[right.1..<(right.1 + run)]))
+            else { return false }
             left.1 += run
             right.1 += run
             done += run
@@ -278,7 +291,9 @@ public final class IndicatorView: Sendable, Equatable {
     static func bytesEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         while index + 8 <= a.count {
-            if a.loadUnaligned(fromByteOffset: index, as: UInt64.self) != b.loadUnaligned(fromByteOffset: index, as: UInt64.self) {
+            if a.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                != b.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            {
                 return false
             }
             index += 8

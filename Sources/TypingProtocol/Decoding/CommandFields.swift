@@ -46,7 +46,8 @@ struct CommandFields {
         conv = CommandFields.get(object, "conv")
         user = CommandFields.get(object, "user")
         at = CommandFields.get(object, "at")
-        var left = json_object_size(object)
+        var left =
+            json_object_size(object)
             - (cmd == nil ? 0 : 1) - (conv == nil ? 0 : 1) - (user == nil ? 0 : 1) - (at == nil ? 0 : 1)
         @inline(__always) func take(_ key: StaticString) -> Value? {
             guard left > 0, let value = CommandFields.get(object, key) else { return nil }
@@ -72,8 +73,9 @@ struct CommandFields {
     /// The value of `key` in `object`, if present (borrowed).
     @inline(__always)
     private static func get(_ object: Value, _ key: StaticString) -> Value? {
-        json_object_getn(object, UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self),
-                         key.utf8CodeUnitCount)
+        json_object_getn(
+            object, UnsafeRawPointer(key.utf8Start).assumingMemoryBound(to: CChar.self),
+            key.utf8CodeUnitCount)
     }
 }
 

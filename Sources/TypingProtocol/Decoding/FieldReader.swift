@@ -39,52 +39,66 @@ struct FieldReader {
     @inline(never)
     func command(_ value: CommandFields.Value?) throws(Event.Error) -> Command.Name {
         guard let value else {
-            throw failure(.missingField, field: "cmd",
-                          "the command has no \"cmd\"; it needs one of \(Command.Name.list)")
+            throw failure(
+                .missingField, field: "cmd",
+                "the command has no \"cmd\"; it needs one of \(Command.Name.list)")
         }
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "cmd",
-                          "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "cmd",
+                "\"cmd\" must be a string (one of \(Command.Name.list)), not \(JSONValue.describe(value))")
         }
         let bytes = JSONValue.bytes(ofString: value)
         guard let kind = Command.Name(bytes: bytes) else {
-            throw failure(.unknownCmd, field: "cmd",
-                          "unknown command \(Quote.bytes(bytes)); the commands are \(Command.Name.list)")
+            throw failure(
+                .unknownCmd, field: "cmd",
+                "unknown command \(Quote.bytes(bytes)); the commands are \(Command.Name.list)")
         }
         return kind
     }
 
     /// A required id field (`conv`, `user`): a non-empty string of at most 256 bytes.
     @inline(never)
-    func identifier(_ key: StaticString, _ value: CommandFields.Value?, for command: Command.Name) throws(Event.Error) -> UnsafeRawBufferPointer {
+    func identifier(_ key: StaticString, _ value: CommandFields.Value?, for command: Command.Name) throws(Event.Error)
+        -> UnsafeRawBufferPointer
+    {
         guard let value else {
-            throw failure(.missingField, field: "\(key)",
-                          "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes")
+            throw failure(
+                .missingField, field: "\(key)",
+                "\(command.rawValue) needs \"\(key)\", a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes"
+            )
         }
         return try identifier(value, key: key)
     }
 
     /// An optional id field (`by`).
     @inline(never)
-    func optionalIdentifier(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
+    func optionalIdentifier(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error)
+        -> UnsafeRawBufferPointer?
+    {
         guard let value else { return nil }
         return try identifier(value, key: key)
     }
 
     /// Checks an id value.
     @inline(never)
-    func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(Event.Error) -> UnsafeRawBufferPointer {
+    func identifier(_ value: UnsafeMutablePointer<json_t>, key: StaticString) throws(Event.Error)
+        -> UnsafeRawBufferPointer
+    {
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "\(key)",
-                          "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "\(key)",
+                "\"\(key)\" must be a non-empty string of at most \(FieldLimits.maxIdentifierBytes) bytes, not \(JSONValue.describe(value))"
+            )
         }
         let bytes = JSONValue.bytes(ofString: value)
         if bytes.isEmpty {
             throw failure(.badField, field: "\(key)", "\"\(key)\" must not be empty")
         }
         if bytes.count > FieldLimits.maxIdentifierBytes {
-            throw failure(.badField, field: "\(key)",
-                          "\"\(key)\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxIdentifierBytes)")
+            throw failure(
+                .badField, field: "\(key)",
+                "\"\(key)\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxIdentifierBytes)")
         }
         return bytes
     }
@@ -94,13 +108,16 @@ struct FieldReader {
     func name(_ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "name",
-                          "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "name",
+                "\"name\" must be a string of at most \(FieldLimits.maxNameBytes) bytes, not \(JSONValue.describe(value))"
+            )
         }
         let bytes = JSONValue.bytes(ofString: value)
         if bytes.count > FieldLimits.maxNameBytes {
-            throw failure(.badField, field: "name",
-                          "\"name\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxNameBytes)")
+            throw failure(
+                .badField, field: "name",
+                "\"name\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxNameBytes)")
         }
         return bytes
     }
@@ -112,13 +129,16 @@ struct FieldReader {
         guard let value else { return nil }
         let range = EngineConfiguration.timeoutRange
         guard cj_is_integer(value) != 0 else {
-            throw failure(.badField, field: "timeout_ms",
-                          "\"timeout_ms\" must be an integer number of milliseconds from \(range.lowerBound) to \(range.upperBound), not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "timeout_ms",
+                "\"timeout_ms\" must be an integer number of milliseconds from \(range.lowerBound) to \(range.upperBound), not \(JSONValue.describe(value))"
+            )
         }
         let integer = json_integer_value(value)
         guard integer >= Int64(range.lowerBound) && integer <= Int64(range.upperBound) else {
-            throw failure(.badField, field: "timeout_ms",
-                          "\"timeout_ms\" must be from \(range.lowerBound) to \(range.upperBound) milliseconds, not \(integer)")
+            throw failure(
+                .badField, field: "timeout_ms",
+                "\"timeout_ms\" must be from \(range.lowerBound) to \(range.upperBound) milliseconds, not \(integer)")
         }
         return Int(integer)
     }
@@ -128,13 +148,15 @@ struct FieldReader {
     func activity(_ value: CommandFields.Value?) throws(Event.Error) -> Activity? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "activity",
-                          "\"activity\" must be one of \(Activity.list), not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "activity",
+                "\"activity\" must be one of \(Activity.list), not \(JSONValue.describe(value))")
         }
         let bytes = JSONValue.bytes(ofString: value)
         guard let activity = Activity.allCases.first(where: { $0.name.utf8.elementsEqual(bytes) }) else {
-            throw failure(.badField, field: "activity",
-                          "\"activity\" must be one of \(Activity.list), not \(Quote.bytes(bytes))")
+            throw failure(
+                .badField, field: "activity",
+                "\"activity\" must be one of \(Activity.list), not \(Quote.bytes(bytes))")
         }
         return activity
     }
@@ -151,39 +173,53 @@ struct FieldReader {
 
     /// ``status(_:activity:)`` where a status or its activity is given.
     @inline(never)
-    func checkedStatus(_ value: CommandFields.Value?, activity: Activity) throws(Event.Error) -> UnsafeRawBufferPointer? {
+    func checkedStatus(_ value: CommandFields.Value?, activity: Activity) throws(Event.Error) -> UnsafeRawBufferPointer?
+    {
         guard let value else {
             guard activity != .status else {
-                throw failure(.missingField, field: "status",
-                              "type with \"activity\":\"status\" needs \"status\", the words shown after the typer's name (1 to \(FieldLimits.maxStatusBytes) bytes)")
+                throw failure(
+                    .missingField, field: "status",
+                    "type with \"activity\":\"status\" needs \"status\", the words shown after the typer's name (1 to \(FieldLimits.maxStatusBytes) bytes)"
+                )
             }
             return nil
         }
         guard activity == .status else {
-            throw failure(.badField, field: "status",
-                          "\"status\" goes only with \"activity\":\"status\"; this keystroke's activity is \(activity.name)")
+            throw failure(
+                .badField, field: "status",
+                "\"status\" goes only with \"activity\":\"status\"; this keystroke's activity is \(activity.name)")
         }
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "status",
-                          "\"status\" must be a string of 1 to \(FieldLimits.maxStatusBytes) bytes, not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "status",
+                "\"status\" must be a string of 1 to \(FieldLimits.maxStatusBytes) bytes, not \(JSONValue.describe(value))"
+            )
         }
         let bytes = JSONValue.bytes(ofString: value)
         if bytes.isEmpty {
-            throw failure(.badField, field: "status", "\"status\" must not be empty: it is the words shown after the typer's name")
+            throw failure(
+                .badField, field: "status", "\"status\" must not be empty: it is the words shown after the typer's name"
+            )
         }
         if bytes.count > FieldLimits.maxStatusBytes {
-            throw failure(.badField, field: "status",
-                          "\"status\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxStatusBytes)")
+            throw failure(
+                .badField, field: "status",
+                "\"status\" is \(bytes.count) bytes long; the most is \(FieldLimits.maxStatusBytes)")
         }
         for index in bytes.indices {
             let byte = bytes[index]
-            let control: UInt32? = byte < 0x20 || byte == 0x7F ? UInt32(byte)
-                : byte == 0xC2 && index + 1 < bytes.count && (0x80...0x9F).contains(bytes[index + 1]) ? UInt32(bytes[index + 1])
-                : nil
+            let control: UInt32? =
+                byte < 0x20 || byte == 0x7F
+                ? UInt32(byte)
+                : byte == 0xC2 && index + 1 < bytes.count && (0x80...0x9F).contains(bytes[index + 1])
+                    ? UInt32(bytes[index + 1])
+                    : nil
             if let control {
                 let hex = String(control, radix: 16, uppercase: true)
-                throw failure(.badField, field: "status",
-                              "\"status\" holds U+\(String(repeating: "0", count: 4 - hex.count))\(hex) at byte \(index + 1), a control character, which status words never hold")
+                throw failure(
+                    .badField, field: "status",
+                    "\"status\" holds U+\(String(repeating: "0", count: 4 - hex.count))\(hex) at byte \(index + 1), a control character, which status words never hold"
+                )
             }
         }
         return bytes
@@ -195,14 +231,17 @@ struct FieldReader {
     func locale(_ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "locale",
-                          "\"locale\" must be a language tag such as \"de\" or \"pt-BR\", not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "locale",
+                "\"locale\" must be a language tag such as \"de\" or \"pt-BR\", not \(JSONValue.describe(value))")
         }
         let bytes = JSONValue.bytes(ofString: value)
         guard PhraseTable.isLocaleTag(bytes) else {
             let tag = String(decoding: bytes, as: UTF8.self)
-            throw failure(.badField, field: "locale",
-                          "\"locale\" must be 1 to 35 ASCII letters, digits and \"-\" (such as \"de\" or \"pt-BR\"), not \(Quote.string(tag))")
+            throw failure(
+                .badField, field: "locale",
+                "\"locale\" must be 1 to 35 ASCII letters, digits and \"-\" (such as \"de\" or \"pt-BR\"), not \(Quote.string(tag))"
+            )
         }
         return bytes
     }
@@ -245,13 +284,16 @@ struct FieldReader {
     func announceAt(_ value: CommandFields.Value?) throws(Event.Error) -> Int? {
         guard let value else { return nil }
         guard cj_is_integer(value) != 0 else {
-            throw failure(.badField, field: "announce_at",
-                          "\"announce_at\" must be an integer time in milliseconds from 0 to \(Engine.maxTime), when the screen's pending announcement fires, not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "announce_at",
+                "\"announce_at\" must be an integer time in milliseconds from 0 to \(Engine.maxTime), when the screen's pending announcement fires, not \(JSONValue.describe(value))"
+            )
         }
         let integer = json_integer_value(value)
         guard integer >= 0 && integer <= Int64(Engine.maxTime) else {
-            throw failure(.badField, field: "announce_at",
-                          "\"announce_at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(integer)")
+            throw failure(
+                .badField, field: "announce_at",
+                "\"announce_at\" must be from 0 to \(Engine.maxTime) milliseconds, not \(integer)")
         }
         return Int(integer)
     }
@@ -262,8 +304,10 @@ struct FieldReader {
     func announced(_ value: CommandFields.Value?) throws(Event.Error) -> UnsafeRawBufferPointer? {
         guard let value else { return nil }
         guard cj_is_string(value) != 0 else {
-            throw failure(.badField, field: "announced",
-                          "\"announced\" must be a string, the text the screen last announced (\"\" for nothing), not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "announced",
+                "\"announced\" must be a string, the text the screen last announced (\"\" for nothing), not \(JSONValue.describe(value))"
+            )
         }
         return JSONValue.bytes(ofString: value)
     }
@@ -273,8 +317,9 @@ struct FieldReader {
     func flag(_ key: StaticString, _ value: CommandFields.Value?) throws(Event.Error) -> Bool? {
         guard let value else { return nil }
         guard cj_is_boolean(value) != 0 else {
-            throw failure(.badField, field: "\(key)",
-                          "\"\(key)\" must be true or false, not \(JSONValue.describe(value))")
+            throw failure(
+                .badField, field: "\(key)",
+                "\"\(key)\" must be true or false, not \(JSONValue.describe(value))")
         }
         return cj_is_true(value) != 0
     }

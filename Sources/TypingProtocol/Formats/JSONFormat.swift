@@ -52,9 +52,10 @@ public struct JSONFormat: EventFormat, ~Copyable {
     /// `{"event":"indicator","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list",
     /// "typing":[…],"more":…,"activities":[…],"text":…}`
     mutating func encode(_ indicator: Event.Indicator, into out: inout OutputBuffer) {
-        JSONFormat.screenHead("{\"event\":\"indicator\",\"at\":", at: indicator.at, conv: indicator.conv,
-                              thread: indicator.thread, viewer: indicator.viewer, pane: indicator.pane,
-                              screen: indicator.screen, into: &out)
+        JSONFormat.screenHead(
+            "{\"event\":\"indicator\",\"at\":", at: indicator.at, conv: indicator.conv,
+            thread: indicator.thread, viewer: indicator.viewer, pane: indicator.pane,
+            screen: indicator.screen, into: &out)
         let view = indicator.view
         if view.base != nil && !view.isVariant {
             // A typer's view: encoded for this viewer alone.
@@ -91,7 +92,9 @@ public struct JSONFormat: EventFormat, ~Copyable {
                 out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[listed]]))
             } else if omitted == 0 {
                 // Entry 1 on, without entry 1's leading comma.
-                if listed > 0 { out.append(UnsafeRawBufferPointer(rebasing: ids[(starts[1] + 1)..<starts[listed + 1]])) }
+                if listed > 0 {
+                    out.append(UnsafeRawBufferPointer(rebasing: ids[(starts[1] + 1)..<starts[listed + 1]]))
+                }
             } else {
                 out.append(UnsafeRawBufferPointer(rebasing: ids[0..<starts[omitted]]))
                 out.append(UnsafeRawBufferPointer(rebasing: ids[starts[omitted + 1]..<starts[listed + 1]]))
@@ -238,7 +241,7 @@ public struct JSONFormat: EventFormat, ~Copyable {
         for (key, value): (StaticString, Int) in [
             (",\"lines\":", stats.lines), (",\"commands\":", stats.commands), (",\"errors\":", stats.errors),
             (",\"conversations\":", stats.conversations), (",\"members\":", stats.members),
-            (",\"typing\":", stats.typing), (",\"events\":", stats.events),
+            (",\"typing\":", stats.typing), (",\"events\":", stats.events)
         ] {
             out.append(key)
             out.appendDecimal(value)
@@ -251,8 +254,10 @@ extension JSONFormat {
     /// The keys an indicator and an announcement share, after `start` (`{"event":…,"at":`):
     /// the time, `conv`, `thread`, `viewer`, `pane` and `view`, each as the screen has it.
     @inline(__always)
-    static func screenHead(_ start: StaticString, at: Int, conv: Identifier, thread: Identifier?, viewer: Identifier,
-                           pane: Command.Pane, screen: Command.View, into out: inout OutputBuffer) {
+    static func screenHead(
+        _ start: StaticString, at: Int, conv: Identifier, thread: Identifier?, viewer: Identifier,
+        pane: Command.Pane, screen: Command.View, into out: inout OutputBuffer
+    ) {
         out.append(start)
         out.appendDecimal(at)
         out.append(",\"conv\":")
@@ -270,9 +275,10 @@ extension JSONFormat {
     /// `{"event":"announce","at":…,"conv":…,"thread":…,"viewer":…,"pane":"side","view":"list","text":…}`:
     /// `thread`, `pane` and `view` as in the screen's indicators.
     func encode(_ announce: Event.Announce, into out: inout OutputBuffer) {
-        JSONFormat.screenHead("{\"event\":\"announce\",\"at\":", at: announce.at, conv: announce.conv,
-                              thread: announce.thread, viewer: announce.viewer, pane: announce.pane,
-                              screen: announce.screen, into: &out)
+        JSONFormat.screenHead(
+            "{\"event\":\"announce\",\"at\":", at: announce.at, conv: announce.conv,
+            thread: announce.thread, viewer: announce.viewer, pane: announce.pane,
+            screen: announce.screen, into: &out)
         out.append(",\"text\":")
         out.jsonString(announce.text)
         out.append("}\n")
@@ -318,16 +324,19 @@ extension JSONFormat {
             out.appendDecimal(joined)
         }
         encode(member.announcement, keys: (",\"announce_at\":", ",\"announce_rank\":", ",\"announced\":"), into: &out)
-        encode(member.sideAnnouncement,
-               keys: (",\"side_announce_at\":", ",\"side_announce_rank\":", ",\"side_announced\":"), into: &out)
+        encode(
+            member.sideAnnouncement,
+            keys: (",\"side_announce_at\":", ",\"side_announce_rank\":", ",\"side_announced\":"), into: &out)
         out.append("}\n")
     }
 
     /// A screen's announcement state in a `member` event: its pending
     /// announcement's time and rank, and its last announced text, each when there is
     /// one, under the three `keys` (those of the main screen or of the side pane).
-    func encode(_ state: Event.Member.Announcement, keys: (due: StaticString, rank: StaticString, text: StaticString),
-                into out: inout OutputBuffer) {
+    func encode(
+        _ state: Event.Member.Announcement, keys: (due: StaticString, rank: StaticString, text: StaticString),
+        into out: inout OutputBuffer
+    ) {
         if let due = state.due {
             out.append(keys.due)
             out.appendDecimal(due)
@@ -413,7 +422,8 @@ extension OutputBuffer {
             } else if byte == 0xC2, index + 1 < text.count, (0x80...0x9F).contains(text[index + 1]) {
                 length = 2
             } else if byte == 0xE2, index + 2 < text.count, text[index + 1] == 0x80,
-                      text[index + 2] == 0xA8 || text[index + 2] == 0xA9 {
+                text[index + 2] == 0xA8 || text[index + 2] == 0xA9
+            {
                 length = 3
             }
             guard length > 0 else {

@@ -32,8 +32,10 @@ public struct TextFormat: EventFormat {
             TextFormat.place(indicator.conv, indicator.thread, into: &out)
             out.append("  ")
             TextFormat.id(indicator.viewer, into: &out)
-            out.append(indicator.screen == .list ? " sees in the chat list: "
-                       : indicator.pane == .side ? " sees in the side pane: " : " sees: ")
+            out.append(
+                indicator.screen == .list
+                    ? " sees in the chat list: "
+                    : indicator.pane == .side ? " sees in the side pane: " : " sees: ")
             if indicator.view.typerCount == 0 {
                 out.append("(nobody is typing)")
             } else {
@@ -53,8 +55,10 @@ public struct TextFormat: EventFormat {
             TextFormat.place(announce.conv, announce.thread, into: &out)
             out.append("  ")
             TextFormat.id(announce.viewer, into: &out)
-            out.append(announce.screen == .list ? " hears from the chat list: "
-                       : announce.pane == .side ? " hears from the side pane: " : " hears: ")
+            out.append(
+                announce.screen == .list
+                    ? " hears from the chat list: "
+                    : announce.pane == .side ? " hears from the side pane: " : " hears: ")
             TextFormat.text(announce.text, into: &out)
         case .typing(let change):
             TextFormat.time(change.at, into: &out)
@@ -96,14 +100,16 @@ public struct TextFormat: EventFormat {
         case .state(let state):
             TextFormat.time(state.at, into: &out)
             TextFormat.place(state.conv, state.thread, into: &out)
-            for (label, ids) in [("  members: ", state.members), ("; open: ", state.open), ("; typing: ", state.typing)] {
+            for (label, ids) in [("  members: ", state.members), ("; open: ", state.open), ("; typing: ", state.typing)]
+            {
                 out.append(contentsOf: label)
                 if ids.isEmpty { out.append("-") }
                 for (index, id) in ids.enumerated() {
                     if index > 0 { out.append(", ") }
                     TextFormat.id(id, into: &out)
                     if label == "; typing: ", let activities = state.activities, index < activities.count,
-                       activities[index] != .typing {
+                        activities[index] != .typing
+                    {
                         out.append(" (")
                         out.append(contentsOf: activities[index].name)
                         out.append(")")
@@ -115,9 +121,11 @@ public struct TextFormat: EventFormat {
             TextFormat.time(stats.at, into: &out)
             out.append("stats: lines ")
             out.appendDecimal(stats.lines)
-            for (label, value) in [(", commands ", stats.commands), (", errors ", stats.errors),
-                                   (", conversations ", stats.conversations), (", members ", stats.members),
-                                   (", typing ", stats.typing), (", events ", stats.events)] {
+            for (label, value) in [
+                (", commands ", stats.commands), (", errors ", stats.errors),
+                (", conversations ", stats.conversations), (", members ", stats.members),
+                (", typing ", stats.typing), (", events ", stats.events)
+            ] {
                 out.append(contentsOf: label)
                 out.appendDecimal(value)
             }
@@ -258,7 +266,8 @@ public struct TextFormat: EventFormat {
 
     /// A screen's announcement state in a `member` line: `, screen announces at 2.400
     /// (rank 1)` and `, screen announced "Ben is typing..."`, each when it applies.
-    static func announcement(_ state: Event.Member.Announcement, of screen: StaticString, into out: inout OutputBuffer) {
+    static func announcement(_ state: Event.Member.Announcement, of screen: StaticString, into out: inout OutputBuffer)
+    {
         if let due = state.due {
             out.append(screen)
             out.append(" announces at ")

@@ -59,7 +59,8 @@ public struct Framer {
     /// the chunk is used up or the handler ``FrameHandler/wantsPause``. Returns
     /// how many bytes of `chunk` were consumed; the caller feeds the rest later.
     @inlinable
-    public mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int {
+    public mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) -> Int
+    {
         guard let base = chunk.baseAddress else { return 0 }
         var start = 0
         let end = chunk.count

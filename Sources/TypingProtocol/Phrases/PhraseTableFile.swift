@@ -15,37 +15,48 @@ public enum PhraseTableFile {
     /// `several` besides its nine required subjects.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(PhraseTable.Error) -> PhraseTable {
         guard bytes.count <= maxBytes else {
-            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it is \(bytes.count) bytes long; a table may have at most \(maxBytes)")
+            throw PhraseTable.Error(
+                key: PhraseTable.Error.wholeTable,
+                message: "it is \(bytes.count) bytes long; a table may have at most \(maxBytes)")
         }
         if Bytes.firstIndex(of: 0, in: bytes) != nil {
-            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it holds a NUL byte, which JSON text cannot contain")
+            throw PhraseTable.Error(
+                key: PhraseTable.Error.wholeTable, message: "it holds a NUL byte, which JSON text cannot contain")
         }
         guard let base = bytes.baseAddress else {
             throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "it is empty; a table is a JSON object")
         }
         var error = json_error_t()
-        guard let root = json_loadb(base.assumingMemoryBound(to: CChar.self), bytes.count, Int(JSON_REJECT_DUPLICATES), &error) else {
+        guard
+            let root = json_loadb(
+                base.assumingMemoryBound(to: CChar.self), bytes.count, Int(JSON_REJECT_DUPLICATES), &error)
+        else {
             let report = CommandDecoder.report(error, line: Int(error.line))
             throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "line \(error.line): \(report.message)")
         }
         defer { json_decref(root) }
         guard cj_is_object(root) != 0 else {
-            throw PhraseTable.Error(key: PhraseTable.Error.wholeTable, message: "a table is a JSON object, not \(JSONValue.describe(root))")
+            throw PhraseTable.Error(
+                key: PhraseTable.Error.wholeTable, message: "a table is a JSON object, not \(JSONValue.describe(root))")
         }
         let known = ["locale", "plural", "names", "verbs", "clause", "separator", "end"]
         for key in keys(of: root) where !known.contains(key) {
-            throw PhraseTable.Error(key: key, message: "is not a key of a table; the keys are \(known.joined(separator: ", "))")
+            throw PhraseTable.Error(
+                key: key, message: "is not a key of a table; the keys are \(known.joined(separator: ", "))")
         }
         let locale = try string(root, "locale", path: "locale")
         var plural = PluralRules.none
         if let rules = json_object_get(root, "plural") {
             guard cj_is_object(rules) != 0 else {
-                throw PhraseTable.Error(key: "plural", message: "must be an object from plural categories to conditions, not \(JSONValue.describe(rules))")
+                throw PhraseTable.Error(
+                    key: "plural",
+                    message: "must be an object from plural categories to conditions, not \(JSONValue.describe(rules))")
             }
             var conditions: [PluralCategory: String] = [:]
             for key in keys(of: rules) {
                 guard let category = PluralCategory(rawValue: key) else {
-                    throw PhraseTable.Error(key: "plural.\(key)", message: "is not a plural category; they are \(categoryList)")
+                    throw PhraseTable.Error(
+                        key: "plural.\(key)", message: "is not a plural category; they are \(categoryList)")
                 }
                 conditions[category] = try string(rules, key, path: "plural.\(key)")
             }
@@ -56,9 +67,12 @@ public enum PhraseTableFile {
             }
         }
         guard let namesObject = json_object_get(root, "names"), cj_is_object(namesObject) != 0 else {
-            throw PhraseTable.Error(key: "names", message: json_object_get(root, "names") == nil
-                ? "is missing; a table needs the subjects \(PhraseTable.nameKeys.joined(separator: ", "))"
-                : "must be an object from \(PhraseTable.nameKeys.joined(separator: ", ")) (and, optional, \(PhraseTable.severalKey)) to templates")
+            throw PhraseTable.Error(
+                key: "names",
+                message: json_object_get(root, "names") == nil
+                    ? "is missing; a table needs the subjects \(PhraseTable.nameKeys.joined(separator: ", "))"
+                    : "must be an object from \(PhraseTable.nameKeys.joined(separator: ", ")) (and, optional, \(PhraseTable.severalKey)) to templates"
+            )
         }
         var names: [String: PhraseTable.Text] = [:]
         for key in keys(of: namesObject) {
@@ -66,14 +80,17 @@ public enum PhraseTableFile {
             names[key] = try text(value, path: "names.\(key)")
         }
         guard let verbsObject = json_object_get(root, "verbs"), cj_is_object(verbsObject) != 0 else {
-            throw PhraseTable.Error(key: "verbs", message: json_object_get(root, "verbs") == nil
-                ? "is missing; a table needs a verb for each of \(Activity.phrasedList)"
-                : "must be an object from \(Activity.phrasedList) to verbs")
+            throw PhraseTable.Error(
+                key: "verbs",
+                message: json_object_get(root, "verbs") == nil
+                    ? "is missing; a table needs a verb for each of \(Activity.phrasedList)"
+                    : "must be an object from \(Activity.phrasedList) to verbs")
         }
         var verbs: [Activity: PhraseTable.Text] = [:]
         for key in keys(of: verbsObject) {
             guard let activity = Activity(name: key) else {
-                throw PhraseTable.Error(key: "verbs.\(key)", message: "is not an activity with a verb; they are \(Activity.phrasedList)")
+                throw PhraseTable.Error(
+                    key: "verbs.\(key)", message: "is not an activity with a verb; they are \(Activity.phrasedList)")
             }
             guard let value = json_object_get(verbsObject, key) else { continue }
             verbs[activity] = try text(value, path: "verbs.\(key)")
@@ -81,8 +98,9 @@ public enum PhraseTableFile {
         let clause = try string(root, "clause", path: "clause")
         let separator = try string(root, "separator", path: "separator")
         let end = try string(root, "end", path: "end")
-        return try PhraseTable(locale: locale, plural: plural, names: names, verbs: verbs, clause: clause,
-                               separator: separator, end: end)
+        return try PhraseTable(
+            locale: locale, plural: plural, names: names, verbs: verbs, clause: clause,
+            separator: separator, end: end)
     }
 
     /// The table as compact JSON, keys in the order the format lists them: what
@@ -161,8 +179,10 @@ public enum PhraseTableFile {
     }
 
     /// The string at `key` of `object` (required).
-    private static func string(_ object: UnsafeMutablePointer<json_t>, _ key: String,
-                               path: String) throws(PhraseTable.Error) -> String {
+    private static func string(
+        _ object: UnsafeMutablePointer<json_t>, _ key: String,
+        path: String
+    ) throws(PhraseTable.Error) -> String {
         guard let value = json_object_get(object, key) else {
             throw PhraseTable.Error(key: path, message: "is missing")
         }
@@ -173,17 +193,24 @@ public enum PhraseTableFile {
     }
 
     /// A string, or an object from plural categories to strings.
-    private static func text(_ value: UnsafeMutablePointer<json_t>, path: String) throws(PhraseTable.Error) -> PhraseTable.Text {
+    private static func text(_ value: UnsafeMutablePointer<json_t>, path: String) throws(PhraseTable.Error)
+        -> PhraseTable.Text
+    {
         if cj_is_string(value) != 0 {
             return .plain(String(decoding: JSONValue.bytes(ofString: value), as: UTF8.self))
         }
         guard cj_is_object(value) != 0 else {
-            throw PhraseTable.Error(key: path, message: "must be a string, or an object from plural categories to strings, not \(JSONValue.describe(value))")
+            throw PhraseTable.Error(
+                key: path,
+                message:
+                    "must be a string, or an object from plural categories to strings, not \(JSONValue.describe(value))"
+            )
         }
         var forms: [PluralCategory: String] = [:]
         for key in keys(of: value) {
             guard let category = PluralCategory(rawValue: key) else {
-                throw PhraseTable.Error(key: "\(path).\(key)", message: "is not a plural category; they are \(categoryList)")
+                throw PhraseTable.Error(
+                    key: "\(path).\(key)", message: "is not a plural category; they are \(categoryList)")
             }
             forms[category] = try string(value, key, path: "\(path).\(key)")
         }

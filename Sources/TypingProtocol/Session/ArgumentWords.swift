@@ -65,11 +65,12 @@ package enum ArgumentWords {
     /// True when `word` needs no quotes, here or in a POSIX shell: not empty, and
     /// only ASCII letters, digits and `-_./:=+,@%`.
     package static func isPlain(_ word: String) -> Bool {
-        !word.isEmpty && word.unicodeScalars.allSatisfy { scalar in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", "+", ",", "@", "%": return true
-            default: return false
+        !word.isEmpty
+            && word.unicodeScalars.allSatisfy { scalar in
+                switch scalar {
+                case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", "/", ":", "=", "+", ",", "@", "%": return true
+                default: return false
+                }
             }
-        }
     }
 }

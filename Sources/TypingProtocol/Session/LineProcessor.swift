@@ -19,8 +19,10 @@ package struct LineProcessor<Format: EventFormat & ~Copyable, Sink: ByteSink>: F
     @usableFromInline var observer: (any LineObserver)?
 
     @usableFromInline
-    init(configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Recording<Sink>?,
-         observer: (any LineObserver)? = nil) {
+    init(
+        configuration: SessionConfiguration, format: consuming Format, sink: Sink, record: Recording<Sink>?,
+        observer: (any LineObserver)? = nil
+    ) {
         decoder = CommandDecoder(clock: configuration.clock)
         engine = Engine(configuration: configuration.engine)
         output = Output(format: format, sink: sink, policy: configuration.output)

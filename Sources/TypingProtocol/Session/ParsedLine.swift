@@ -37,7 +37,10 @@ enum ParsedLine: Sendable {
     /// The error of a line over `limit` bytes.
     @usableFromInline
     static func tooLongError(number: Int, limit: Int) -> Event.Error {
-        Event.Error(line: number, code: .lineTooLong,
-                    message: "line \(number) is longer than \(limit) \(limit == 1 ? "byte" : "bytes") (--max-line-bytes); it was skipped")
+        Event.Error(
+            line: number, code: .lineTooLong,
+            message:
+                "line \(number) is longer than \(limit) \(limit == 1 ? "byte" : "bytes") (--max-line-bytes); it was skipped"
+        )
     }
 }

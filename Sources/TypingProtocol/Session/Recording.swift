@@ -136,8 +136,9 @@ package struct Recording<Sink: ByteSink> {
         self.sink = sink
         self.policy = policy
         buffer.reserveCapacity(4096)
-        buffer.append(contentsOf: ([RecordFormat.magic, RecordFormat.version] + header.options.map(ArgumentWords.quote))
-            .joined(separator: " ").utf8)
+        buffer.append(
+            contentsOf: ([RecordFormat.magic, RecordFormat.version] + header.options.map(ArgumentWords.quote))
+                .joined(separator: " ").utf8)
         buffer.append(0x0A)
         for table in header.tables {
             buffer.append(contentsOf: (RecordFormat.table + " ").utf8)
@@ -228,10 +229,15 @@ package struct RecordPlayer {
 
     /// The version and the options in `header`, the record's first line (without its
     /// line end, LF or CR LF).
-    static func header(_ header: UnsafeRawBufferPointer, lineEnd: RecordFormat.LineEnd) throws(BadRecord) -> (version: String, options: [String]) {
+    static func header(_ header: UnsafeRawBufferPointer, lineEnd: RecordFormat.LineEnd) throws(BadRecord) -> (
+        version: String, options: [String]
+    ) {
         let text = String(decoding: header, as: UTF8.self)
         guard RecordFormat.isRecord(header) else {
-            throw BadRecord(description: "the file does not start with \"\(RecordFormat.magic)\": it is not a record made by typingd --record")
+            throw BadRecord(
+                description:
+                    "the file does not start with \"\(RecordFormat.magic)\": it is not a record made by typingd --record"
+            )
         }
         guard Bytes.firstIndex(of: 0x0D, in: header) == nil else {
             throw BadRecord(description: RecordFormat.strayCR(line: 1, lineEnd: lineEnd))
@@ -243,7 +249,10 @@ package struct RecordPlayer {
             throw BadRecord(description: "the header line of the record is malformed: \(error)")
         }
         guard let version = words.first, RecordFormat.versions.contains(version) else {
-            throw BadRecord(description: "the record is of version \(words.first ?? "(none)"); this typingd plays \(RecordFormat.versions.joined(separator: " and "))")
+            throw BadRecord(
+                description:
+                    "the record is of version \(words.first ?? "(none)"); this typingd plays \(RecordFormat.versions.joined(separator: " and "))"
+            )
         }
         return (version, Array(words.dropFirst()))
     }
@@ -284,7 +293,10 @@ package struct RecordPlayer {
             let rest = UnsafeRawBufferPointer(rebasing: chunk[start...])
             guard let lf = Bytes.firstIndex(of: 0x0A, in: rest) else {
                 guard pending.count + rest.count <= maxRecordLine else {
-                    throw .badRecord(BadRecord(description: "record line \(recordLine + 1) is longer than any line the recorded session accepted"))
+                    throw .badRecord(
+                        BadRecord(
+                            description:
+                                "record line \(recordLine + 1) is longer than any line the recorded session accepted"))
                 }
                 pending.append(contentsOf: rest)
                 return
@@ -326,7 +338,9 @@ package struct RecordPlayer {
         }
         var line = terminated
         if lineEnd == .crlf {
-            guard line.last == 0x0D else { throw .badRecord(BadRecord(description: RecordFormat.lfAlone(line: recordLine))) }
+            guard line.last == 0x0D else {
+                throw .badRecord(BadRecord(description: RecordFormat.lfAlone(line: recordLine)))
+            }
             line = UnsafeRawBufferPointer(rebasing: line[..<(line.count - 1)])
         }
         var digits = 0
@@ -340,8 +354,9 @@ package struct RecordPlayer {
         if line.starts(with: (RecordFormat.end + " ").utf8) {
             let time: Int
             do throws(BadRecord) {
-                time = try RecordPlayer.time(UnsafeRawBufferPointer(rebasing: line[(RecordFormat.end.count + 1)...]),
-                                             line: recordLine)
+                time = try RecordPlayer.time(
+                    UnsafeRawBufferPointer(rebasing: line[(RecordFormat.end.count + 1)...]),
+                    line: recordLine)
                 try checkOrder(time)
             } catch {
                 throw .badRecord(error)
@@ -350,8 +365,14 @@ package struct RecordPlayer {
             ending = .ended(at: time)
             return
         }
-        guard digits > 0, digits < line.count, line[digits] == 0x09 || (line[digits] == 0x21 && digits + 1 == line.count) else {
-            throw .badRecord(BadRecord(description: "record line \(recordLine) is neither \"TIME<TAB>LINE\", \"TIME!\" nor \"\(RecordFormat.end) TIME\""))
+        guard digits > 0, digits < line.count,
+            line[digits] == 0x09 || (line[digits] == 0x21 && digits + 1 == line.count)
+        else {
+            throw .badRecord(
+                BadRecord(
+                    description:
+                        "record line \(recordLine) is neither \"TIME<TAB>LINE\", \"TIME!\" nor \"\(RecordFormat.end) TIME\""
+                ))
         }
         let time: Int
         do throws(BadRecord) {
@@ -378,7 +399,9 @@ package struct RecordPlayer {
     /// line at a time other than the one it names.
     private mutating func checkOrder(_ time: Int) throws(BadRecord) {
         guard time >= lastTime else {
-            throw BadRecord(description: "record line \(recordLine) goes back in time: \(time) ms after \(lastTime) ms on the line before")
+            throw BadRecord(
+                description:
+                    "record line \(recordLine) goes back in time: \(time) ms after \(lastTime) ms on the line before")
         }
         lastTime = time
     }
@@ -454,7 +477,9 @@ package struct RecordPreamble {
             lines += 1
             if lines == 1 && pending.last == 0x0D { lineEnd = .crlf }
             if lineEnd == .crlf {
-                guard pending.last == 0x0D else { throw RecordPlayer.BadRecord(description: RecordFormat.lfAlone(line: lines)) }
+                guard pending.last == 0x0D else {
+                    throw RecordPlayer.BadRecord(description: RecordFormat.lfAlone(line: lines))
+                }
                 pending.removeLast()
             }
             guard pending.count <= limit else { throw RecordPreamble.tooLong(line: lines) }
@@ -471,7 +496,7 @@ package struct RecordPreamble {
             }
             pending = []
             start += lf + 1
-            if version == RecordFormat.firstVersion { return start }   // no table lines
+            if version == RecordFormat.firstVersion { return start } // no table lines
         }
         return nil
     }
@@ -483,9 +508,10 @@ package struct RecordPreamble {
 
     /// Why record line `line` of the preamble is refused as too long.
     private static func tooLong(line: Int) -> RecordPlayer.BadRecord {
-        RecordPlayer.BadRecord(description: line == 1
-            ? "the first line is longer than \(limit(line: line)) bytes: it is not a record made by typingd --record"
-            : "record line \(line) is longer than a phrase table may be (\(PhraseTableFile.maxBytes) bytes)")
+        RecordPlayer.BadRecord(
+            description: line == 1
+                ? "the first line is longer than \(limit(line: line)) bytes: it is not a record made by typingd --record"
+                : "record line \(line) is longer than a phrase table may be (\(PhraseTableFile.maxBytes) bytes)")
     }
 
     /// Whether the line in `pending` and `segment` (its rest, or the part read so
@@ -510,7 +536,9 @@ package struct RecordPreamble {
     private mutating func readTable() throws(RecordPlayer.BadRecord) {
         let count = RecordPreamble.tag.count
         let result: Result<PhraseTable, PhraseTable.Error> = pending.withUnsafeBytes { bytes in
-            Result { () throws(PhraseTable.Error) in try PhraseTableFile.decode(UnsafeRawBufferPointer(rebasing: bytes[count...])) }
+            Result { () throws(PhraseTable.Error) in
+                try PhraseTableFile.decode(UnsafeRawBufferPointer(rebasing: bytes[count...]))
+            }
         }
         switch result {
         case .success(let table): tables.append(table)
@@ -522,12 +550,14 @@ package struct RecordPreamble {
     /// The end of the record, before the preamble ended.
     private mutating func end() throws(RecordPlayer.BadRecord) -> Int {
         if lines == 0 {
-            throw RecordPlayer.BadRecord(description: pending.isEmpty
-                ? "the file is empty, not a record"
-                : "the first line has no line break: it is not a record made by typingd --record")
+            throw RecordPlayer.BadRecord(
+                description: pending.isEmpty
+                    ? "the file is empty, not a record"
+                    : "the first line has no line break: it is not a record made by typingd --record")
         }
         guard pending.isEmpty else {
-            throw RecordPlayer.BadRecord(description: "record line \(lines + 1) has no line break: the record was cut short")
+            throw RecordPlayer.BadRecord(
+                description: "record line \(lines + 1) has no line break: the record was cut short")
         }
         return 0
     }

@@ -42,12 +42,15 @@ public struct Session<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~Copyabl
 
     /// A session that also writes a record of its input to `record` (see
     /// ``RecordFormat``), starting with `header`.
-    package init(configuration: SessionConfiguration, format: consuming Format, sink: Sink,
-                 record: (sink: Sink, header: RecordHeader)?) {
+    package init(
+        configuration: SessionConfiguration, format: consuming Format, sink: Sink,
+        record: (sink: Sink, header: RecordHeader)?
+    ) {
         self.configuration = configuration
         framer = Framer(maxLineBytes: configuration.maxLineBytes)
-        lines = LineProcessor(configuration: configuration, format: format, sink: sink,
-                              record: record.map { Recording(sink: $0.sink, policy: configuration.output, header: $0.header) })
+        lines = LineProcessor(
+            configuration: configuration, format: format, sink: sink,
+            record: record.map { Recording(sink: $0.sink, policy: configuration.output, header: $0.header) })
     }
 
     /// Processes the complete lines of `chunk` (a partial last line waits for more

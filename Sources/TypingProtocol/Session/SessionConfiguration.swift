@@ -33,9 +33,11 @@ public struct SessionConfiguration: Sendable, Equatable {
 
     /// Creates a configuration; the defaults are the protocol's, but for the clock,
     /// which defaults to manual here (the daemon's default is real).
-    public init(engine: EngineConfiguration = .defaults, clock: Clock = .manual,
-                maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes, drain: Bool = true,
-                output: OutputPolicy = OutputPolicy()) {
+    public init(
+        engine: EngineConfiguration = .defaults, clock: Clock = .manual,
+        maxLineBytes: Int = SessionConfiguration.defaultMaxLineBytes, drain: Bool = true,
+        output: OutputPolicy = OutputPolicy()
+    ) {
         self.engine = engine
         self.clock = clock
         self.maxLineBytes = maxLineBytes

@@ -35,13 +35,17 @@ public struct InputPipeline<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~C
 
     /// A pipeline into `session` with `threads` threads parsing, this one included
     /// (1: no other thread; everything happens on this one).
-    package init(session: consuming Session<Format, Sink>, threads: Int, batchLines: Int = batchLines,
-                 batchBytes: Int = batchBytes) throws(ThreadSpawner.Failure) {
+    package init(
+        session: consuming Session<Format, Sink>, threads: Int, batchLines: Int = batchLines,
+        batchBytes: Int = batchBytes
+    ) throws(ThreadSpawner.Failure) {
         let decoder = session.decoder
         self.session = session
-        pool = threads > 1
-            ? try ParsingPool(workers: threads - 1, slots: InputPipeline.batchesPerThread * threads,
-                              lines: batchLines, bytes: batchBytes, decoder: decoder)
+        pool =
+            threads > 1
+            ? try ParsingPool(
+                workers: threads - 1, slots: InputPipeline.batchesPerThread * threads,
+                lines: batchLines, bytes: batchBytes, decoder: decoder)
             : nil
     }
 
@@ -60,7 +64,8 @@ public struct InputPipeline<Format: EventFormat & ~Copyable, Sink: ByteSink>: ~C
     /// others (see ``settle()``). Returns false after a pause (a signal, or a failed
     /// write the session keeps): what was not applied is dropped.
     @inlinable
-    public mutating func feed(_ chunk: UnsafeRawBufferPointer, stamp: Int?, flooded: Bool) throws(Sink.Failure) -> Bool {
+    public mutating func feed(_ chunk: UnsafeRawBufferPointer, stamp: Int?, flooded: Bool) throws(Sink.Failure) -> Bool
+    {
         guard let pool, flooded || !pool.isIdle else {
             return try session.feed(chunk) == chunk.count
         }

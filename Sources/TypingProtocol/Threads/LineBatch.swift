@@ -97,8 +97,10 @@ package struct LineBatch: Sendable {
                 case let .tooLong(number, limit):
                     parsed.append(.tooLong(number: number, limit: limit))
                 case let .line(number, start, count):
-                    parsed.append(ParsedLine(UnsafeRawBufferPointer(rebasing: all[start..<(start + count)]),
-                                             number: number, decoder: decoder))
+                    parsed.append(
+                        ParsedLine(
+                            UnsafeRawBufferPointer(rebasing: all[start..<(start + count)]),
+                            number: number, decoder: decoder))
                 }
             }
         }
@@ -115,7 +117,9 @@ package struct LineBatch: Sendable {
     /// Calls `body` with the bytes of entry `index` (empty for a line too long).
     @inlinable
     func withLine<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        guard case let .line(_, start, count) = entries[index] else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard case let .line(_, start, count) = entries[index] else {
+            return body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
         return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<(start + count)])) }
     }
 }

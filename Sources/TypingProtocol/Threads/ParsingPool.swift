@@ -159,7 +159,7 @@ final class ParsingPool: @unchecked Sendable {
             } else if !wait {
                 return true
             } else if states[claim] == .filled {
-                parseNextFilled()   // here, rather than wait for a worker
+                parseNextFilled() // here, rather than wait for a worker
             } else {
                 lock.wait(on: ParsingPool.parsedCondition)
             }

@@ -22,11 +22,13 @@ package enum ThreadSpawner {
     package static func spawn(_ body: @escaping @Sendable () -> Void) throws(Failure) -> pthread_t {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             throw Failure(errno: status)

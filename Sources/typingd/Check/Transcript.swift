@@ -33,7 +33,8 @@ package struct Transcript: Sendable, CustomStringConvertible {
         } else {
             let words = words ?? []
             if words.contains(where: { $0 == "--clock=real" })
-                || zip(words, words.dropFirst()).contains(where: { $0 == "--clock" && $1 == "real" }) {
+                || zip(words, words.dropFirst()).contains(where: { $0 == "--clock" && $1 == "real" })
+            {
                 return nil
             }
             let clock = words.contains { $0 == "--clock" || $0.hasPrefix("--clock=") } ? [] : ["--clock", "manual"]
@@ -42,7 +43,8 @@ package struct Transcript: Sendable, CustomStringConvertible {
         let all = run + [input, expected]
         guard !all.contains(where: { $0.unicodeScalars.contains(where: TextFormat.isUnsafe) }) else { return nil }
         return run.map(Self.shellQuoted).joined(separator: " ")
-            + (recorded ? "" : " < \(Self.shellQuoted(input))") + " | diff \(Self.shellQuoted(Self.pathWord(expected))) -"
+            + (recorded ? "" : " < \(Self.shellQuoted(input))")
+            + " | diff \(Self.shellQuoted(Self.pathWord(expected))) -"
     }
 
     /// `words` with each relative `--phrases` path made relative to the folder check
@@ -135,7 +137,9 @@ package struct Transcript: Sendable, CustomStringConvertible {
                 }
                 let isFolder = found == 0 && status.st_mode & S_IFMT == S_IFDIR
                 if isFolder || bytes.reversed().starts(with: Array(".in.jsonl".utf8).reversed()) {
-                    throw CheckFailure("\(TextFormat.path(Array((path + separator).utf8) + bytes)): a \(isFolder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it")
+                    throw CheckFailure(
+                        "\(TextFormat.path(Array((path + separator).utf8) + bytes)): a \(isFolder ? "folder" : "transcript") whose name is not UTF-8, which check cannot name in its report: rename it"
+                    )
                 }
                 continue
             }
@@ -143,7 +147,9 @@ package struct Transcript: Sendable, CustomStringConvertible {
             var status = stat()
             guard stat(child, &status) == 0 else {
                 // A dangling symlink named like a transcript: it fails when read, loudly.
-                if name.hasSuffix(".in.jsonl") { found.append(Transcript(stem: String(child.dropLast(".in.jsonl".count)))) }
+                if name.hasSuffix(".in.jsonl") {
+                    found.append(Transcript(stem: String(child.dropLast(".in.jsonl".count))))
+                }
                 continue
             }
             if status.st_mode & S_IFMT == S_IFDIR {

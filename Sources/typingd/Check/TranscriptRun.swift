@@ -21,9 +21,11 @@ package enum TranscriptRun {
     /// without one; `--clock manual` unless they name a clock). Stops early when
     /// `stop` says so (a signal).
     /// Relative `--phrases` paths are taken from `folder` (the transcript's).
-    package static func output(of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
-                       checksInvariants: Bool,
-                       stop: @escaping @Sendable () -> Bool = { false }) throws(CheckFailure) -> [UInt8] {
+    package static func output(
+        of input: [UInt8], words: [String]?, folder: String? = nil, argumentsFile: String? = nil,
+        checksInvariants: Bool,
+        stop: @escaping @Sendable () -> Bool = { false }
+    ) throws(CheckFailure) -> [UInt8] {
         let badOptions = "bad options" + (argumentsFile.map { " in \(TextFormat.path($0))" } ?? "") + ": "
         if input.withUnsafeBytes({ RecordFormat.isRecord($0) }) {
             guard words == nil else {
@@ -39,7 +41,8 @@ package enum TranscriptRun {
         do {
             options = try TranscriptOptions.parse(words)
         } catch {
-            throw CheckFailure(badOptions + TranscriptOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
+            throw CheckFailure(
+                badOptions + TranscriptOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
         }
         var configuration: SessionConfiguration
         do {
@@ -57,9 +60,11 @@ package enum TranscriptRun {
     /// Feeds `input` whole, ends it, and drains. With `--clock real` the clock stands
     /// at 0 for every line (so the output is the same every time), and the drain
     /// fires the remaining timeouts at their deadlines.
-    static func run<Format: EventFormat & ~Copyable>(_ input: [UInt8], _ configuration: SessionConfiguration,
-                                                     format: consuming Format,
-                                                     stop: @escaping @Sendable () -> Bool) -> [UInt8] {
+    static func run<Format: EventFormat & ~Copyable>(
+        _ input: [UInt8], _ configuration: SessionConfiguration,
+        format: consuming Format,
+        stop: @escaping @Sendable () -> Bool
+    ) -> [UInt8] {
         var session = Session(configuration: configuration, format: format, sink: PausingArray(stop: stop))
         _ = input.withUnsafeBytes { session.feed($0) }
         if stop() { return session.sink.bytes }
@@ -72,8 +77,10 @@ package enum TranscriptRun {
     }
 
     /// Plays the record `input` (see ``RecordFormat``).
-    static func replay(_ input: [UInt8], checksInvariants: Bool,
-                       stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
+    static func replay(
+        _ input: [UInt8], checksInvariants: Bool,
+        stop: @escaping @Sendable () -> Bool
+    ) throws(CheckFailure) -> [UInt8] {
         var preamble = RecordPreamble()
         var start: Int?
         do throws(RecordPlayer.BadRecord) {
@@ -107,9 +114,11 @@ package enum TranscriptRun {
 
     /// Plays the record lines in `parts`, which follow `preamble` (the header and the
     /// table lines).
-    static func replay<Format: EventFormat & ~Copyable>(_ parts: [ArraySlice<UInt8>], _ configuration: SessionConfiguration,
-                                                        after preamble: RecordPreamble, format: consuming Format,
-                                                        stop: @escaping @Sendable () -> Bool) throws(CheckFailure) -> [UInt8] {
+    static func replay<Format: EventFormat & ~Copyable>(
+        _ parts: [ArraySlice<UInt8>], _ configuration: SessionConfiguration,
+        after preamble: RecordPreamble, format: consuming Format,
+        stop: @escaping @Sendable () -> Bool
+    ) throws(CheckFailure) -> [UInt8] {
         var session = Session(configuration: configuration, format: format, sink: PausingArray(stop: stop))
         var player = RecordPlayer(maxLineBytes: configuration.maxLineBytes, after: preamble)
         var played: Result<Void, RecordPlayer.Failure<Never>> = .success(())
@@ -157,21 +166,28 @@ enum RecordOptions {
         do {
             options = try SessionOptions.parse(preamble.options)
         } catch {
-            throw CheckFailure("the record's header names options this typingd does not take: "
-                               + SessionOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
+            throw CheckFailure(
+                "the record's header names options this typingd does not take: "
+                    + SessionOptions.message(for: error).split(separator: "\n").joined(separator: "; "))
         }
         if options.lateAt != .refuse {
             // SessionOptions validated it against the header's own --clock, which the
             // replay then replaces: refuse it here, where the clock is known.
-            throw CheckFailure("the record's header names --late-at \(options.lateAt.rawValue), but a record is played on the real clock, where no command carries \"at\"")
+            throw CheckFailure(
+                "the record's header names --late-at \(options.lateAt.rawValue), but a record is played on the real clock, where no command carries \"at\""
+            )
         }
         // A record carries its tables: typingd never names a file in its header,
         // which would make the replay read whatever that path holds where it runs.
         if !options.phrases.isEmpty {
-            throw CheckFailure("the record's header names --phrases: a record made by typingd --record holds its tables, it names no file")
+            throw CheckFailure(
+                "the record's header names --phrases: a record made by typingd --record holds its tables, it names no file"
+            )
         }
         if !options.phraseTables.isEmpty && preamble.version != RecordFormat.firstVersion {
-            throw CheckFailure("the record's header holds --phrase-table, which only version \(RecordFormat.firstVersion) records do: a \(preamble.version) record has a \(RecordFormat.table) line per table")
+            throw CheckFailure(
+                "the record's header holds --phrase-table, which only version \(RecordFormat.firstVersion) records do: a \(preamble.version) record has a \(RecordFormat.table) line per table"
+            )
         }
         options.clock = .real
         options.noDrain = true
@@ -195,7 +211,9 @@ package enum OutputDiff {
         var report: [String] = []
         let (changes, exact) = alignment(oldMiddle, newMiddle)
         if !exact {
-            report.append("  (over \(maxEdits) lines removed and added: lines are compared by position, so a line that only moved counts as changed, and so do the lines after it)")
+            report.append(
+                "  (over \(maxEdits) lines removed and added: lines are compared by position, so a line that only moved counts as changed, and so do the lines after it)"
+            )
         }
         for change in changes.prefix(maxReported) {
             switch change {
@@ -212,13 +230,17 @@ package enum OutputDiff {
         }
         if changes.count > maxReported {
             let more = changes.count - maxReported
-            report.append("  … and \(more) more \(more == 1 ? "difference" : "differences"): \(tally(changes)) in all"
-                          + (exact ? "" : " by position") + (seeAll.map { "; to see every one: \($0)" } ?? ""))
+            report.append(
+                "  … and \(more) more \(more == 1 ? "difference" : "differences"): \(tally(changes)) in all"
+                    + (exact ? "" : " by position") + (seeAll.map { "; to see every one: \($0)" } ?? ""))
         }
         if !expected.isEmpty && !actual.isEmpty && expected.last != actual.last
-            && (expected.last == 0x0A || actual.last == 0x0A) {
-            report.append(actual.last == 0x0A ? "  the expected file does not end with a line break"
-                                              : "  the output does not end with a line break")
+            && (expected.last == 0x0A || actual.last == 0x0A)
+        {
+            report.append(
+                actual.last == 0x0A
+                    ? "  the expected file does not end with a line break"
+                    : "  the output does not end with a line break")
         }
         return report.joined(separator: "\n")
     }
@@ -227,19 +249,23 @@ package enum OutputDiff {
     package static func summary(expected: [UInt8], actual: [UInt8]) -> String {
         let (_, oldMiddle, newMiddle) = middles(expected, actual)
         let (changes, exact) = alignment(oldMiddle, newMiddle)
-        return changes.isEmpty ? "the line breaks changed" : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
+        return changes.isEmpty
+            ? "the line breaks changed"
+            : tally(changes) + (exact ? "" : " (compared by position: over \(maxEdits) lines removed and added)")
     }
 
     /// The lines of each between their equal first and last lines, and how many
     /// equal lines come first.
     static func middles(_ expected: [UInt8], _ actual: [UInt8])
-        -> (prefix: Int, old: [ArraySlice<UInt8>], new: [ArraySlice<UInt8>]) {
+        -> (prefix: Int, old: [ArraySlice<UInt8>], new: [ArraySlice<UInt8>])
+    {
         let old = lines(expected), new = lines(actual)
         var prefix = 0
         while prefix < old.count && prefix < new.count && old[prefix] == new[prefix] { prefix += 1 }
         var suffix = 0
         while suffix < old.count - prefix && suffix < new.count - prefix
-            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix] { suffix += 1 }
+            && old[old.count - 1 - suffix] == new[new.count - 1 - suffix]
+        { suffix += 1 }
         return (prefix, Array(old[prefix..<(old.count - suffix)]), Array(new[prefix..<(new.count - suffix)]))
     }
 
@@ -254,7 +280,8 @@ package enum OutputDiff {
             }
         }
         return [(changed, "changed"), (removed, "removed"), (added, "added")].filter { $0.0 > 0 }
-            .enumerated().map { index, part in index == 0 ? "\(count(part.0, "line")) \(part.1)" : "\(part.0) \(part.1)" }
+            .enumerated().map { index, part in index == 0 ? "\(count(part.0, "line")) \(part.1)" : "\(part.0) \(part.1)"
+            }
             .joined(separator: ", ")
     }
 
@@ -285,7 +312,9 @@ package enum OutputDiff {
     /// `exact` tells whether the changes are a shortest script or lines paired by
     /// position, past ``maxEdits``: then a line that only moved counts as changed,
     /// and so do the lines after it.
-    package static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (changes: [Change], exact: Bool) {
+    package static func alignment(_ old: [ArraySlice<UInt8>], _ new: [ArraySlice<UInt8>]) -> (
+        changes: [Change], exact: Bool
+    ) {
         var changes: [Change] = []
         guard let edits = shortestEdits(old, new) else {
             for index in 0..<max(old.count, new.count) {
@@ -340,8 +369,18 @@ package enum OutputDiff {
         // Each distinct line gets a number first: the search compares numbers, not
         // lines that may be long and alike up to their last bytes.
         var numbers: [ArraySlice<UInt8>: Int] = [:]
-        let old = oldLines.map { line in numbers[line] ?? { numbers[line] = numbers.count; return numbers.count - 1 }() }
-        let new = newLines.map { line in numbers[line] ?? { numbers[line] = numbers.count; return numbers.count - 1 }() }
+        let old = oldLines.map { line in
+            numbers[line]
+                ?? {
+                    numbers[line] = numbers.count; return numbers.count - 1
+                }()
+        }
+        let new = newLines.map { line in
+            numbers[line]
+                ?? {
+                    numbers[line] = numbers.count; return numbers.count - 1
+                }()
+        }
         let n = old.count, m = new.count
         let limit = min(n + m, maxEdits)
         let offset = limit + 1
@@ -351,9 +390,10 @@ package enum OutputDiff {
         for d in 0...limit {
             trace.append(Array(furthest[(offset - d)...(offset + d)]))
             for k in stride(from: -d, through: d, by: 2) {
-                var x = (k == -d || (k != d && furthest[k - 1 + offset] < furthest[k + 1 + offset]))
-                    ? furthest[k + 1 + offset]            // down: an added line
-                    : furthest[k - 1 + offset] + 1        // right: a removed line
+                var x =
+                    (k == -d || (k != d && furthest[k - 1 + offset] < furthest[k + 1 + offset]))
+                    ? furthest[k + 1 + offset] // down: an added line
+                    : furthest[k - 1 + offset] + 1 // right: a removed line
                 var y = x - k
                 while x < n && y < m && old[x] == new[y] {
                     x += 1
@@ -373,7 +413,7 @@ package enum OutputDiff {
         var edits: [Edit] = []
         var x = n, y = m
         for step in stride(from: d, to: 0, by: -1) {
-            let before = trace[step]   // diagonal k's furthest x after step - 1 edits, at k + step
+            let before = trace[step] // diagonal k's furthest x after step - 1 edits, at k + step
             let k = x - y
             let down = k == -step || (k != step && before[k - 1 + step] < before[k + 1 + step])
             let previousK = down ? k + 1 : k - 1
@@ -423,7 +463,7 @@ package enum OutputDiff {
     /// Bytes that are not UTF-8 are written as `\xNN`, so that two lines that differ
     /// only there do not print the same.
     package static func show(_ line: ArraySlice<UInt8>) -> String {
-        let head = line.prefix(1_200)   // 300 scalars are at most 1,200 bytes
+        let head = line.prefix(1_200) // 300 scalars are at most 1,200 bytes
         var text = String(validating: head, as: UTF8.self) ?? hexInvalid(head)
         if head.count < line.count || text.unicodeScalars.count > 300 {
             text = String(String.UnicodeScalarView(text.unicodeScalars.prefix(300))) + " …"

@@ -31,8 +31,9 @@ struct StandardOutput: ByteSink {
         var status = stat()
         let flags = fcntl(fd, F_GETFL)
         if fstat(fd, &status) == 0, flags >= 0, flags & O_NONBLOCK == 0,
-           (status.st_mode & S_IFMT) == S_IFIFO || (status.st_mode & S_IFMT) == S_IFSOCK,
-           fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 {
+            (status.st_mode & S_IFMT) == S_IFIFO || (status.st_mode & S_IFMT) == S_IFSOCK,
+            fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0
+        {
             originalFlags = flags
         } else {
             originalFlags = nil
@@ -83,8 +84,10 @@ struct StandardOutput: ByteSink {
                 if errno != EINTR { throw .failed(operation: "wait for \(name) (poll)", errno: errno) }
             }
         }
-        var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
-                   pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
+            pollfd(fd: signals.fd, events: Int16(POLLIN), revents: 0)
+        ]
         while poll(&fds, 2, -1) < 0 {
             if errno != EINTR { throw .failed(operation: "wait for \(name) (poll)", errno: errno) }
         }

@@ -34,14 +34,18 @@ package enum ManualPages {
     static func pages(dumpHelp json: String, date: String) throws -> [Page] {
         let tool = try JSONDecoder().decode(ToolInfo.self, from: Data(json.utf8))
         guard tool.serializationVersion == 0 else {
-            throw ManualError(description: "--experimental-dump-help wrote version \(tool.serializationVersion) of its format; this generator reads version 0")
+            throw ManualError(
+                description:
+                    "--experimental-dump-help wrote version \(tool.serializationVersion) of its format; this generator reads version 0"
+            )
         }
         let root = tool.command
         let commands = [root] + root.manualSubcommands
         let titles = commands.map(\.title)
         return commands.map { command in
-            Page(fileName: command.title + ".1",
-                 text: page(command, root: root, date: date, seeAlso: titles.filter { $0 != command.title }))
+            Page(
+                fileName: command.title + ".1",
+                text: page(command, root: root, date: date, seeAlso: titles.filter { $0 != command.title }))
         }
     }
 
@@ -55,8 +59,10 @@ package enum ManualPages {
         if let epoch = getenv("SOURCE_DATE_EPOCH").flatMap({ Int(String(cString: $0)) }) { seconds = epoch }
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-                      "October", "November", "December"]
+        let months = [
+            "January", "February", "March", "April", "May", "June", "July", "August", "September",
+            "October", "November", "December"
+        ]
         return "\(months[Int(parts.tm_mon)]) \(parts.tm_mday), \(parts.tm_year + 1900)"
     }
 
@@ -162,7 +168,7 @@ package enum ManualPages {
             let indent = lines.filter { !$0.isEmpty }.map { $0.prefix { $0 == " " }.count }.min() ?? 0
             return [".Bd -literal -offset indent"]
                 + lines.map { line in line.isEmpty ? "" : escapedLine(String(line.dropFirst(indent))) }
-                    .map { $0.isEmpty ? "\\&" : $0 }
+                .map { $0.isEmpty ? "\\&" : $0 }
                 + [".Ed"]
         }
         return textLines(lines.map { trimmed($0) }.joined(separator: " "))
@@ -211,7 +217,8 @@ package enum ManualPages {
                 var end = index + 1
                 while end < characters.count && ")]\"'".contains(characters[end]) { end += 1 }
                 if end + 1 < characters.count && characters[end] == " "
-                    && (characters[end + 1].isUppercase || "(\"'`".contains(characters[end + 1])) {
+                    && (characters[end + 1].isUppercase || "(\"'`".contains(characters[end + 1]))
+                {
                     sentences.append(String(characters[start..<end]))
                     start = end + 1
                     index = end + 1
@@ -258,7 +265,8 @@ package enum ManualPages {
     }
 
     /// The names of mdoc's macros: a word on a macro line that is one would be called.
-    package static let macroNames: Set<String> = Set("""
+    package static let macroNames: Set<String> = Set(
+        """
         %A %B %C %D %I %J %N %O %P %Q %R %T %U %V Ac Ad An Ao Ap Aq Ar At Bc Bd Bf Bk Bl Bo Bq Brc Bro Brq \
         Bsx Bt Bx Cd Cm D1 Db Dc Dd Dl Do Dq Dt Dv Dx Ec Ed Ef Ek El Em En Eo Er Es Ev Ex Fa Fc Fd Fl Fn Fo \
         Fr Ft Fx Hf Ic In It Lb Li Lk Lp Ms Mt Nd Nm No Ns Nx Oc Oo Op Os Ot Ox Pa Pc Pf Po Pp Pq Qc Ql Qo \
@@ -284,13 +292,17 @@ package enum ManualPages {
     /// options around a subcommand, where `check` and `replay` would silently ignore
     /// them (`typingd replay REC --format text` wrote JSON). Names come from the
     /// commands' own declarations (their dumped help), so a new option is covered.
-    static func sessionOptionGiven(to subcommand: any ParsableCommand.Type, in arguments: ArraySlice<String>) -> String? {
+    static func sessionOptionGiven(to subcommand: any ParsableCommand.Type, in arguments: ArraySlice<String>) -> String?
+    {
         func names(_ info: CommandInfo?) -> Set<String> {
-            Set((info?.arguments ?? []).filter { $0.kind != .positional }.flatMap { argument in
-                (argument.names ?? []).map { ($0.kind == "long" ? "--" : "-") + $0.name }
-            })
+            Set(
+                (info?.arguments ?? []).filter { $0.kind != .positional }.flatMap { argument in
+                    (argument.names ?? []).map { ($0.kind == "long" ? "--" : "-") + $0.name }
+                })
         }
-        guard let tool = try? JSONDecoder().decode(ToolInfo.self, from: Data(Typingd._dumpHelp().utf8)) else { return nil }
+        guard let tool = try? JSONDecoder().decode(ToolInfo.self, from: Data(Typingd._dumpHelp().utf8)) else {
+            return nil
+        }
         let sub = tool.command.subcommands?.first { $0.commandName == subcommand._commandName }
         let session = names(tool.command).subtracting(names(sub)).subtracting(["--help", "-h", "--version"])
         for argument in arguments {

@@ -6,17 +6,21 @@ import TypingProtocol
 /// The options of how input is read: how many threads parse it. They change only
 /// the speed, never the output.
 struct ThreadOptions: ParsableArguments {
-    @Option(name: .customLong("threads"), parsing: .unconditional, help: ArgumentHelp(
-        "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); 1: parse and apply on one thread). Only the speed changes.",
-        valueName: "n"))
+    @Option(
+        name: .customLong("threads"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Threads that parse input while it floods in, this one included (\(OptionRange.describe(ThreadOptions.threadRange)); 1: parse and apply on one thread). Only the speed changes.",
+            valueName: "n"))
     var threadCount = ThreadCount.cores
 
     /// `--threads`: the number given, or the cores.
     var threads: Int { threadCount.value }
 
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
-        valueName: "bytes", visibility: .hidden))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The bytes typingd reads at a time (for testing: a small buffer makes every read a flood, which takes the threaded path).",
+            valueName: "bytes", visibility: .hidden))
     var readBuffer = InputReader.defaultCapacity
 
     /// The values `--threads` may have.
@@ -57,4 +61,3 @@ struct ThreadCount: ExpressibleByArgument {
 
     var defaultValueDescription: String { isCores ? "the number of cores" : String(value) }
 }
-

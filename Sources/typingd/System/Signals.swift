@@ -24,8 +24,10 @@ import TypingProtocol
 final class SignalWatcher: Sendable {
     /// The signals that end typingd like SIGTERM.
     static var ending: [Int32] {
-        [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGIO,
-         SIGPWR, SIGXCPU, SIGSTKFLT] + Array(cl_sigrtmin()...cl_sigrtmax())
+        [
+            SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGIO,
+            SIGPWR, SIGXCPU, SIGSTKFLT
+        ] + Array(cl_sigrtmin()...cl_sigrtmax())
     }
 
     /// The signals ignored: SIGPIPE and SIGXFSZ so that the failing write reports
@@ -91,7 +93,7 @@ final class SignalWatcher: Sendable {
         while true {
             let count = Glibc.read(signals, &info, MemoryLayout<signalfd_siginfo>.size)
             guard count == MemoryLayout<signalfd_siginfo>.size else {
-                if count < 0 && errno != EINTR { return }  // cannot happen to a valid signalfd
+                if count < 0 && errno != EINTR { return } // cannot happen to a valid signalfd
                 continue
             }
             let signal = Int32(bitPattern: info.ssi_signo)

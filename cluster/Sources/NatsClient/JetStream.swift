@@ -38,7 +38,9 @@ public final class JetStream: @unchecked Sendable {
     /// Stores `message` and waits for the stream's acknowledgement. With `id`,
     /// the stream stores it once within its duplicate window, however often it
     /// is sent.
-    public func publish(_ message: NatsMessage, id: String? = nil, timeout: Int64? = nil) throws(NatsError) -> PublishAck {
+    public func publish(_ message: NatsMessage, id: String? = nil, timeout: Int64? = nil) throws(NatsError)
+        -> PublishAck
+    {
         try withCMessage(message) { (msg) throws(NatsError) -> PublishAck in
             var opts = jsPubOptions()
             try check(jsPubOptions_Init(&opts), "making publish options")
@@ -108,8 +110,10 @@ public final class JetStream: @unchecked Sendable {
         public var configuredReplicas = 1
         public var maxAge: Int64 = 0
 
-        public init(firstSequence: UInt64 = 0, lastSequence: UInt64 = 0, messages: UInt64 = 0, bytes: UInt64 = 0,
-                    created: Int64 = 0, leader: String? = nil, replicas: [String] = []) {
+        public init(
+            firstSequence: UInt64 = 0, lastSequence: UInt64 = 0, messages: UInt64 = 0, bytes: UInt64 = 0,
+            created: Int64 = 0, leader: String? = nil, replicas: [String] = []
+        ) {
             self.firstSequence = firstSequence
             self.lastSequence = lastSequence
             self.messages = messages
@@ -180,8 +184,9 @@ public final class JetStream: @unchecked Sendable {
                 }
             }
         }
-        var result = StreamInfo(firstSequence: state.FirstSeq, lastSequence: state.LastSeq, messages: state.Msgs,
-                                bytes: state.Bytes, created: info.pointee.Created, leader: leader, replicas: replicas)
+        var result = StreamInfo(
+            firstSequence: state.FirstSeq, lastSequence: state.LastSeq, messages: state.Msgs,
+            bytes: state.Bytes, created: info.pointee.Created, leader: leader, replicas: replicas)
         if let config = info.pointee.Config {
             result.description = config.pointee.Description.map { String(cString: $0) }
             result.storage = config.pointee.Storage == js_MemoryStorage ? .memory : .file
@@ -237,7 +242,8 @@ public final class JetStream: @unchecked Sendable {
 
     /// The first message of `stream` on `subject` at or after `sequence` (a direct
     /// get: the stream must allow it); nil when there is none.
-    public func nextMessage(_ stream: String, subject: String, from sequence: UInt64) throws(NatsError) -> NatsMessage? {
+    public func nextMessage(_ stream: String, subject: String, from sequence: UInt64) throws(NatsError) -> NatsMessage?
+    {
         var msg: OpaquePointer? = nil
         var dg = jsDirectGetMsgOptions()
         try check(jsDirectGetMsgOptions_Init(&dg), "making get options")
@@ -327,13 +333,16 @@ public final class JetStream: @unchecked Sendable {
         guard let info else { throw NatsError(invalid: "no consumer info") }
         defer { jsConsumerInfo_Destroy(info) }
         let leader = info.pointee.Cluster?.pointee.Leader.map { String(cString: $0) }
-        return ConsumerInfo(delivered: info.pointee.Delivered.Stream, ackFloor: info.pointee.AckFloor.Stream,
-                            pending: info.pointee.NumPending, ackPending: info.pointee.NumAckPending, leader: leader)
+        return ConsumerInfo(
+            delivered: info.pointee.Delivered.Stream, ackFloor: info.pointee.AckFloor.Stream,
+            pending: info.pointee.NumPending, ackPending: info.pointee.NumAckPending, leader: leader)
     }
 
     /// Binds a pull subscription to the existing durable `durable` of `stream`.
     /// `memory`: the consumer keeps its state in memory (nats.c checks it on binding).
-    public func pullSubscribe(_ stream: String, durable: String, subject: String, memory: Bool = false) throws(NatsError) -> PullSubscription {
+    public func pullSubscribe(_ stream: String, durable: String, subject: String, memory: Bool = false)
+        throws(NatsError) -> PullSubscription
+    {
         var subOpts = jsSubOptions()
         try check(jsSubOptions_Init(&subOpts), "making subscription options")
         var sub: OpaquePointer? = nil
@@ -344,8 +353,9 @@ public final class JetStream: @unchecked Sendable {
                 subOpts.Consumer = durablePointer
                 subOpts.ManualAck = true
                 subOpts.Config.MemoryStorage = memory
-                try check(js_PullSubscribe(&sub, raw, subject, durable, nil, &subOpts, &code), code,
-                          "binding to consumer \(durable)")
+                try check(
+                    js_PullSubscribe(&sub, raw, subject, durable, nil, &subOpts, &code), code,
+                    "binding to consumer \(durable)")
             }
         }
         guard let sub else { throw NatsError(invalid: "nats.c made no subscription") }

@@ -53,7 +53,7 @@ public final class KeyValue: @unchecked Sendable {
         var kv: OpaquePointer? = nil
         try withC(config.bucket) { (name) throws(NatsError) in
             cfg.Bucket = name
-            cfg.TTL = config.ttl * 1_000_000   // nats.c wants ns (its MaxAge); ttl is ms
+            cfg.TTL = config.ttl * 1_000_000 // nats.c wants ns (its MaxAge); ttl is ms
             cfg.Replicas = Int32(config.replicas)
             cfg.History = config.history
             cfg.StorageType = js_FileStorage
@@ -79,7 +79,8 @@ public final class KeyValue: @unchecked Sendable {
         guard let entry else { return nil }
         defer { kvEntry_Destroy(entry) }
         let count = Int(kvEntry_ValueLen(entry))
-        let value: [UInt8] = count > 0 ? kvEntry_Value(entry).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [] : []
+        let value: [UInt8] =
+            count > 0 ? kvEntry_Value(entry).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [] : []
         return Entry(value: value, revision: kvEntry_Revision(entry))
     }
 
@@ -95,7 +96,9 @@ public final class KeyValue: @unchecked Sendable {
     /// Sets `key` only if its revision is still `last`; its new revision.
     public func update(_ key: String, _ value: [UInt8], last: UInt64) throws(NatsError) -> UInt64 {
         var revision: UInt64 = 0
-        let status = value.withUnsafeBytes { kvStore_Update(&revision, raw, key, $0.baseAddress, Int32($0.count), last) }
+        let status = value.withUnsafeBytes {
+            kvStore_Update(&revision, raw, key, $0.baseAddress, Int32($0.count), last)
+        }
         try check(status, nats_GetLastErrorCode(), "updating \(key) in \(bucket)")
         return revision
     }

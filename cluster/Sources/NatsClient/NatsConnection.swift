@@ -34,8 +34,10 @@ public final class NatsConnection: @unchecked Sendable {
 
         /// The defaults: a ping every second, dead after 2 unanswered (about 2 s
         /// to notice, within two ping intervals).
-        public init(servers: [String], name: String, pingInterval: Int64 = 1000, maxPingsOut: Int32 = 2,
-                    connectTimeout: Int64 = 2000, reconnectWait: Int64 = 250, retryFirstConnect: Bool = false) {
+        public init(
+            servers: [String], name: String, pingInterval: Int64 = 1000, maxPingsOut: Int32 = 2,
+            connectTimeout: Int64 = 2000, reconnectWait: Int64 = 250, retryFirstConnect: Bool = false
+        ) {
             self.servers = servers
             self.name = name
             self.pingInterval = pingInterval
@@ -93,27 +95,39 @@ public final class NatsConnection: @unchecked Sendable {
         let closure = Unmanaged.passRetained(events).toOpaque()
         var handedOver = false
         defer { if !handedOver { Unmanaged<Events>.fromOpaque(closure).release() } }
-        try check(natsOptions_SetClosedCB(opts, { _, closure in
-            guard let closure else { return }
-            Unmanaged<Events>.fromOpaque(closure).release()
-        }, closure), "setting the closed handler")
-        try check(natsOptions_SetDisconnectedCB(opts, { _, closure in
-            guard let closure else { return }
-            Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue().disconnected?()
-        }, closure), "setting the disconnect handler")
-        try check(natsOptions_SetReconnectedCB(opts, { _, closure in
-            guard let closure else { return }
-            Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue().reconnected?()
-        }, closure), "setting the reconnect handler")
-        try check(natsOptions_SetErrorHandler(opts, { _, _, status, closure in
-            guard let closure else { return }
-            let events = Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue()
-            if status == NATS_SLOW_CONSUMER {
-                events.slowConsumer?()
-            } else {
-                events.error?(String(cString: natsStatus_GetText(status)))
-            }
-        }, closure), "setting the error handler")
+        try check(
+            natsOptions_SetClosedCB(
+                opts,
+                { _, closure in
+                    guard let closure else { return }
+                    Unmanaged<Events>.fromOpaque(closure).release()
+                }, closure), "setting the closed handler")
+        try check(
+            natsOptions_SetDisconnectedCB(
+                opts,
+                { _, closure in
+                    guard let closure else { return }
+                    Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue().disconnected?()
+                }, closure), "setting the disconnect handler")
+        try check(
+            natsOptions_SetReconnectedCB(
+                opts,
+                { _, closure in
+                    guard let closure else { return }
+                    Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue().reconnected?()
+                }, closure), "setting the reconnect handler")
+        try check(
+            natsOptions_SetErrorHandler(
+                opts,
+                { _, _, status, closure in
+                    guard let closure else { return }
+                    let events = Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue()
+                    if status == NATS_SLOW_CONSUMER {
+                        events.slowConsumer?()
+                    } else {
+                        events.error?(String(cString: natsStatus_GetText(status)))
+                    }
+                }, closure), "setting the error handler")
         if options.retryFirstConnect {
             try check(natsOptions_SetRetryOnFailedConnect(opts, true, nil, nil), "retrying the first connect")
         }

@@ -67,7 +67,9 @@ func check(_ status: natsStatus, _ code: jsErrCode, _ what: @autoclosure () -> S
 }
 
 /// Runs `body` with C copies of `strings` (valid only during the call).
-func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) throws(NatsError) -> R) throws(NatsError) -> R {
+func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>) throws(NatsError) -> R)
+    throws(NatsError) -> R
+{
     let copies: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     defer { copies.forEach { free($0) } }
     var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }

@@ -77,8 +77,9 @@ public struct NatsMessage: Sendable {
 func withCMessage<R>(_ message: NatsMessage, _ body: (OpaquePointer) throws(NatsError) -> R) throws(NatsError) -> R {
     var msg: OpaquePointer? = nil
     let status = message.data.withUnsafeBytes { bytes in
-        natsMsg_Create(&msg, message.subject, message.reply,
-                       bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
+        natsMsg_Create(
+            &msg, message.subject, message.reply,
+            bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count))
     }
     try check(status, "making a message for \(message.subject)")
     guard let msg else { throw NatsError(invalid: "nats.c made no message") }

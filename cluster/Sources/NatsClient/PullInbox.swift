@@ -46,7 +46,8 @@ public final class PullInbox: @unchecked Sendable {
     /// Asks for up to `batch` messages; the request lives `expires` ms, with a
     /// heartbeat every `heartbeat` ms while idle.
     public func request(batch: Int, expires: Int64, heartbeat: Int64, maxBytes: Int) throws(NatsError) {
-        let body = "{\"batch\":\(batch),\"expires\":\(expires * 1_000_000),\"idle_heartbeat\":\(heartbeat * 1_000_000),\"max_bytes\":\(maxBytes)}"
+        let body =
+            "{\"batch\":\(batch),\"expires\":\(expires * 1_000_000),\"idle_heartbeat\":\(heartbeat * 1_000_000),\"max_bytes\":\(maxBytes)}"
         let bytes = Array(body.utf8)
         let status = bytes.withUnsafeBytes {
             natsConnection_PublishRequest(connection.raw, requestSubject, inbox, $0.baseAddress, Int32($0.count))
@@ -67,7 +68,9 @@ public final class PullInbox: @unchecked Sendable {
             let code = Int(String(cString: value)) ?? 0
             var description: UnsafePointer<CChar>? = nil
             var text = ""
-            if natsMsgHeader_Get(msg, "Description", &description) == NATS_OK, let description { text = String(cString: description) }
+            if natsMsgHeader_Get(msg, "Description", &description) == NATS_OK, let description {
+                text = String(cString: description)
+            }
             var pendingValue: UnsafePointer<CChar>? = nil
             var pending: Int? = nil
             if natsMsgHeader_Get(msg, "Nats-Pending-Messages", &pendingValue) == NATS_OK, let pendingValue {
@@ -77,7 +80,9 @@ public final class PullInbox: @unchecked Sendable {
         }
         let message = NatsMessage(copying: msg, jetStream: true)
         if message.reply?.hasPrefix("$JS.ACK.") != true {
-            return .status(code: 0, description: "an answer that is not a delivery: \(String(message.text.prefix(200)))", pending: nil)
+            return .status(
+                code: 0, description: "an answer that is not a delivery: \(String(message.text.prefix(200)))",
+                pending: nil)
         }
         return .message(message)
     }

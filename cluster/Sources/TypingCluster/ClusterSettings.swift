@@ -68,38 +68,54 @@ public struct ClusterSettings: Sendable, Equatable {
     public static let table: [Setting] = [
         int("PORT_BASE", \.portBase, 1...(65535 - 4002)),
         int("PARTITIONS", \.partitions, 1...4096),
-        Setting(name: "TYPINGD_OPTIONS", wanted: "typingd's options", read: { settings, text in
-            guard typingdOptionsProblem(text) == nil else { return false }
-            settings.typingdOptions = text
-            return true
-        }, show: { $0.typingdOptions }, why: typingdOptionsProblem),
+        Setting(
+            name: "TYPINGD_OPTIONS", wanted: "typingd's options",
+            read: { settings, text in
+                guard typingdOptionsProblem(text) == nil else { return false }
+                settings.typingdOptions = text
+                return true
+            }, show: { $0.typingdOptions }, why: typingdOptionsProblem),
         int("SNAPSHOT_EVERY", \.snapshotEvery, 0...1_000_000_000),
-        Setting(name: "LEASE_TTL", wanted: "a number of seconds from 0.1 to 86400", read: { settings, text in
-            guard let value = Double(text.trimmingSpaces), value.isFinite, (0.1...86400).contains(value) else { return false }
-            settings.leaseTTL = value
-            return true
-        }, show: { String($0.leaseTTL) }),
+        Setting(
+            name: "LEASE_TTL", wanted: "a number of seconds from 0.1 to 86400",
+            read: { settings, text in
+                guard let value = Double(text.trimmingSpaces), value.isFinite, (0.1...86400).contains(value) else {
+                    return false
+                }
+                settings.leaseTTL = value
+                return true
+            }, show: { String($0.leaseTTL) }),
         int("TICK_MS", \.tickMs, 0...86_400_000),
-        Setting(name: "STORAGE", wanted: "file or memory", read: { settings, text in
-            let value = text.trimmingSpaces
-            guard value == "file" || value == "memory" else { return false }
-            settings.storage = value
-            return true
-        }, show: { $0.storage }),
+        Setting(
+            name: "STORAGE", wanted: "file or memory",
+            read: { settings, text in
+                let value = text.trimmingSpaces
+                guard value == "file" || value == "memory" else { return false }
+                settings.storage = value
+                return true
+            }, show: { $0.storage }),
         int("REPLICAS", \.replicas, 1...5),
         int("VIEWER_BUCKETS", \.viewerBuckets, 1...4096),
-        int("PING_MS", \.pingMs, 100...60_000),
+        int("PING_MS", \.pingMs, 100...60_000)
     ]
 
-    static func int(_ name: String, _ path: WritableKeyPath<ClusterSettings, Int> & Sendable,
-                    _ range: ClosedRange<Int>) -> Setting {
-        Setting(name: name, wanted: "a whole number from \(range.lowerBound) to \(range.upperBound)", read: { settings, text in
-            let trimmed = text.trimmingSpaces
-            guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) || (trimmed.first == "-" && trimmed.utf8.dropFirst().allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) && trimmed.count > 1),
-                  let value = Int(trimmed), range.contains(value) else { return false }
-            settings[keyPath: path] = value
-            return true
-        }, show: { String($0[keyPath: path]) })
+    static func int(
+        _ name: String, _ path: WritableKeyPath<ClusterSettings, Int> & Sendable,
+        _ range: ClosedRange<Int>
+    ) -> Setting {
+        Setting(
+            name: name, wanted: "a whole number from \(range.lowerBound) to \(range.upperBound)",
+            read: { settings, text in
+                let trimmed = text.trimmingSpaces
+                guard !trimmed.isEmpty,
+                    trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                        || (trimmed.first == "-" && trimmed.utf8.dropFirst().allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                            && trimmed.count > 1),
+                    let value = Int(trimmed), range.contains(value)
+                else { return false }
+                settings[keyPath: path] = value
+                return true
+            }, show: { String($0[keyPath: path]) })
     }
 
     /// A setting that does not read: which, where, and what it wants.
@@ -123,18 +139,24 @@ public struct ClusterSettings: Sendable, Equatable {
     /// empty. A line that is not `NAME=VALUE`, or names no setting of the table, is
     /// an error naming the file and line (with the setting it may have meant): a
     /// misspelt setting would otherwise leave its default in force unseen.
-    public static func load(fileText: String?, fileName: String, environment: [String: String]) throws(Failure) -> ClusterSettings {
+    public static func load(fileText: String?, fileName: String, environment: [String: String]) throws(Failure)
+        -> ClusterSettings
+    {
         var settings = ClusterSettings()
         let names = Set(table.map(\.name))
         if let fileText {
             for (index, rawLine) in fileText.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 var line = Substring(rawLine.trimmingSpaces)
                 if line.isEmpty || line.hasPrefix("#") { continue }
-                if line.hasPrefix("export ") || line.hasPrefix("export\t") { line = Substring(line.dropFirst(7).trimmingSpaces) }
+                if line.hasPrefix("export ") || line.hasPrefix("export\t") {
+                    line = Substring(line.dropFirst(7).trimmingSpaces)
+                }
                 let place = "\(fileName):\(index + 1)"
                 guard let equals = line.firstIndex(of: "="), equals > line.startIndex else {
-                    throw Failure(description: "\(place): \(String(line.prefix(60)).debugDescription) is not NAME=VALUE "
-                                  + "(a setting, a # comment or a blank line; the settings: \(table.map(\.name).joined(separator: ", ")))")
+                    throw Failure(
+                        description: "\(place): \(String(line.prefix(60)).debugDescription) is not NAME=VALUE "
+                            + "(a setting, a # comment or a blank line; the settings: \(table.map(\.name).joined(separator: ", ")))"
+                    )
                 }
                 let name = String(line[..<equals])
                 guard names.contains(name) else { throw Failure(description: "\(place): " + unknown(name)) }
@@ -229,7 +251,8 @@ extension StringProtocol {
     var trimmingSpaces: String {
         let text = String(self)
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) })
+        else { return "" }
         return String(text[first...last])
     }
 }

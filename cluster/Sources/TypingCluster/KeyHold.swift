@@ -20,7 +20,7 @@ extension KeyValue {
     func renew(_ key: String, _ value: [UInt8], last: UInt64) throws(NatsError) -> KeyRenewal {
         do {
             return .renewed(try update(key, value, last: last))
-        } catch where error.isWrongRevision {}
+        } catch  where error.isWrongRevision {}
         return try reclaim(key, value)
     }
 

@@ -73,10 +73,12 @@ public enum Names {
     /// share a token.
     public static func token(_ text: String) -> String {
         let bytes = Array(text.utf8)
-        let plain = !bytes.isEmpty && bytes.count <= 128 && bytes.allSatisfy { byte in
-            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == 0x5F || byte == 0x2D
-        }
+        let plain =
+            !bytes.isEmpty && bytes.count <= 128
+            && bytes.allSatisfy { byte in
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                    || byte == 0x5F || byte == 0x2D
+            }
         if plain { return text }
         let digits = Array("0123456789abcdef".utf8)
         var hex = [UInt8]("~".utf8)

@@ -11,7 +11,7 @@ public enum StatsText {
         switch value {
         case let text as String:
             var out: [UInt8] = []
-            JSONValue.writeString(text, to: &out)   // the cluster's one JSON string writer
+            JSONValue.writeString(text, to: &out) // the cluster's one JSON string writer
             return String(decoding: out, as: UTF8.self)
         case let raw as Raw: return raw.json
         case let list as [Int]: return "[" + list.map(String.init).joined(separator: ",") + "]"
@@ -40,8 +40,10 @@ public enum StatsText {
     /// name` (`_total` for a counter) with its help and type, `labels` on every
     /// sample, a list as one sample per partition; info stats and missing values
     /// left out (a value absent from `values` too); `state` as one more gauge, labelled with the state.
-    package static func prometheus(_ table: [Stat], _ values: [String: Any], prefix: String, labels: String,
-                           state: (String, String)? = nil) -> String {
+    package static func prometheus(
+        _ table: [Stat], _ values: [String: Any], prefix: String, labels: String,
+        state: (String, String)? = nil
+    ) -> String {
         var out: [String] = []
         for stat in table where stat.kind != .info {
             guard let value = values[stat.name], !(value is String) else { continue }

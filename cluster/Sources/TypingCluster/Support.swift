@@ -54,7 +54,8 @@ public func clusterLog(_ role: String, _ text: String) {
     var seconds = spec.tv_sec
     var parts = tm()
     localtime_r(&seconds, &parts)
-    let stamp = String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, spec.tv_nsec / 1_000_000)
+    let stamp = String(
+        format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, spec.tv_nsec / 1_000_000)
     let line = Array("\(role): \(stamp) \(text)\n".utf8)
     line.withUnsafeBytes { bytes in
         guard let base = bytes.baseAddress else { return }
@@ -168,8 +169,12 @@ public enum Deflate {
             return status
         }
         if status == -100 { throw Failure(description: "inflates past \(limit) bytes") }
-        guard status == Z_STREAM_END else { throw Failure(description: "not a whole zlib stream (zlib status \(status))") }
-        guard stream.avail_in == 0 else { throw Failure(description: "\(stream.avail_in) bytes after the end of its zlib stream") }
+        guard status == Z_STREAM_END else {
+            throw Failure(description: "not a whole zlib stream (zlib status \(status))")
+        }
+        guard stream.avail_in == 0 else {
+            throw Failure(description: "\(stream.avail_in) bytes after the end of its zlib stream")
+        }
         return out
     }
 }

@@ -6,16 +6,23 @@ import Glibc
 
 /// The options every role shares: where the settings and the servers are.
 struct ClusterOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("A file of settings, lines NAME=VALUE (see `ctl settings`).", valueName: "file"))
+    @Option(
+        name: .long, help: ArgumentHelp("A file of settings, lines NAME=VALUE (see `ctl settings`).", valueName: "file")
+    )
     var config: String?
 
-    @Option(name: .long, help: ArgumentHelp("The servers, comma-separated URLs (default: the 3 local nodes at PORT_BASE).", valueName: "urls"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The servers, comma-separated URLs (default: the 3 local nodes at PORT_BASE).", valueName: "urls"))
     var servers: String?
 
     @Option(name: .long, help: ArgumentHelp("The number of partitions (PARTITIONS; default 4).", valueName: "n"))
     var partitions: Int?
 
-    @Flag(name: .customLong("servers-in-order"), help: "Try the servers in the order given (default: shuffled, to spread clients over the nodes).")
+    @Flag(
+        name: .customLong("servers-in-order"),
+        help: "Try the servers in the order given (default: shuffled, to spread clients over the nodes).")
     var serversInOrder = false
 
     /// The settings: the options given over the environment over the file.

@@ -22,11 +22,15 @@ struct Ctl: ParsableCommand {
     struct Common: ParsableArguments {
         @OptionGroup var cluster: ClusterOptions
 
-        @Option(name: .long, help: ArgumentHelp("Seconds to wait for the cluster, a leader, or idle partitions.", valueName: "s"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Seconds to wait for the cluster, a leader, or idle partitions.", valueName: "s"))
         var timeout: Double = 60
 
         func validate() throws {
-            guard timeout.isFinite, timeout > 0, timeout <= 86400 else { throw ValidationError("--timeout must be above 0 and at most 86400") }
+            guard timeout.isFinite, timeout > 0, timeout <= 86400 else {
+                throw ValidationError("--timeout must be above 0 and at most 86400")
+            }
         }
 
         func settings() throws -> ClusterSettings {
@@ -40,8 +44,9 @@ struct Ctl: ParsableCommand {
         /// A connection and JetStream, or a clear line and exit 1.
         func connect(_ settings: ClusterSettings) throws -> ClusterControl {
             let servers = try cluster.serverList(settings)
-            let options = NatsConnection.Options(servers: servers, name: "typingd-cluster ctl",
-                                                 pingInterval: Int64(settings.pingMs), connectTimeout: 2000)
+            let options = NatsConnection.Options(
+                servers: servers, name: "typingd-cluster ctl",
+                pingInterval: Int64(settings.pingMs), connectTimeout: 2000)
             let start = monotonicSeconds()
             while true {
                 do {
@@ -49,7 +54,9 @@ struct Ctl: ParsableCommand {
                     return ClusterControl(try JetStream(connection, wait: 5000))
                 } catch {
                     if monotonicSeconds() - start >= timeout {
-                        throw Ctl.fail("no NATS server answered at \(servers.joined(separator: ",")) within \(timeout) s (\(error))")
+                        throw Ctl.fail(
+                            "no NATS server answered at \(servers.joined(separator: ",")) within \(timeout) s (\(error))"
+                        )
                     }
                     pause(.milliseconds(200))
                 }
@@ -61,9 +68,13 @@ struct Ctl: ParsableCommand {
     struct Shape: ParsableArguments {
         @Option(name: .long, help: ArgumentHelp("Replicas of every stream and bucket (REPLICAS).", valueName: "n"))
         var replicas: Int?
-        @Option(name: .long, help: ArgumentHelp("The command stream's storage, file or memory (STORAGE).", valueName: "kind"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp("The command stream's storage, file or memory (STORAGE).", valueName: "kind"))
         var storage: String?
-        @Option(name: .customLong("lease-ttl"), help: ArgumentHelp("The lease bucket's TTL, seconds (LEASE_TTL).", valueName: "s"))
+        @Option(
+            name: .customLong("lease-ttl"),
+            help: ArgumentHelp("The lease bucket's TTL, seconds (LEASE_TTL).", valueName: "s"))
         var leaseTTL: String?
 
         func apply(to settings: inout ClusterSettings) throws {
@@ -79,17 +90,18 @@ struct Ctl: ParsableCommand {
 
     struct Setup: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make what is missing of the command stream, the snapshot stream and the buckets; change nothing that exists.",
+            abstract:
+                "Make what is missing of the command stream, the snapshot stream and the buckets; change nothing that exists.",
             discussion: """
-            Stream TYPINGD (subjects typingd.cmd.*, STORAGE, REPLICAS, a 2-minute duplicate \
-            window, PARTITIONS kept in its description: every role refuses another count), \
-            stream TYPINGD_SNAPSHOTS (typingd.store.*.*, file), buckets typingd-leases (TTL \
-            LEASE_TTL), typingd-routers (the routers' checkpoints) and typingd-router-names \
-            (TTL 15 s: the routers' name fences), REPLICAS each. What exists is kept with what \
-            it holds: run twice, the second says there was nothing to do. One that exists \
-            otherwise than the settings (PARTITIONS, STORAGE, REPLICAS, LEASE_TTL) is an error \
-            naming each difference, exit 1: `ctl wipe` makes them anew.
-            """)
+                Stream TYPINGD (subjects typingd.cmd.*, STORAGE, REPLICAS, a 2-minute duplicate \
+                window, PARTITIONS kept in its description: every role refuses another count), \
+                stream TYPINGD_SNAPSHOTS (typingd.store.*.*, file), buckets typingd-leases (TTL \
+                LEASE_TTL), typingd-routers (the routers' checkpoints) and typingd-router-names \
+                (TTL 15 s: the routers' name fences), REPLICAS each. What exists is kept with what \
+                it holds: run twice, the second says there was nothing to do. One that exists \
+                otherwise than the settings (PARTITIONS, STORAGE, REPLICAS, LEASE_TTL) is an error \
+                naming each difference, exit 1: `ctl wipe` makes them anew.
+                """)
         @OptionGroup var common: Common
         @OptionGroup var shape: Shape
 
@@ -109,14 +121,14 @@ struct Ctl: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Start the cluster over: delete every command, snapshot and router checkpoint, then set up anew.",
             discussion: """
-            Deletes stream TYPINGD (every command stored, every shard's consumer), stream \
-            TYPINGD_SNAPSHOTS and buckets typingd-routers and typingd-router-names; empties \
-            bucket typingd-leases without deleting it, so its revisions (the owners' epochs) \
-            go on rising and no gateway takes a new owner for a deposed one; then makes \
-            everything anew with the settings given (as setup). Says what it deleted. Refused \
-            (exit 1) while an owner holds a lease: stop the shards (SIGTERM releases a lease) \
-            and the routers first, or give --force (the owners then lose their leases).
-            """)
+                Deletes stream TYPINGD (every command stored, every shard's consumer), stream \
+                TYPINGD_SNAPSHOTS and buckets typingd-routers and typingd-router-names; empties \
+                bucket typingd-leases without deleting it, so its revisions (the owners' epochs) \
+                go on rising and no gateway takes a new owner for a deposed one; then makes \
+                everything anew with the settings given (as setup). Says what it deleted. Refused \
+                (exit 1) while an owner holds a lease: stop the shards (SIGTERM releases a lease) \
+                and the routers first, or give --force (the owners then lose their leases).
+                """)
         @OptionGroup var common: Common
         @OptionGroup var shape: Shape
         @Flag(name: .long, help: "Wipe even while owners hold leases (they lose them and stop publishing).")
@@ -127,7 +139,9 @@ struct Ctl: ParsableCommand {
             try shape.apply(to: &settings)
             let control = try common.connect(settings)
             do {
-                for line in try control.wipe(settings, force: force, timeout: common.timeout) { print(line.hasPrefix("ctl: ") ? line : "ctl: " + line) }
+                for line in try control.wipe(settings, force: force, timeout: common.timeout) {
+                    print(line.hasPrefix("ctl: ") ? line : "ctl: " + line)
+                }
             } catch {
                 throw Ctl.fail(error.description)
             }
@@ -146,12 +160,13 @@ struct Ctl: ParsableCommand {
 
     struct Idle: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Wait until every partition's consumer has nothing pending and its owner has applied the last message stored for it.",
+            abstract:
+                "Wait until every partition's consumer has nothing pending and its owner has applied the last message stored for it.",
             discussion: """
-            Three looks in a row, 0.3 s apart: each partition's consumer has nothing pending nor \
-            unacknowledged, and each owner's applied_seq reached the stream_last_seq it gave at \
-            the previous look.
-            """)
+                Three looks in a row, 0.3 s apart: each partition's consumer has nothing pending nor \
+                unacknowledged, and each owner's applied_seq reached the stream_last_seq it gave at \
+                the previous look.
+                """)
         @OptionGroup var common: Common
 
         func run() throws {
@@ -166,11 +181,17 @@ struct Ctl: ParsableCommand {
     }
 
     struct Leader: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the node leading the stream, or partition P's consumer, or another stream (--stream KV_typingd-leases: the lease bucket).")
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Print the node leading the stream, or partition P's consumer, or another stream (--stream KV_typingd-leases: the lease bucket)."
+        )
         @OptionGroup var common: Common
-        @Option(name: .long, help: ArgumentHelp("Partition P's consumer (shard-P) instead of the stream.", valueName: "P"))
+        @Option(
+            name: .long, help: ArgumentHelp("Partition P's consumer (shard-P) instead of the stream.", valueName: "P"))
         var consumer: Int?
-        @Option(name: .long, help: ArgumentHelp("Another stream than TYPINGD (a bucket's is KV_<bucket>).", valueName: "name"))
+        @Option(
+            name: .long,
+            help: ArgumentHelp("Another stream than TYPINGD (a bucket's is KV_<bucket>).", valueName: "name"))
         var stream: String?
 
         func run() throws {
@@ -184,7 +205,8 @@ struct Ctl: ParsableCommand {
     }
 
     struct Info: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "What the stream holds, where each partition's consumer is.")
+        static let configuration = CommandConfiguration(
+            abstract: "What the stream holds, where each partition's consumer is.")
         @OptionGroup var common: Common
 
         func run() throws {
@@ -209,17 +231,22 @@ struct Ctl: ParsableCommand {
             let settings = try common.settings()
             let control = try common.connect(settings)
             let answers: [[UInt8]]
-            do { answers = try control.askStats(prometheus: prometheus, wait: 1.0) } catch { throw Ctl.fail(error.description) }
+            do { answers = try control.askStats(prometheus: prometheus, wait: 1.0) } catch {
+                throw Ctl.fail(error.description)
+            }
             if answers.isEmpty {
-                throw Ctl.fail("no shard answered \(Names.statsSubject) (is any shard running on "
-                               + "\(try common.cluster.serverList(settings).joined(separator: ","))?)")
+                throw Ctl.fail(
+                    "no shard answered \(Names.statsSubject) (is any shard running on "
+                        + "\(try common.cluster.serverList(settings).joined(separator: ","))?)")
             }
             if prometheus {
                 writeAll(1, Array(ClusterControl.mergePrometheus(answers).utf8))
                 return
             }
             let (lines, strays, missing) = ClusterControl.statsRows(answers, partitions: settings.partitions)
-            for stray in strays { clusterLog("ctl", "an answer that is not a shard's stats: \(stray.debugDescription)") }
+            for stray in strays {
+                clusterLog("ctl", "an answer that is not a shard's stats: \(stray.debugDescription)")
+            }
             writeAll(1, Array(lines.map { $0 + "\n" }.joined().utf8))
             if !missing.isEmpty { throw Ctl.fail("no owner answered for partitions \(missing)") }
         }
@@ -228,23 +255,29 @@ struct Ctl: ParsableCommand {
     struct Settings: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print each setting as NAME=VALUE, with what it wants.",
-            discussion: "The values are what every role would use here: the options given, else the environment, else --config's file, else the defaults.")
+            discussion:
+                "The values are what every role would use here: the options given, else the environment, else --config's file, else the defaults."
+        )
         @OptionGroup var cluster: ClusterOptions
 
         /// `value` as a shell word: as is when plain, else in single quotes.
         static func quoted(_ value: String) -> String {
-            let plain = !value.isEmpty && value.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-                    || byte == UInt8(ascii: "/") || byte == UInt8(ascii: ":")
-            }
+            let plain =
+                !value.isEmpty
+                && value.utf8.allSatisfy { byte in
+                    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                        || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                        || byte == UInt8(ascii: "/") || byte == UInt8(ascii: ":")
+                }
             if plain { return value }
             return "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
         }
 
         func run() throws {
             let settings: ClusterSettings
-            do { settings = try cluster.settings() } catch let failure as ClusterSettings.Failure { throw Ctl.fail(failure.description) }
+            do { settings = try cluster.settings() } catch let failure as ClusterSettings.Failure {
+                throw Ctl.fail(failure.description)
+            }
             var text = ""
             for (line, setting) in zip(settings.lines, ClusterSettings.table) {
                 let value = String(line.dropFirst(setting.name.count + 1))

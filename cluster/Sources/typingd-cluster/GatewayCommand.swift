@@ -14,28 +14,28 @@ struct GatewayCommand: ParsableCommand {
         commandName: "gateway",
         abstract: "Print a set of viewers' indicators and announcements as they arrive, kept right through gaps.",
         discussion: """
-        Subscribes to typingd.viewers.B of each viewer's bucket (FNV-1a of the id modulo \
-        VIEWER_BUCKETS), or to every bucket with --all-viewers (the viewers given and every \
-        other it hears of). Each indicator of one of its viewers is printed on stdout as it \
-        is applied, and so is each announcement (an announce event, for the viewer's screen \
-        reader); indicators a resync answer sets are applied, not printed: stdout is what the \
-        shards sent. A viewer's main screen and side pane ("pane":"side") are two screens.
+            Subscribes to typingd.viewers.B of each viewer's bucket (FNV-1a of the id modulo \
+            VIEWER_BUCKETS), or to every bucket with --all-viewers (the viewers given and every \
+            other it hears of). Each indicator of one of its viewers is printed on stdout as it \
+            is applied, and so is each announcement (an announce event, for the viewer's screen \
+            reader); indicators a resync answer sets are applied, not printed: stdout is what the \
+            shards sent. A viewer's main screen and side pane ("pane":"side") are two screens.
 
-        The gateway keeps the highest epoch per partition and drops a message of a lower one; \
-        it resyncs (typingd.resync, one answer per partition, partitions that did not answer \
-        asked again with a back-off up to 2 s) after a slow-consumer error, a reconnect, or a \
-        new epoch. An answer replaces the viewer's screens of its partition, except a screen \
-        a later message already set; queued messages an answer covers are dropped (an \
-        announcement among them only when its screen no longer shows its sentence).
+            The gateway keeps the highest epoch per partition and drops a message of a lower one; \
+            it resyncs (typingd.resync, one answer per partition, partitions that did not answer \
+            asked again with a back-off up to 2 s) after a slow-consumer error, a reconnect, or a \
+            new epoch. An answer replaces the viewer's screens of its partition, except a screen \
+            a later message already set; queued messages an answer covers are dropped (an \
+            announcement among them only when its screen no longer shows its sentence).
 
-        At the end (--seconds, SIGTERM or SIGINT) it reads what the server sent (a flush), \
-        what is queued and any resync due (at most --drain-s seconds), then writes every \
-        viewer's final indicator per screen to --finals, one JSON line each: \
-        {"viewer", "conv", "thread", "view", "pane", "indicator"} (the last indicator applied when it \
-        shows someone, else null), and a summary on stderr. A shard that names another \
-        number of viewer buckets (in a resync answer or its owner announcement) ends the \
-        gateway with exit status 2, unless --all-viewers.
-        """
+            At the end (--seconds, SIGTERM or SIGINT) it reads what the server sent (a flush), \
+            what is queued and any resync due (at most --drain-s seconds), then writes every \
+            viewer's final indicator per screen to --finals, one JSON line each: \
+            {"viewer", "conv", "thread", "view", "pane", "indicator"} (the last indicator applied when it \
+            shows someone, else null), and a summary on stderr. A shard that names another \
+            number of viewer buckets (in a resync answer or its owner announcement) ends the \
+            gateway with exit status 2, unless --all-viewers.
+            """
     )
 
     @OptionGroup var cluster: ClusterOptions
@@ -46,38 +46,64 @@ struct GatewayCommand: ParsableCommand {
     @Option(name: .customLong("viewers-file"), help: ArgumentHelp("Viewer ids, one a line.", valueName: "file"))
     var viewersFile: String?
 
-    @Flag(name: .customLong("all-viewers"), help: "One subscription, typingd.viewers.*: the viewers given and every other it hears of.")
+    @Flag(
+        name: .customLong("all-viewers"),
+        help: "One subscription, typingd.viewers.*: the viewers given and every other it hears of.")
     var allViewers = false
 
-    @Option(name: .customLong("viewer-buckets"), help: ArgumentHelp("Viewer buckets, the shards' (VIEWER_BUCKETS; default 16).", valueName: "n"))
+    @Option(
+        name: .customLong("viewer-buckets"),
+        help: ArgumentHelp("Viewer buckets, the shards' (VIEWER_BUCKETS; default 16).", valueName: "n"))
     var viewerBuckets: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Write each viewer's final indicator per screen here at the end.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Write each viewer's final indicator per screen here at the end.", valueName: "file"))
     var finals: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also write each indicator applied and each announcement here, after the wall clock (ms) and a tab.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Also write each indicator applied and each announcement here, after the wall clock (ms) and a tab.",
+            valueName: "file"))
     var received: String?
 
     @Option(name: .long, help: ArgumentHelp("End after this many seconds (0: never, the default).", valueName: "s"))
     var seconds: Double?
 
-    @Option(name: .customLong("slow-ms"), help: ArgumentHelp("Block this many ms per message (a busy gateway; for tests).", valueName: "ms", visibility: .hidden))
+    @Option(
+        name: .customLong("slow-ms"),
+        help: ArgumentHelp(
+            "Block this many ms per message (a busy gateway; for tests).", valueName: "ms", visibility: .hidden))
     var slowMs: Double = 0
 
-    @Option(name: .customLong("pending-limit"), help: ArgumentHelp("Messages queued per subscription before the client drops (slow consumer).", valueName: "n"))
+    @Option(
+        name: .customLong("pending-limit"),
+        help: ArgumentHelp("Messages queued per subscription before the client drops (slow consumer).", valueName: "n"))
     var pendingLimit: Int = 65536
 
-    @Option(name: .customLong("drain-s"), help: ArgumentHelp("At the end, finish the queue for at most this long.", valueName: "s"))
+    @Option(
+        name: .customLong("drain-s"),
+        help: ArgumentHelp("At the end, finish the queue for at most this long.", valueName: "s"))
     var drainS: Double = 60
 
-    @Flag(name: .customLong("no-resync"), help: ArgumentHelp("Never resync (to see what it costs).", visibility: .hidden))
+    @Flag(
+        name: .customLong("no-resync"), help: ArgumentHelp("Never resync (to see what it costs).", visibility: .hidden))
     var noResync = false
 
     func validate() throws {
-        if let seconds, !(seconds.isFinite && seconds >= 0 && seconds <= 1e9) { throw ValidationError("--seconds must be from 0 to 1e9") }
-        guard slowMs.isFinite, slowMs >= 0, slowMs <= 60_000 else { throw ValidationError("--slow-ms must be from 0 to 60000") }
-        guard (1...Int(Int32.max)).contains(pendingLimit) else { throw ValidationError("--pending-limit must be at least 1") }
-        guard drainS.isFinite, drainS >= 0, drainS <= 86400 else { throw ValidationError("--drain-s must be from 0 to 86400") }
+        if let seconds, !(seconds.isFinite && seconds >= 0 && seconds <= 1e9) {
+            throw ValidationError("--seconds must be from 0 to 1e9")
+        }
+        guard slowMs.isFinite, slowMs >= 0, slowMs <= 60_000 else {
+            throw ValidationError("--slow-ms must be from 0 to 60000")
+        }
+        guard (1...Int(Int32.max)).contains(pendingLimit) else {
+            throw ValidationError("--pending-limit must be at least 1")
+        }
+        guard drainS.isFinite, drainS >= 0, drainS <= 86400 else {
+            throw ValidationError("--drain-s must be from 0 to 86400")
+        }
         if viewer.isEmpty && viewersFile == nil && !allViewers {
             throw ValidationError("give --viewer, --viewers-file or --all-viewers")
         }
@@ -91,7 +117,9 @@ struct GatewayCommand: ParsableCommand {
         var viewers = viewer
         if let viewersFile {
             let text = try ConfigFile.contents(of: viewersFile, option: "--viewers-file", limit: 256 << 20)
-            viewers += text.split(separator: "\n").map(String.init).filter { !$0.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" } }
+            viewers += text.split(separator: "\n").map(String.init).filter {
+                !$0.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\r" }
+            }
         }
         let output = try Output(received: received)
         var configuration = Gateway.Configuration(servers: try cluster.serverList(settings), viewers: viewers)
@@ -109,9 +137,11 @@ struct GatewayCommand: ParsableCommand {
         onSignals { _ in stop.signal() }
         let gateway: Gateway
         do {
-            gateway = try Gateway(configuration, onUpdate: { update in
-                if update.source == .message, let line = update.line { output.event(line) }
-            }, log: log, onMismatch: { _ in stop.signal() })
+            gateway = try Gateway(
+                configuration,
+                onUpdate: { update in
+                    if update.source == .message, let line = update.line { output.event(line) }
+                }, log: log, onMismatch: { _ in stop.signal() })
         } catch {
             log("no NATS server answered at \(configuration.servers.joined(separator: ",")): \(error)")
             throw ExitCode(1)
@@ -149,11 +179,12 @@ struct GatewayCommand: ParsableCommand {
         }
         let c = gateway.counts
         let dropped = gateway.dropped
-        log("\(gateway.viewers.count) viewers, \(finalScreens.count) screens (\(finalScreens.filter { $0.indicator != nil }.count) showing someone): "
-            + "\(c.messages) messages, \(c.indicators) indicators applied, \(c.announcements) announcements; dropped: \(c.staleEpoch) of a lower epoch, "
-            + "\(c.covered) covered by a resync, \(c.slowConsumer) slow-consumer errors; \(c.reconnects) reconnects, "
-            + "\(c.newEpochs) new epochs, \(c.resyncs) resyncs (\(c.resyncRequests) requests, \(c.resyncRetries) retries); "
-            + "\(dropped) messages dropped by the client")
+        log(
+            "\(gateway.viewers.count) viewers, \(finalScreens.count) screens (\(finalScreens.filter { $0.indicator != nil }.count) showing someone): "
+                + "\(c.messages) messages, \(c.indicators) indicators applied, \(c.announcements) announcements; dropped: \(c.staleEpoch) of a lower epoch, "
+                + "\(c.covered) covered by a resync, \(c.slowConsumer) slow-consumer errors; \(c.reconnects) reconnects, "
+                + "\(c.newEpochs) new epochs, \(c.resyncs) resyncs (\(c.resyncRequests) requests, \(c.resyncRetries) retries); "
+                + "\(dropped) messages dropped by the client")
         gateway.close()
     }
 }

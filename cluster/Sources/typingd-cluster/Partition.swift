@@ -12,19 +12,19 @@ struct Partition: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the partition of each conversation (FNV-1a of its id, modulo N).",
         discussion: """
-        One line per conversation: the partition, a tab, the id. The same rule routes \
-        every command: a conversation's commands go to its partition; offline, user, \
-        tick, stats and snapshot go to every partition.
+            One line per conversation: the partition, a tab, the id. The same rule routes \
+            every command: a conversation's commands go to its partition; offline, user, \
+            tick, stats and snapshot go to every partition.
 
-        Test vectors (N = 4): "" → 1, "general" → 3, "dm:alice:bob" → 1, "é" → 1.
+            Test vectors (N = 4): "" → 1, "general" → 3, "dm:alice:bob" → 1, "é" → 1.
 
-        With --lines, reads command lines on stdin instead (framed as the router frames its \
-        input, as typingd does: a byte order mark at the start skipped, one CR before LF \
-        dropped) and prints, for each, where the router sends it: the partition, `*` for every partition, `-` for a blank line \
-        (skipped), `x` for a line it refuses (an id starting with "typingd:"). A line \
-        that is no command goes to 0. Test harnesses ask this, so that no copy of the \
-        rule exists outside the code that routes.
-        """
+            With --lines, reads command lines on stdin instead (framed as the router frames its \
+            input, as typingd does: a byte order mark at the start skipped, one CR before LF \
+            dropped) and prints, for each, where the router sends it: the partition, `*` for every partition, `-` for a blank line \
+            (skipped), `x` for a line it refuses (an id starting with "typingd:"). A line \
+            that is no command goes to 0. Test harnesses ask this, so that no copy of the \
+            rule exists outside the code that routes.
+            """
     )
 
     @Option(name: .customLong("of"), help: ArgumentHelp("The number of partitions.", valueName: "n"))
@@ -39,7 +39,9 @@ struct Partition: ParsableCommand {
     func validate() throws {
         guard (1...4096).contains(count) else { throw ValidationError("--of must be from 1 to 4096, not \(count)") }
         if lines && !conversations.isEmpty { throw ValidationError("--lines reads stdin: give no conversation id") }
-        guard lines || !conversations.isEmpty else { throw ValidationError("give at least one conversation id (or --lines)") }
+        guard lines || !conversations.isEmpty else {
+            throw ValidationError("give at least one conversation id (or --lines)")
+        }
     }
 
     func run() throws {
@@ -64,7 +66,10 @@ extension Partition {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let got = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
-            if got < 0 { if errno == EINTR { continue }; throw ValidationError("reading stdin: \(String(cString: strerror(errno)))") }
+            if got < 0 {
+                if errno == EINTR { continue };
+                throw ValidationError("reading stdin: \(String(cString: strerror(errno)))")
+            }
             if got == 0 { break }
             _ = try chunk.withUnsafeBytes { try input.feed(UnsafeRawBufferPointer(rebasing: $0[..<got]), to: &answers) }
             answers.flush()

@@ -13,11 +13,13 @@ import Testing
     }
 
     @Test func readsAsTheShellReads() throws {
-        let text = "# comment\nexport PARTITIONS=8\nTYPINGD_OPTIONS=\"--phrases phrases\" # note\nVIEWER_BUCKETS='32'\nPARTITIONS=6\n"
-        let settings = try ClusterSettings.load(fileText: text, fileName: "c.conf", environment: ["VIEWER_BUCKETS": "64"])
+        let text =
+            "# comment\nexport PARTITIONS=8\nTYPINGD_OPTIONS=\"--phrases phrases\" # note\nVIEWER_BUCKETS='32'\nPARTITIONS=6\n"
+        let settings = try ClusterSettings.load(
+            fileText: text, fileName: "c.conf", environment: ["VIEWER_BUCKETS": "64"])
         #expect(settings.partitions == 6)
         #expect(settings.typingdOptions == "--phrases phrases")
-        #expect(settings.viewerBuckets == 64)   // the environment wins
+        #expect(settings.viewerBuckets == 64) // the environment wins
     }
 
     @Test func malformedValuesSayWhereAndWhat() {
@@ -27,20 +29,28 @@ import Testing
         #expect(failure("STORAGE=disk\n") == "c.conf:1: STORAGE=\"disk\" is not file or memory")
         #expect(failure("LEASE_TTL=nan\n") != nil)
         #expect(failure("REPLICAS='3\n") == "c.conf:1: a ' is not closed")
-        #expect(failure("", environment: ["PORT_BASE": "99999"]) == "the environment: PORT_BASE=\"99999\" is not a whole number from 1 to 61533")
+        #expect(
+            failure("", environment: ["PORT_BASE": "99999"])
+                == "the environment: PORT_BASE=\"99999\" is not a whole number from 1 to 61533")
     }
 
     /// TYPINGD_OPTIONS is read by typingd's own option parser: protocol 4's
     /// options pass, a value typingd refuses stops with typingd's message.
     @Test func typingdOptionsAreReadAsTypingdReadsThem() throws {
         let v4 = "--phrases phrases --quiet-above 20 --several-after 3 --announce-after-ms 1500"
-        let settings = try ClusterSettings.load(fileText: "TYPINGD_OPTIONS=\"\(v4)\"\n", fileName: "c.conf", environment: [:])
+        let settings = try ClusterSettings.load(
+            fileText: "TYPINGD_OPTIONS=\"\(v4)\"\n", fileName: "c.conf", environment: [:])
         #expect(settings.typingdOptions == v4)
-        #expect(failure("TYPINGD_OPTIONS='--quiet-above 0'\n")
-                == "c.conf:1: TYPINGD_OPTIONS=\"--quiet-above 0\" is not typingd's options (--quiet-above must be from 1 to 2147483647, not 0)")
-        #expect(failure("", environment: ["TYPINGD_OPTIONS": "--announce-after-ms 86400001"])?
-                    .hasSuffix("(--announce-after-ms must be from 1 to 86400000, not 86400001)") == true)
-        #expect(failure("TYPINGD_OPTIONS='--several-after many'\n")?.contains("'many' is invalid for '--several-after") == true)
+        #expect(
+            failure("TYPINGD_OPTIONS='--quiet-above 0'\n")
+                == "c.conf:1: TYPINGD_OPTIONS=\"--quiet-above 0\" is not typingd's options (--quiet-above must be from 1 to 2147483647, not 0)"
+        )
+        #expect(
+            failure("", environment: ["TYPINGD_OPTIONS": "--announce-after-ms 86400001"])?
+                .hasSuffix("(--announce-after-ms must be from 1 to 86400000, not 86400001)") == true)
+        #expect(
+            failure("TYPINGD_OPTIONS='--several-after many'\n")?.contains("'many' is invalid for '--several-after")
+                == true)
         #expect(failure("TYPINGD_OPTIONS='--quiet'\n")?.contains("Unknown option '--quiet'") == true)
         #expect(failure("TYPINGD_OPTIONS='--phrases \"phrases'\n") != nil, "a quote not closed in the words")
     }

@@ -11,7 +11,8 @@ import TypingCluster
 
     /// A state caught up at `written` (its first turn taken).
     static func caughtUp(at written: UInt64, snapshotEvery: Int = 0) -> ConsumeState {
-        var state = ConsumeState(written: written, published: written, catchUpTarget: written, snapshotEvery: snapshotEvery, now: t0)
+        var state = ConsumeState(
+            written: written, published: written, catchUpTarget: written, snapshotEvery: snapshotEvery, now: t0)
         #expect(state.beginTurn(now: t0) == [.finishCatchUp])
         return state
     }
@@ -29,7 +30,10 @@ import TypingCluster
     @Test func aJumpInTheConsumerSequenceFillsTheGapFromTheStreamFirst() {
         var state = Self.caughtUp(at: 10)
         #expect(state.delivered(seq: 11, consumerSeq: 1) == [.addToRun(11, opens: true)])
-        #expect(state.delivered(seq: 20, consumerSeq: 4) == [.endRun(first: 11, last: 11), .fillGap(before: 20, .lostDelivery)])
+        #expect(
+            state.delivered(seq: 20, consumerSeq: 4) == [
+                .endRun(first: 11, last: 11), .fillGap(before: 20, .lostDelivery)
+            ])
         #expect(state.filled(14) == [.apply(14, .publish)])
         #expect(state.filled(17) == [.apply(17, .publish)])
         #expect(state.written == 17)
@@ -99,7 +103,7 @@ import TypingCluster
         var state = Self.caughtUp(at: 10)
         #expect(state.beginTurn(now: Self.at(1.9)) == [])
         #expect(state.beginTurn(now: Self.at(2)) == [.lookAtStream])
-        #expect(state.looked(last: 12) == [])   // ahead once: maybe on its way
+        #expect(state.looked(last: 12) == []) // ahead once: maybe on its way
         #expect(state.beginTurn(now: Self.at(3)) == [])
         #expect(state.beginTurn(now: Self.at(4)) == [.lookAtStream])
         #expect(state.looked(last: 12) == [.countStall, .fillGap(before: 13, .stalled(last: 12))])
@@ -126,7 +130,10 @@ import TypingCluster
             #expect(state.beginTurn(now: Self.at(now)) == [.lookAtStream])
             #expect(state.looked(last: 20) == [.countStall, .fillGap(before: 21, .stalled(last: 20))])
             // Nothing found to read: the stall still counts.
-            #expect(state.gapFilled(now: Self.at(now)) == (stall < 3 ? [.nextTurn] : [.remakeConsumer("the consumer stalled 3 times in a row"), .nextTurn]))
+            #expect(
+                state.gapFilled(now: Self.at(now))
+                    == (stall < 3 ? [.nextTurn] : [.remakeConsumer("the consumer stalled 3 times in a row"), .nextTurn])
+            )
         }
         #expect(state.stalls == 0)
         #expect(state.beginTurn(now: Self.at(now + 2)) == [.lookAtStream])
@@ -157,7 +164,10 @@ import TypingCluster
         for _ in 0..<5 { _ = state.pullFailed(now: Self.at(3.9)) }
         #expect(state.pullFailed(now: Self.at(3.9)) == [.sleep(.seconds(2)), .nextTurn])
         #expect(state.pullFailed(now: Self.at(5)) == [.probeConsumer])
-        #expect(state.probed(answered: false, now: Self.at(5)) == [.remakeConsumer("the consumer does not answer"), .nextTurn])
+        #expect(
+            state.probed(answered: false, now: Self.at(5)) == [
+                .remakeConsumer("the consumer does not answer"), .nextTurn
+            ])
         state.remade(now: Self.at(6))
         #expect(state.pullFailed(now: Self.at(6)) == [.logPullFailed, .sleep(.milliseconds(50)), .nextTurn])
     }
@@ -167,7 +177,9 @@ import TypingCluster
         _ = state.pullFailed(now: Self.at(0))
         #expect(state.pulled(count: 0, now: Self.at(1)) == [.nextTurn])
         #expect(state.pulled(count: 0, now: Self.at(4)) == [.probeConsumer])
-        #expect(state.probed(answered: true, now: Self.at(4.5)) == [.logPullingAgain(after: .milliseconds(4500)), .nextTurn])
+        #expect(
+            state.probed(answered: true, now: Self.at(4.5)) == [.logPullingAgain(after: .milliseconds(4500)), .nextTurn]
+        )
         #expect(state.pulled(count: 0, now: Self.at(5)) == [.nextTurn])
         // Recovered: the next failure is a first one.
         #expect(state.pullFailed(now: Self.at(6)) == [.logPullFailed, .sleep(.milliseconds(50)), .nextTurn])

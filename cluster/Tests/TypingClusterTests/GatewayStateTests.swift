@@ -4,8 +4,10 @@ import Testing
 /// The gateway's rules without a server: epochs, answers against later
 /// messages, messages an answer covers.
 @Suite struct GatewayStateTests {
-    static func line(_ viewer: String, _ conv: String, _ typing: [String], thread: String? = nil, view: String? = nil,
-                     side: Bool = false, text: String = "") -> String {
+    static func line(
+        _ viewer: String, _ conv: String, _ typing: [String], thread: String? = nil, view: String? = nil,
+        side: Bool = false, text: String = ""
+    ) -> String {
         var line = "{\"event\":\"indicator\",\"at\":1,\"conv\":\"\(conv)\""
         if let thread { line += ",\"thread\":\"\(thread)\"" }
         line += ",\"viewer\":\"\(viewer)\""
@@ -16,7 +18,9 @@ import Testing
     }
 
     /// An announce event for `viewer`'s screen.
-    static func announce(_ viewer: String, _ conv: String, _ text: String, thread: String? = nil, side: Bool = false) -> String {
+    static func announce(_ viewer: String, _ conv: String, _ text: String, thread: String? = nil, side: Bool = false)
+        -> String
+    {
         var line = "{\"event\":\"announce\",\"at\":2,\"conv\":\"\(conv)\""
         if let thread { line += ",\"thread\":\"\(thread)\"" }
         line += ",\"viewer\":\"\(viewer)\""
@@ -45,7 +49,7 @@ import Testing
     @Test func aLowerEpochIsDroppedAndAHigherOneAsksForAResync() {
         var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
         var outcome = state.take(body: Array(Self.line("bob", "g", ["ann"]).utf8), headers: Self.headers(3, 2, 10))
-        #expect(outcome.updates.count == 1 && !outcome.wantsResync)   // the first epoch seen: nothing to resync from
+        #expect(outcome.updates.count == 1 && !outcome.wantsResync) // the first epoch seen: nothing to resync from
         outcome = state.take(body: Array(Self.line("bob", "g", ["old"]).utf8), headers: Self.headers(3, 1, 50))
         #expect(outcome.updates.isEmpty)
         #expect(state.counts.staleEpoch == 1)
@@ -60,8 +64,9 @@ import Testing
     @Test func anAnswerDoesNotOverwriteAScreenALaterMessageSet() throws {
         var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
         let h = Screen(conv: "h")
-        _ = state.take(body: Array((Self.line("bob", "g", ["ann"]) + "\n" + Self.line("bob", "h", ["cy"])).utf8),
-                       headers: Self.headers(1, 1, 193))
+        _ = state.take(
+            body: Array((Self.line("bob", "g", ["ann"]) + "\n" + Self.line("bob", "h", ["cy"])).utf8),
+            headers: Self.headers(1, 1, 193))
         // The answer of seq 189 arrives after the message of seq 193: it lists g
         // with someone else, and not h; both keep what seq 193 set.
         let early = try #require(Self.answer(1, 1, 189, [Self.line("bob", "g", ["zed"])]))
@@ -120,8 +125,9 @@ import Testing
 
     @Test func onlyItsViewersUnlessAllViewers() {
         var some = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
-        let body = Array((Self.line("bob", "g", ["ann"]) + "\n\n" + Self.line("eve", "g", ["ann"]) + "\nnot json\n"
-                          + "{\"event\":\"typing\",\"conv\":\"g\"}").utf8)
+        let body = Array(
+            (Self.line("bob", "g", ["ann"]) + "\n\n" + Self.line("eve", "g", ["ann"]) + "\nnot json\n"
+                + "{\"event\":\"typing\",\"conv\":\"g\"}").utf8)
         #expect(some.take(body: body, headers: Self.headers(0, 1, 1)).updates.map(\.viewer) == ["bob"])
         #expect(some.counts.badLines == 1)
         var all = GatewayState(viewers: ["bob"], allViewers: true, partitions: 4)
@@ -131,8 +137,10 @@ import Testing
 
     @Test func screensAreConvThreadAndView() {
         var state = GatewayState(viewers: ["pia"], allViewers: false, partitions: 4)
-        let body = [Self.line("pia", "eng", ["omar"]), Self.line("pia", "eng", ["rita"], thread: "release"),
-                    Self.line("pia", "eng", ["sam"], view: "list")].joined(separator: "\n")
+        let body = [
+            Self.line("pia", "eng", ["omar"]), Self.line("pia", "eng", ["rita"], thread: "release"),
+            Self.line("pia", "eng", ["sam"], view: "list")
+        ].joined(separator: "\n")
         _ = state.take(body: Array(body.utf8), headers: Self.headers(0, 1, 1))
         #expect(Self.typing(state, "pia", Screen(conv: "eng")) == ["omar"])
         #expect(Self.typing(state, "pia", Screen(conv: "eng", thread: "release")) == ["rita"])
@@ -141,15 +149,19 @@ import Testing
 
     @Test func aMainScreenAndASidePaneAtTheSameThreadAreTwoScreens() throws {
         var state = GatewayState(viewers: ["rita"], allViewers: false, partitions: 4)
-        let body = [Self.line("rita", "eng", ["omar"], thread: "release"),
-                    Self.line("rita", "eng", ["pia"], thread: "release", side: true)].joined(separator: "\n")
+        let body = [
+            Self.line("rita", "eng", ["omar"], thread: "release"),
+            Self.line("rita", "eng", ["pia"], thread: "release", side: true)
+        ].joined(separator: "\n")
         let outcome = state.take(body: Array(body.utf8), headers: Self.headers(0, 1, 1))
         #expect(outcome.updates.map(\.screen.pane) == [nil, "side"])
         let main = Screen(conv: "eng", thread: "release"), side = Screen(conv: "eng", thread: "release", pane: "side")
         #expect(Self.typing(state, "rita", main) == ["omar"])
         #expect(Self.typing(state, "rita", side) == ["pia"])
         // The side pane clears; the main screen still shows Omar; both are finals.
-        _ = state.take(body: Array(Self.line("rita", "eng", [], thread: "release", side: true).utf8), headers: Self.headers(0, 1, 2))
+        _ = state.take(
+            body: Array(Self.line("rita", "eng", [], thread: "release", side: true).utf8),
+            headers: Self.headers(0, 1, 2))
         #expect(Self.typing(state, "rita", main) == ["omar"])
         let finals = state.finals
         #expect(finals.map(\.screen) == [main, side])
@@ -165,42 +177,53 @@ import Testing
 
     @Test func announcementsAreHandedOnAndChangeNoScreen() throws {
         var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
-        let body = [Self.line("bob", "g", ["ann"], text: "Ann is typing..."),
-                    Self.line("bob", "g", ["cy"], thread: "t", side: true, text: "Cy is typing..."),
-                    Self.announce("bob", "g", "Ann is typing..."),
-                    Self.announce("bob", "g", "Cy is typing...", thread: "t", side: true),
-                    Self.announce("eve", "g", "Ann is typing...")].joined(separator: "\n")
+        let body = [
+            Self.line("bob", "g", ["ann"], text: "Ann is typing..."),
+            Self.line("bob", "g", ["cy"], thread: "t", side: true, text: "Cy is typing..."),
+            Self.announce("bob", "g", "Ann is typing..."),
+            Self.announce("bob", "g", "Cy is typing...", thread: "t", side: true),
+            Self.announce("eve", "g", "Ann is typing...")
+        ].joined(separator: "\n")
         let outcome = state.take(body: Array(body.utf8), headers: Self.headers(2, 1, 7))
         #expect(outcome.updates.map(\.kind) == [.indicator, .indicator, .announce, .announce], "eve is not served")
         #expect(outcome.updates.map(\.screen.pane) == [nil, "side", nil, "side"])
-        #expect(outcome.updates.last?.line.map { String(decoding: $0, as: UTF8.self) } == Self.announce("bob", "g", "Cy is typing...", thread: "t", side: true))
+        #expect(
+            outcome.updates.last?.line.map { String(decoding: $0, as: UTF8.self) }
+                == Self.announce("bob", "g", "Cy is typing...", thread: "t", side: true))
         #expect(state.counts.announcements == 2 && state.counts.indicators == 2)
         #expect(Self.typing(state, "bob", g) == ["ann"], "an announcement sets no screen")
         #expect(state.finals.count == 2)
         // A deposed owner's announcement is dropped with its message.
-        #expect(state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(2, 0, 9)).updates.isEmpty)
+        #expect(
+            state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(2, 0, 9))
+                .updates.isEmpty)
     }
 
     @Test func anAnswerCoversAnAnnouncementOnlyWhenItsScreenSaysSomethingElseNow() throws {
         var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
-        let answer = try #require(Self.answer(0, 4, 20, [Self.line("bob", "g", ["ann", "cy"], text: "Ann and Cy are typing...")]))
+        let answer = try #require(
+            Self.answer(0, 4, 20, [Self.line("bob", "g", ["ann", "cy"], text: "Ann and Cy are typing...")]))
         _ = state.take(answer: answer, for: "bob")
         // Queued before the answer: one for the sentence the screen shows now is
         // still said; one for a sentence the screen left is stale.
-        var outcome = state.take(body: Array(Self.announce("bob", "g", "Ann and Cy are typing...").utf8), headers: Self.headers(0, 4, 19))
+        var outcome = state.take(
+            body: Array(Self.announce("bob", "g", "Ann and Cy are typing...").utf8), headers: Self.headers(0, 4, 19))
         #expect(outcome.updates.map(\.kind) == [.announce])
-        outcome = state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(0, 4, 18))
+        outcome = state.take(
+            body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(0, 4, 18))
         #expect(outcome.updates.isEmpty)
         #expect(state.counts.covered == 1 && state.counts.announcements == 1)
         // After the answer, announcements are handed on as they come.
-        outcome = state.take(body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(0, 4, 21))
+        outcome = state.take(
+            body: Array(Self.announce("bob", "g", "Ann is typing...").utf8), headers: Self.headers(0, 4, 21))
         #expect(outcome.updates.count == 1)
     }
 
     @Test func finalsAreWatchPysLines() throws {
         var state = GatewayState(viewers: ["bob"], allViewers: false, partitions: 4)
-        _ = state.take(body: Array((Self.line("bob", "g", ["ann"]) + "\n" + Self.line("bob", "h", [], thread: "t")).utf8),
-                       headers: [:])   // no headers: the partition from the conversation
+        _ = state.take(
+            body: Array((Self.line("bob", "g", ["ann"]) + "\n" + Self.line("bob", "h", [], thread: "t")).utf8),
+            headers: [:]) // no headers: the partition from the conversation
         let finals = state.finals
         #expect(finals.map(\.screen.conv) == ["g", "h"])
         let first = try #require(JSONValue.parse(finals[0].jsonLine))
@@ -209,7 +232,7 @@ import Testing
         #expect(first["indicator"]?["typing"]?.array == [.string("ann")])
         let second = try #require(JSONValue.parse(finals[1].jsonLine))
         #expect(second["thread"]?.string == "t")
-        #expect(second["indicator"] == .null)   // shows nobody
+        #expect(second["indicator"] == .null) // shows nobody
     }
 
     @Test func answersThatAreNotOnesAreRefused() {

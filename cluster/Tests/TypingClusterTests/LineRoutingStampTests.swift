@@ -18,7 +18,13 @@ struct LineRoutingStampTests {
         let names = Command.Name.allCases.map(\.rawValue)
         let fields: [(String, [String])] = [
             ("user", ["\"ana\"", "\"bo\"", "5", "\"\"", "null", "[]", "\"a\\u0062\""]),
-            ("id", ["\"i\"", "7", "\"typingd:x\"", "1.5", "[]", "null", "\"\(String(repeating: "x", count: 300))\"", "9007199254740992"]),
+            (
+                "id",
+                [
+                    "\"i\"", "7", "\"typingd:x\"", "1.5", "[]", "null", "\"\(String(repeating: "x", count: 300))\"",
+                    "9007199254740992"
+                ]
+            ),
             ("thread", ["\"t\"", "\"\"", "3", "null"]),
             ("view", ["\"list\"", "\"chat\"", "\"grid\"", "1"]),
             ("name", ["\"Ana\"", "7", "\"\""]),
@@ -31,9 +37,11 @@ struct LineRoutingStampTests {
             ("by", ["\"bo\"", "3"]),
             ("x", ["{\"at\":1}", "[{\"at\":2}]", "\"}\""]),
             ("at", ["5", "null", "\"x\"", "-1"]),
-            ("\\u0061t", ["5", "null"]),
+            ("\\u0061t", ["5", "null"])
         ]
-        let convs = ["\"general\"", "\"dm:a:b\"", "\"\"", "\"g\\u0065neral\"", "\"\(String(repeating: "c", count: 300))\""]
+        let convs = [
+            "\"general\"", "\"dm:a:b\"", "\"\"", "\"g\\u0065neral\"", "\"\(String(repeating: "c", count: 300))\""
+        ]
         let tails = ["", " ", "\t", "\r", " \r", "\r\t", "\r\r"]
         var out: [String] = []
         for _ in 0..<count {
@@ -76,7 +84,8 @@ struct LineRoutingStampTests {
             if kept != line { stampedCount += 1 }
             let before = Self.answer(&plain, line), after = Self.answer(&stamped, kept)
             if before != after && differing.count < 5 {
-                differing.append("\(line.debugDescription) stored as \(kept.debugDescription):\n  \(before)\n  \(after)")
+                differing.append(
+                    "\(line.debugDescription) stored as \(kept.debugDescription):\n  \(before)\n  \(after)")
             }
         }
         #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
@@ -87,13 +96,18 @@ struct LineRoutingStampTests {
     func stampedAfterAnySpaces() {
         let rules = LineRouting(partitions: 4, maxLine: 1000, stamp: true)
         for tail in ["", " ", "\t", "\r", " \r ", "\r\t\r"] {
-            for head in ["{\"cmd\":\"join\",\"conv\":\"general\",\"user\":\"ana\"}", "{\"cmd\":\"offline\",\"user\":\"ana\"}"] {
+            for head in [
+                "{\"cmd\":\"join\",\"conv\":\"general\",\"user\":\"ana\"}", "{\"cmd\":\"offline\",\"user\":\"ana\"}"
+            ] {
                 let line = head + tail
                 var stored: [String] = []
                 _ = Array(line.utf8).withUnsafeBytes { bytes in
-                    rules.route(bytes, time: Self.time) { _, out in stored.append(String(decoding: out, as: UTF8.self)) }
+                    rules.route(bytes, time: Self.time) { _, out in stored.append(String(decoding: out, as: UTF8.self))
+                    }
                 }
-                #expect(!stored.isEmpty && stored.allSatisfy { $0.hasSuffix(",\"at\":\(Self.time)}") }, "\(line.debugDescription): \(stored)")
+                #expect(
+                    !stored.isEmpty && stored.allSatisfy { $0.hasSuffix(",\"at\":\(Self.time)}") },
+                    "\(line.debugDescription): \(stored)")
             }
         }
     }

@@ -35,7 +35,9 @@ import TypingProtocol
     }
 
     @Test func aLineThatIsNoCommandGoesToPartitionZeroUnstamped() {
-        for line in ["not json", #"{"cmd":"fly"}"#, #"{"cmd":"tick"}"#, #"{"conv":"general","cmd":"join","user":"a","user":"b"}"#] {
+        for line in [
+            "not json", #"{"cmd":"fly"}"#, #"{"cmd":"tick"}"#, #"{"conv":"general","cmd":"join","user":"a","user":"b"}"#
+        ] {
             let (outcome, stored) = route(line)
             #expect(outcome == .one(0), "\(line)")
             #expect(stored == [0: line])
@@ -69,8 +71,10 @@ import TypingProtocol
     }
 
     @Test func theRuleIsPartitionsOwnForEveryVector() {
-        for vector in Partition.testVectors where !vector.conv.isEmpty {   // "" is no conversation id
-            let conv = vector.conv.unicodeScalars.map { $0.value < 0x80 ? String($0) : String(format: "\\u%04x", $0.value) }.joined()
+        for vector in Partition.testVectors where !vector.conv.isEmpty { // "" is no conversation id
+            let conv = vector.conv.unicodeScalars.map {
+                $0.value < 0x80 ? String($0) : String(format: "\\u%04x", $0.value)
+            }.joined()
             let (outcome, _) = route(#"{"cmd":"query","conv":"\#(conv)"}"#)
             #expect(outcome == .one(vector.partitionOfFour), "\(vector.conv)")
         }

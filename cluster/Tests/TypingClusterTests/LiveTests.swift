@@ -26,8 +26,9 @@ import Glibc
     /// The path of nats-server; the test is skipped, saying why, when it is not on
     /// PATH (it fails under CI=true).
     static func requireServerPath(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
-        try require(serverPath, "nats-server is not on PATH (apt-get install nats-server): the live tests cannot run",
-                    sourceLocation: sourceLocation)
+        try require(
+            serverPath, "nats-server is not on PATH (apt-get install nats-server): the live tests cannot run",
+            sourceLocation: sourceLocation)
     }
 
     /// A server for one test (see ``requireServerPath(sourceLocation:)``).
@@ -62,7 +63,9 @@ import Glibc
         #expect(try js.streamInfo(Names.stream).messages == 1, "setup keeps what exists")
         try control.wipe(Self.settings(), force: false, timeout: 30)
         #expect(try js.streamInfo(Names.stream).messages == 0)
-        for name in [Names.snapshotStream, "KV_" + Names.leaseBucket, "KV_" + Names.routerBucket, "KV_" + Names.routerNameBucket] {
+        for name in [
+            Names.snapshotStream, "KV_" + Names.leaseBucket, "KV_" + Names.routerBucket, "KV_" + Names.routerNameBucket
+        ] {
             #expect(throws: Never.self) { _ = try js.streamInfo(name) }
         }
         // The name bucket forgets a name after its TTL (the routers' fence): a
@@ -93,11 +96,12 @@ import Glibc
             subscription = try connection.subscribe(Names.statsSubject) { message in
                 guard let reply = message.reply else { return }
                 for (p, (applied, last)) in table.value.withLock({ $0 }) {
-                    let body = "{\"partition\":\(p),\"role\":\"owner\",\"epoch\":1,\"applied_seq\":\(applied),\"stream_last_seq\":\(last)}"
+                    let body =
+                        "{\"partition\":\(p),\"role\":\"owner\",\"epoch\":1,\"applied_seq\":\(applied),\"stream_last_seq\":\(last)}"
                     try? connection.publish(reply, Array(body.utf8))
                 }
             }
-            try connection.flush(timeout: 5000)   // the server has the subscription before anyone asks
+            try connection.flush(timeout: 5000) // the server has the subscription before anyone asks
         }
     }
 
@@ -108,7 +112,9 @@ import Glibc
         let js = try JetStream(connection)
         let control = ClusterControl(js)
         try control.setup(Self.settings(), timeout: 30)
-        for p in 0..<2 { try js.addConsumer(Names.stream, .init(durable: Names.consumer(p), filterSubject: Names.commandSubject(p))) }
+        for p in 0..<2 {
+            try js.addConsumer(Names.stream, .init(durable: Names.consumer(p), filterSubject: Names.commandSubject(p)))
+        }
         // No owner at all.
         #expect { _ = try control.idle(partitions: 2, timeout: 1) } throws: { error in
             "\(error)".contains("partition 0: no owner answered")
@@ -136,7 +142,7 @@ import Glibc
                 guard let reply = message.reply else { return }
                 for (_, body) in answers.value.withLock({ $0 }) { try? connection.publish(reply, Array(body.utf8)) }
             }
-            try connection.flush(timeout: 5000)   // the server has the subscription before anyone asks
+            try connection.flush(timeout: 5000) // the server has the subscription before anyone asks
         }
     }
 
@@ -155,24 +161,35 @@ import Glibc
         defer { gateway.close() }
         let subject = Names.viewerSubject(Names.viewerBucket("bob", among: configuration.viewerBuckets))
         func publish(_ body: String, epoch: Int, seq: Int, p: Int = Partitioned.g) throws {
-            try connection.publish(NatsMessage(subject: subject, headers: [Names.Header.epoch: "\(epoch)", Names.Header.partition: "\(p)",
-                                                                           Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
+            try connection.publish(
+                NatsMessage(
+                    subject: subject,
+                    headers: [
+                        Names.Header.epoch: "\(epoch)", Names.Header.partition: "\(p)",
+                        Names.Header.sequence: "\(seq)"
+                    ], data: Array(body.utf8)))
         }
         try publish(line("\"ann\""), epoch: 1, seq: 5)
         #expect(eventually { updates.withLock { $0.count } == 1 })
         // A new epoch: a resync, which only partition g's owner answers at first;
         // the other is asked again until it answers.
         service.answers.value.withLock {
-            $0[Partitioned.g] = "{\"partition\":\(Partitioned.g),\"epoch\":2,\"seq\":7,\"viewer_buckets\":16,\"indicators\":[\(line("\"zed\""))]}"
+            $0[Partitioned.g] =
+                "{\"partition\":\(Partitioned.g),\"epoch\":2,\"seq\":7,\"viewer_buckets\":16,\"indicators\":[\(line("\"zed\""))]}"
         }
         try publish(line("\"cy\""), epoch: 2, seq: 6)
         #expect(eventually { gateway.counts.resyncRetries >= 1 })
         #expect(gateway.core.state.withLock { $0.resyncing })
         let other = 1 - Partitioned.g
-        service.answers.value.withLock { $0[other] = "{\"partition\":\(other),\"epoch\":1,\"seq\":1,\"indicators\":[]}" }
+        service.answers.value.withLock {
+            $0[other] = "{\"partition\":\(other),\"epoch\":1,\"seq\":1,\"indicators\":[]}"
+        }
         #expect(eventually { !gateway.core.state.withLock { $0.resyncing || $0.wanted } })
         #expect(gateway.counts.newEpochs == 1)
-        #expect(gateway.core.state.withLock { $0.state.current("bob", Screen(conv: "g")) }.map { String(decoding: $0, as: UTF8.self) } == line("\"zed\""))
+        #expect(
+            gateway.core.state.withLock { $0.state.current("bob", Screen(conv: "g")) }.map {
+                String(decoding: $0, as: UTF8.self)
+            } == line("\"zed\""))
         // A message the answer covers (seq 7 at epoch 2) is dropped; a later one applies.
         try publish(line("\"old\""), epoch: 2, seq: 7)
         try publish(line(""), epoch: 2, seq: 8)
@@ -195,9 +212,15 @@ import Glibc
         defer { gateway.close() }
         let subject = Names.viewerSubject(Names.viewerBucket("bob", among: configuration.viewerBuckets))
         for seq in 1...30 {
-            let body = "{\"event\":\"indicator\",\"at\":1,\"conv\":\"g\",\"viewer\":\"bob\",\"typing\":[\"u\(seq)\"],\"text\":\"\"}"
-            try connection.publish(NatsMessage(subject: subject, headers: [Names.Header.epoch: "1", Names.Header.partition: "0",
-                                                                           Names.Header.sequence: "\(seq)"], data: Array(body.utf8)))
+            let body =
+                "{\"event\":\"indicator\",\"at\":1,\"conv\":\"g\",\"viewer\":\"bob\",\"typing\":[\"u\(seq)\"],\"text\":\"\"}"
+            try connection.publish(
+                NatsMessage(
+                    subject: subject,
+                    headers: [
+                        Names.Header.epoch: "1", Names.Header.partition: "0",
+                        Names.Header.sequence: "\(seq)"
+                    ], data: Array(body.utf8)))
         }
         try connection.flush(timeout: 5000)
         let finals = gateway.finish(drain: .seconds(30))
@@ -218,7 +241,8 @@ import Glibc
         let subject = Names.commandSubject(0)
         var stored: [NatsMessage] = []
         for seq in 1...5 {
-            let ack = try js.publish(NatsMessage(subject: subject, data: Array("{\"cmd\":\"stats\",\"id\":\"s\(seq)\"}\n".utf8)))
+            let ack = try js.publish(
+                NatsMessage(subject: subject, data: Array("{\"cmd\":\"stats\",\"id\":\"s\(seq)\"}\n".utf8)))
             var message = NatsMessage(subject: subject, data: Array("{\"cmd\":\"stats\",\"id\":\"s\(seq)\"}\n".utf8))
             message.streamSequence = ack.sequence
             message.consumerSequence = ack.sequence
@@ -230,7 +254,8 @@ import Glibc
         close(fd)
         let auditPath = String(cString: template)
         defer { unlink(auditPath) }
-        var config = Shard.Configuration(servers: [server.url], partition: 0, buckets: 4, session: SessionConfiguration(drain: false))
+        var config = Shard.Configuration(
+            servers: [server.url], partition: 0, buckets: 4, session: SessionConfiguration(drain: false))
         config.auditPath = auditPath
         config.replicas = 1
         config.tick = .zero
@@ -239,12 +264,15 @@ import Glibc
         shard.lease = lease
         try shard.acquire(lease)
         defer { lease.release() }
-        shard.rules = ConsumeState(written: 0, published: 0, catchUpTarget: 0, snapshotEvery: 0, now: .now, caughtUp: true)
+        shard.rules = ConsumeState(
+            written: 0, published: 0, catchUpTarget: 0, snapshotEvery: 0, now: .now, caughtUp: true)
         // Delivered: 1, 2, then 4 (3's delivery lost), 5.
         try shard.applyFetch([stored[0], stored[1], stored[3], stored[4]])
         #expect(shard.written == 5)
         // Each event line is followed, before any other record's line, by its E line.
-        let lines = (NatsServer.read(auditPath) ?? "").split(separator: "\n").map { $0.split(separator: "\t", maxSplits: 2).map(String.init) }
+        let lines = (NatsServer.read(auditPath) ?? "").split(separator: "\n").map {
+            $0.split(separator: "\t", maxSplits: 2).map(String.init)
+        }
         var open: [String] = []
         var records: [(String, [String])] = []
         for fields in lines where fields.count == 3 {
@@ -305,7 +333,11 @@ import Glibc
         let gateway = try Gateway(gatewayConfiguration, onUpdate: { update in updates.withLock { $0.append(update) } })
         defer { gateway.close() }
         func announced(_ viewer: String) -> [JSONValue] {
-            updates.withLock { $0.filter { $0.kind == .announce && $0.viewer == viewer }.compactMap { $0.line.flatMap { JSONValue.parse($0) } } }
+            updates.withLock {
+                $0.filter { $0.kind == .announce && $0.viewer == viewer }.compactMap {
+                    $0.line.flatMap { JSONValue.parse($0) }
+                }
+            }
         }
 
         // Cy reads the channel, where Dee types; bo follows thread t in the
@@ -320,7 +352,7 @@ import Glibc
             #"{"cmd":"open","conv":"g","user":"bo","thread":"t","at":\#(now)}"#,
             #"{"cmd":"open","conv":"g","user":"bo","thread":"t","pane":"side","at":\#(now)}"#,
             #"{"cmd":"type","conv":"g","user":"dee","timeout_ms":60000,"at":\#(now)}"#,
-            #"{"cmd":"type","conv":"g","user":"ana","thread":"t","timeout_ms":60000,"at":\#(now + 1000)}"#,
+            #"{"cmd":"type","conv":"g","user":"ana","thread":"t","timeout_ms":60000,"at":\#(now + 1000)}"#
         ]
         let subject = Names.commandSubject(Partitioned.g)
         _ = try js.publish(NatsMessage(subject: subject, data: Array((commands.joined(separator: "\n") + "\n").utf8)))
@@ -328,33 +360,43 @@ import Glibc
 
         var session = SessionConfiguration(drain: false)
         session.engine.announceAfter = 1500
-        var config = Shard.Configuration(servers: [server.url], partition: Partitioned.g, buckets: gatewayConfiguration.viewerBuckets, session: session)
+        var config = Shard.Configuration(
+            servers: [server.url], partition: Partitioned.g, buckets: gatewayConfiguration.viewerBuckets,
+            session: session)
         config.partitions = Self.settings().partitions
         config.replicas = 1
         config.snapshotEvery = 1
         config.leaseTTL = .seconds(5)
-        config.tick = .zero   // the first owner's clock moves only with the stamped commands
+        config.tick = .zero // the first owner's clock moves only with the stamped commands
         let first = try Running(config)
         // Both messages are stored before it starts: it catches up on them, then
         // stores a snapshot after the tick.
-        #expect(eventually(timeout: 30) { first.shared.state.withLock { $0.counts[.snapshotsStored] } >= 1 }, "a snapshot after the tick")
+        #expect(
+            eventually(timeout: 30) { first.shared.state.withLock { $0.counts[.snapshotsStored] } >= 1 },
+            "a snapshot after the tick")
         #expect(eventually(timeout: 30) { announced("cy").count == 1 })
         #expect(first.stop())
-        #expect(updates.withLock { $0.filter { $0.viewer == "bo" && $0.kind == .indicator }.count } == 2,
-                "bo's main screen and side pane were shown Ana typing")
+        #expect(
+            updates.withLock { $0.filter { $0.viewer == "bo" && $0.kind == .indicator }.count } == 2,
+            "bo's main screen and side pane were shown Ana typing")
         #expect(announced("bo").isEmpty)
 
         config.tick = .milliseconds(50)
         let second = try Running(config)
         defer { _ = second.stop() }
-        #expect(eventually(timeout: 30) { announced("bo").count == 2 },
-                "\(updates.withLock { $0.map { String(decoding: $0.line ?? [], as: UTF8.self) } })")
+        #expect(
+            eventually(timeout: 30) { announced("bo").count == 2 },
+            "\(updates.withLock { $0.map { String(decoding: $0.line ?? [], as: UTF8.self) } })")
         #expect(announced("bo").map { $0["text"]?.string } == ["Ana is typing...", "Ana is typing..."])
-        #expect(announced("bo").map { $0["at"]?.int } == [now + 2500, now + 2500],
-                "made when they were due, not 1.5 s after the snapshot")
-        #expect(Set(updates.withLock { $0.filter { $0.kind == .announce && $0.viewer == "bo" }.map(\.screen) })
+        #expect(
+            announced("bo").map { $0["at"]?.int } == [now + 2500, now + 2500],
+            "made when they were due, not 1.5 s after the snapshot")
+        #expect(
+            Set(updates.withLock { $0.filter { $0.kind == .announce && $0.viewer == "bo" }.map(\.screen) })
                 == [Screen(conv: "g", thread: "t"), Screen(conv: "g", thread: "t", pane: "side")])
-        #expect(second.shared.state.withLock { $0.shown.of("bo") }.count == 2, "the resync table lists both of bo's screens")
+        #expect(
+            second.shared.state.withLock { $0.shown.of("bo") }.count == 2, "the resync table lists both of bo's screens"
+        )
         // Past the time a rebuild without the snapshot's announcement keys would
         // have announced cy's sentence again (1.5 s after the snapshot's 1.6 s).
         #expect(eventually(timeout: 30) { second.shared.clock.load(ordering: .relaxed) > now + 3200 })
@@ -367,11 +409,14 @@ import Glibc
         defer { server.stop() }
         let connection = try NatsConnection(.init(servers: [server.url], name: "shard"))
         let service = try ResyncService(connection)
-        service.answers.value.withLock { $0[0] = "{\"partition\":0,\"epoch\":1,\"seq\":1,\"viewer_buckets\":8,\"indicators\":[]}" }
+        service.answers.value.withLock {
+            $0[0] = "{\"partition\":0,\"epoch\":1,\"seq\":1,\"viewer_buckets\":8,\"indicators\":[]}"
+        }
         let said = Mutex<String?>(nil)
         var configuration = Gateway.Configuration(servers: [server.url], viewers: ["bob"])
         configuration.partitions = 1
-        let gateway = try Gateway(configuration, onUpdate: { _ in }, onMismatch: { text in said.withLock { $0 = text } })
+        let gateway = try Gateway(
+            configuration, onUpdate: { _ in }, onMismatch: { text in said.withLock { $0 = text } })
         defer { gateway.close() }
         gateway.resync(patience: 0)
         #expect(eventually { said.withLock { $0 } != nil })
@@ -413,7 +458,8 @@ final class NatsServer: Sendable {
         // Its port, from its log: "Listening for client connections on 127.0.0.1:PORT".
         var found: String? = nil
         _ = eventually(timeout: 20) {
-            if let text = NatsServer.read(log), let range = text.firstRange(of: "Listening for client connections on ") {
+            if let text = NatsServer.read(log), let range = text.firstRange(of: "Listening for client connections on ")
+            {
                 let rest = text[range.upperBound...].prefix { $0 != "\n" }
                 if let colon = rest.lastIndex(of: ":") { found = String(rest[rest.index(after: colon)...]) }
             }

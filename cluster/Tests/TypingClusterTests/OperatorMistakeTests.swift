@@ -22,11 +22,14 @@ import Glibc
         #expect(failure("# eight\nPARTITONS=8\n") == "c.conf:2: no setting \"PARTITONS\": did you mean PARTITIONS?")
         #expect(failure("export lease_ttl=30\n") == "c.conf:1: no setting \"lease_ttl\": did you mean LEASE_TTL?")
         #expect(failure("TICKS=5\n") == "c.conf:1: no setting \"TICKS\": did you mean TICK_MS?")
-        #expect(failure("COLOUR=blue\n")?.hasPrefix("c.conf:1: no setting \"COLOUR\" (the settings: PORT_BASE, PARTITIONS,") == true)
+        #expect(
+            failure("COLOUR=blue\n")?.hasPrefix("c.conf:1: no setting \"COLOUR\" (the settings: PORT_BASE, PARTITIONS,")
+                == true)
     }
 
     @Test func aLineThatIsNotASettingIsAnError() {
-        #expect(failure("PARTITIONS=4\npartitions 8\n")?.hasPrefix("c.conf:2: \"partitions 8\" is not NAME=VALUE") == true)
+        #expect(
+            failure("PARTITIONS=4\npartitions 8\n")?.hasPrefix("c.conf:2: \"partitions 8\" is not NAME=VALUE") == true)
         #expect(failure("=4\n")?.hasPrefix("c.conf:1: \"=4\" is not NAME=VALUE") == true)
         #expect(failure("\n# only comments\n   \nexport PARTITIONS=2\n") == nil)
     }
@@ -49,7 +52,8 @@ import Glibc
         _ = try admission.admit(headers: headers(11), body: Array("k\n".utf8), limit: 1 << 20)
         #expect(admission.takeGaps().isEmpty)
         // A router first heard of at line 4: lines 1..3 are missing.
-        _ = try admission.admit(headers: [Names.Header.router: "s", Names.Header.lines: "4"], body: Array("d\n".utf8), limit: 1 << 20)
+        _ = try admission.admit(
+            headers: [Names.Header.router: "s", Names.Header.lines: "4"], body: Array("d\n".utf8), limit: 1 << 20)
         #expect(admission.takeGaps() == [Admission.Gap(router: "s", first: 1, last: 3)])
     }
 
@@ -58,7 +62,7 @@ import Glibc
         var head = InputHead()
         // Taken in pieces, out of reach ones ignored.
         input.withUnsafeBytes { bytes in
-            head.take(UnsafeRawBufferPointer(rebasing: bytes[100..<200]), at: 100)   // past the head: ignored
+            head.take(UnsafeRawBufferPointer(rebasing: bytes[100..<200]), at: 100) // past the head: ignored
             head.take(UnsafeRawBufferPointer(rebasing: bytes[0..<50]), at: 0)
             head.take(UnsafeRawBufferPointer(rebasing: bytes[20..<3000]), at: 20)
             head.take(UnsafeRawBufferPointer(rebasing: bytes[3000..<9000]), at: 3000)
@@ -92,10 +96,12 @@ import Glibc
         var info = JetStream.StreamInfo()
         info.description = description
         #expect(ClusterCheck.verdict(.success(info), partitions: 4, server: "s") == .ready)
-        #expect(ClusterCheck.verdict(.success(info), partitions: 8, server: "s") == .problem(.partitions(stored: 4, given: 8)))
+        #expect(
+            ClusterCheck.verdict(.success(info), partitions: 8, server: "s")
+                == .problem(.partitions(stored: 4, given: 8)))
         #expect(ClusterCheck.Problem.partitions(stored: 4, given: 8).description.contains("set up with PARTITIONS=4"))
         #expect(ClusterCheck.Problem.partitions(stored: 4, given: 8).description.contains("given PARTITIONS=8"))
-        info.description = nil   // a stream from an older setup: nothing to check
+        info.description = nil // a stream from an older setup: nothing to check
         #expect(ClusterCheck.verdict(.success(info), partitions: 8, server: "s") == .ready)
     }
 }
@@ -159,7 +165,8 @@ import Glibc
         let plain = try NatsServer(path: path, jetStream: false)
         defer { plain.stop() }
         var started = ClusterControl.now()
-        #expect { _ = try ClusterCheck.verify(try Self.connect(plain), partitions: 2, log: { _ in }) } throws: { error in
+        #expect { _ = try ClusterCheck.verify(try Self.connect(plain), partitions: 2, log: { _ in }) } throws: {
+            error in
             if case .noJetStream = error as? ClusterCheck.Problem { return "\(error)".contains("ctl setup") }
             return false
         }

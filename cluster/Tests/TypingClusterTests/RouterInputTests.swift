@@ -67,7 +67,7 @@ struct FramedLines: FrameHandler {
             x(limit) + text("\r"),
             x(5 * limit) + text("\n\r"),
             text("\r\n\r\n\n"),
-            [],
+            []
         ]
     }()
 
@@ -88,8 +88,10 @@ struct FramedLines: FrameHandler {
     /// The router's reading of `input` from `position` (after `lines` lines), in
     /// pieces of the sizes `sizes` gives in turn: what it hands over, and each
     /// (line end, lines) it notes.
-    static func router(_ input: [UInt8], from position: Int = 0, lines: Int = 0, sizes: [Int],
-                       pauseEachLine: Bool = false) throws -> (events: [FramedLines.Event], ends: [(Int, Int)]) {
+    static func router(
+        _ input: [UInt8], from position: Int = 0, lines: Int = 0, sizes: [Int],
+        pauseEachLine: Bool = false
+    ) throws -> (events: [FramedLines.Event], ends: [(Int, Int)]) {
         let afterLineFeed = position == 0 || input[position - 1] == 0x0A
         var reading = RouterInput(maxLineBytes: limit, position: position, lines: lines, afterLineFeed: afterLineFeed)
         var handler = FramedLines(pauseEachLine: pauseEachLine)
@@ -110,15 +112,19 @@ struct FramedLines: FrameHandler {
         reading.finish(to: &handler)
         ends.append((reading.lineEnd, reading.lines))
         #expect(reading.position == input.count)
-        return (handler.events.map {
-            switch $0 {
-            case .line(let number, let bytes): .line(number + lines, bytes)
-            case .tooLong(let number): .tooLong(number + lines)
-            }
-        }, ends)
+        return (
+            handler.events.map {
+                switch $0 {
+                case .line(let number, let bytes): .line(number + lines, bytes)
+                case .tooLong(let number): .tooLong(number + lines)
+                }
+            }, ends
+        )
     }
 
-    static let pieces: [[Int]] = [[1], [2], [3], [5, 1, 7], [64], [4096], [1 << 16], [Router.chunk], [99, 100, 101, 3, 1]]
+    static let pieces: [[Int]] = [
+        [1], [2], [3], [5, 1, 7], [64], [4096], [1 << 16], [Router.chunk], [99, 100, 101, 3, 1]
+    ]
 
     @Test(arguments: inputs.indices)
     func theRouterReadsAsTypingdFrames(input index: Int) throws {
@@ -136,7 +142,12 @@ struct FramedLines: FrameHandler {
     func positionsAreLineEndsAndReadingResumesThere(input index: Int) throws {
         let input = Self.inputs[index]
         let expected = Self.typingd(input)
-        let lineCount = expected.map { switch $0 { case .line(let n, _), .tooLong(let n): n } }.max() ?? 0
+        let lineCount =
+            expected.map {
+                switch $0 {
+                case .line(let n, _), .tooLong(let n): n
+                }
+            }.max() ?? 0
         for sizes in [[1], [3], [64], [Router.chunk]] {
             let (_, ends) = try Self.router(input, sizes: sizes)
             var seen = Set<Int>()
@@ -149,7 +160,11 @@ struct FramedLines: FrameHandler {
                 #expect(lines == lineFeeds + (finalLine ? 1 : 0), "input \(index): \(lines) lines at \(end)")
                 // Resumed there (a restart at a checkpoint), the rest comes as it came.
                 let (rest, _) = try Self.router(input, from: end, lines: lines, sizes: sizes)
-                let tail = expected.filter { switch $0 { case .line(let n, _), .tooLong(let n): n > lines } }
+                let tail = expected.filter {
+                    switch $0 {
+                    case .line(let n, _), .tooLong(let n): n > lines
+                    }
+                }
                 #expect(rest == tail, "input \(index): resumed at \(end) after \(lines) lines, pieces \(sizes)")
             }
         }
@@ -158,7 +173,9 @@ struct FramedLines: FrameHandler {
     /// A resumed input must go on with the line end the line stored last lacked.
     @Test func resumingAfterALineWithoutLineFeedNeedsItsLineEnd() throws {
         let line = Array("{\"cmd\":\"tick\"}".utf8)
-        for (rest, ok) in [("\n{}\n", true), ("\r\n{}\n", true), ("\r", true), ("", true), ("{}\n", false), ("\r\r\n", false)] {
+        for (rest, ok) in [
+            ("\n{}\n", true), ("\r\n{}\n", true), ("\r", true), ("", true), ("{}\n", false), ("\r\r\n", false)
+        ] {
             let input = line + Array(rest.utf8)
             var reading = RouterInput(maxLineBytes: Self.limit, position: line.count, lines: 1, afterLineFeed: false)
             var handler = FramedLines()
@@ -195,7 +212,10 @@ struct FramedLines: FrameHandler {
         _ = try ([0x0A] + after).withUnsafeBytes { try reading.feed($0, to: &handler) }
         reading.finish(to: &handler)
         #expect(held <= limit)
-        #expect(handler.events == [.line(1, Array("{\"cmd\":\"tick\"}".utf8)), .tooLong(2), .line(3, Array("{\"cmd\":\"stats\"}".utf8))])
+        #expect(
+            handler.events == [
+                .line(1, Array("{\"cmd\":\"tick\"}".utf8)), .tooLong(2), .line(3, Array("{\"cmd\":\"stats\"}".utf8))
+            ])
         #expect(reading.lines == 3)
         #expect(reading.lineEnd == before.count + (64 << 20) + 1 + after.count)
     }

@@ -22,7 +22,9 @@ import Glibc
         options.partitions = partitions
         options.replicas = 1
         let router = try Router(configuration: options, connection: connection)
-        router.parts = (0..<partitions).map { Router.Part(index: $0, subject: Names.commandSubject($0), routed: 0, stored: 0) }
+        router.parts = (0..<partitions).map {
+            Router.Part(index: $0, subject: Names.commandSubject($0), routed: 0, stored: 0)
+        }
         return router
     }
 

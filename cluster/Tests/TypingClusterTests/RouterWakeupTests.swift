@@ -31,7 +31,8 @@ import Glibc
             }
         }
         // 200 blocks of a line for each partition, 5 ms apart: 1 s, 5 lingers.
-        let lines = Array("{\"cmd\":\"type\",\"conv\":\"a\",\"user\":\"u\"}\n{\"cmd\":\"type\",\"conv\":\"b\",\"user\":\"u\"}\n".utf8)
+        let lines = Array(
+            "{\"cmd\":\"type\",\"conv\":\"a\",\"user\":\"u\"}\n{\"cmd\":\"type\",\"conv\":\"b\",\"user\":\"u\"}\n".utf8)
         var input = RouterInput(maxLineBytes: router.maxLine)
         for _ in 0..<200 {
             _ = try lines.withUnsafeBytes { try router.route($0, input: &input) }

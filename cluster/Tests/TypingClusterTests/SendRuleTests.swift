@@ -33,7 +33,9 @@ import TypingCluster
 
     @Test func aFullBatchTheEndAndNoLingerGoAtOnce() {
         #expect(rule.decide(.init(waiting: 100, fullest: 100, inFlight: 1, lastRound: 4.999), now: 5) == .sendNow)
-        #expect(rule.decide(.init(waiting: 1, fullest: 1, inFlight: 1, lastRound: 4.999, draining: true), now: 5) == .sendNow)
+        #expect(
+            rule.decide(.init(waiting: 1, fullest: 1, inFlight: 1, lastRound: 4.999, draining: true), now: 5)
+                == .sendNow)
         let eager = SendRule(linger: 0, batchLines: 100)
         #expect(eager.decide(.init(waiting: 1, fullest: 1, inFlight: 1, lastRound: 4.999), now: 5) == .sendNow)
     }

@@ -11,7 +11,8 @@ import Testing
 
     @Test func noPlacementWhileNodesJoinIsAskedAgain() throws {
         var calls = 0
-        try ClusterControl.step("making stream TYPINGD", deadline: ClusterControl.now() + 30, timeout: 30) { () throws(NatsError) in
+        try ClusterControl.step("making stream TYPINGD", deadline: ClusterControl.now() + 30, timeout: 30) {
+            () throws(NatsError) in
             calls += 1
             if calls < 3 { throw Self.noPlacement }
         }
@@ -22,7 +23,8 @@ import Testing
         let started = ClusterControl.now()
         var calls = 0
         do {
-            try ClusterControl.step("making stream TYPINGD", deadline: started + 1, timeout: 1) { () throws(NatsError) in
+            try ClusterControl.step("making stream TYPINGD", deadline: started + 1, timeout: 1) {
+                () throws(NatsError) in
                 calls += 1
                 throw Self.noPlacement
             }
@@ -36,7 +38,8 @@ import Testing
     @Test func anotherErrorIsNotAskedAgain() {
         var calls = 0
         do {
-            try ClusterControl.step("making stream TYPINGD", deadline: ClusterControl.now() + 30, timeout: 30) { () throws(NatsError) in
+            try ClusterControl.step("making stream TYPINGD", deadline: ClusterControl.now() + 30, timeout: 30) {
+                () throws(NatsError) in
                 calls += 1
                 throw NatsError(NATS_ERR, code: jsErrCode(rawValue: 10058), doing: "making stream TYPINGD")
             }

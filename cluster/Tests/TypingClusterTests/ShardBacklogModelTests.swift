@@ -24,8 +24,9 @@ struct ShardBacklogModelTests {
             configuration.engine.audience = audienceOpen ? .open : .members
             configuration.engine.announceAfter = 1000
             configuration.maxLineBytes = ShardBacklogModelTests.maxLineBytes
-            session = Session(configuration: configuration, format: ShardFormat(output: output), sink: NoSink(),
-                              observer: ShardLines(output: output))
+            session = Session(
+                configuration: configuration, format: ShardFormat(output: output), sink: NoSink(),
+                observer: ShardLines(output: output))
         }
 
         mutating func feed(_ line: String) {
@@ -62,7 +63,8 @@ struct ShardBacklogModelTests {
             for event in written {
                 switch event {
                 case .indicator(let change):
-                    let key = ShardOutput.BacklogKey(conv: change.indicator.conv, viewer: change.viewer, side: change.screen.side)
+                    let key = ShardOutput.BacklogKey(
+                        conv: change.indicator.conv, viewer: change.viewer, side: change.screen.side)
                     if let kept = announced[key], kept.text != change.indicator.view.text { announced[key] = nil }
                     table[key] = ShardOutput.Kept(screen: change.screen, indicator: change.indicator)
                 case .announce(let key, let screen, let text, let line):
@@ -83,13 +85,21 @@ struct ShardBacklogModelTests {
                 forget(Key(conv: conv, viewer: user))
                 forget(Key(conv: conv, viewer: user, side: true))
             case .open(let conv, let user, let thread, _, .side)?:
-                moved(Key(conv: conv, viewer: user, side: true), to: ShardOutput.Screen(conv: conv, thread: thread, list: false, side: true))
+                moved(
+                    Key(conv: conv, viewer: user, side: true),
+                    to: ShardOutput.Screen(conv: conv, thread: thread, list: false, side: true))
             case .close(let conv, let user, .side)?:
                 forget(Key(conv: conv, viewer: user, side: true))
             case .open(let conv, let user, let thread, let view, _)?:
-                moved(Key(conv: conv, viewer: user), to: ShardOutput.Screen(conv: conv, thread: thread, list: view == .list))
+                moved(
+                    Key(conv: conv, viewer: user),
+                    to: ShardOutput.Screen(conv: conv, thread: thread, list: view == .list))
             case .close(let conv, let user, _)?:
-                if audienceOpen { forget(Key(conv: conv, viewer: user)) } else { moved(Key(conv: conv, viewer: user), to: main(conv)) }
+                if audienceOpen {
+                    forget(Key(conv: conv, viewer: user))
+                } else {
+                    moved(Key(conv: conv, viewer: user), to: main(conv))
+                }
             case .join(let conv, let user, _, _, _, let receiveTyping)?:
                 moved(Key(conv: conv, viewer: user), to: main(conv))
                 if receiveTyping == false { after = (user, false) }
@@ -124,21 +134,31 @@ struct ShardBacklogModelTests {
         case 0, 1:
             let thread = threads[random.below(threads.count)]
             if random.below(3) == 0 {
-                return ("{\"cmd\":\"open\",\(head),\"thread\":\"\(thread)\",\"pane\":\"side\"}",
-                        .open(conv: c, user: u, thread: Identifier(thread), view: .chat, pane: .side))
+                return (
+                    "{\"cmd\":\"open\",\(head),\"thread\":\"\(thread)\",\"pane\":\"side\"}",
+                    .open(conv: c, user: u, thread: Identifier(thread), view: .chat, pane: .side)
+                )
             }
-            return ("{\"cmd\":\"open\",\(head),\"thread\":\"\(thread)\"}", .open(conv: c, user: u, thread: Identifier(thread), view: .chat))
-        case 2: return ("{\"cmd\":\"open\",\(head),\"view\":\"list\"}", .open(conv: c, user: u, thread: nil, view: .list))
+            return (
+                "{\"cmd\":\"open\",\(head),\"thread\":\"\(thread)\"}",
+                .open(conv: c, user: u, thread: Identifier(thread), view: .chat)
+            )
+        case 2:
+            return ("{\"cmd\":\"open\",\(head),\"view\":\"list\"}", .open(conv: c, user: u, thread: nil, view: .list))
         case 3: return ("{\"cmd\":\"open\",\(head)}", .open(conv: c, user: u, thread: nil, view: .chat))
         case 4:
-            if random.below(3) == 0 { return ("{\"cmd\":\"close\",\(head),\"pane\":\"side\"}", .close(conv: c, user: u, pane: .side)) }
+            if random.below(3) == 0 {
+                return ("{\"cmd\":\"close\",\(head),\"pane\":\"side\"}", .close(conv: c, user: u, pane: .side))
+            }
             return ("{\"cmd\":\"close\",\(head)}", .close(conv: c, user: u))
         case 5: return ("{\"cmd\":\"join\",\(head)}", .join(conv: c, user: u))
         case 6, 7, 8, 9:
             if random.below(3) == 0 {
                 let thread = threads[random.below(threads.count)]
-                return ("{\"cmd\":\"type\",\(head),\"thread\":\"\(thread)\"}",
-                        .type(conv: c, user: u, thread: Identifier(thread)))
+                return (
+                    "{\"cmd\":\"type\",\(head),\"thread\":\"\(thread)\"}",
+                    .type(conv: c, user: u, thread: Identifier(thread))
+                )
             }
             return ("{\"cmd\":\"type\",\(head)}", .type(conv: c, user: u))
         case 10: return ("{\"cmd\":\"send\",\(head)}", .send(conv: c, user: u))
@@ -147,11 +167,16 @@ struct ShardBacklogModelTests {
         case 13: return ("{\"cmd\":\"offline\",\"user\":\"\(user)\",\"at\":\(time)}", .offline(user: u))
         case 14:
             let receive = random.below(2) == 0
-            return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"receive_typing\":\(receive),\"at\":\(time)}",
-                    .user(user: u, receiveTyping: receive))
+            return (
+                "{\"cmd\":\"user\",\"user\":\"\(user)\",\"receive_typing\":\(receive),\"at\":\(time)}",
+                .user(user: u, receiveTyping: receive)
+            )
         case 15:
             let receive = random.below(2) == 0
-            return ("{\"cmd\":\"join\",\(head),\"receive_typing\":\(receive)}", .join(conv: c, user: u, receiveTyping: receive))
+            return (
+                "{\"cmd\":\"join\",\(head),\"receive_typing\":\(receive)}",
+                .join(conv: c, user: u, receiveTyping: receive)
+            )
         case 16: return ("{\"cmd\":\"tick\",\"at\":\(time)}", .tick)
         case 17:
             // Refused: a list view takes no thread, a side pane needs one (nothing may change).
@@ -167,7 +192,9 @@ struct ShardBacklogModelTests {
     /// A line that is not one of the commands above: refused before the engine
     /// (not JSON, an unknown command, a field of the wrong type, too long), blank,
     /// or a command that changes no screen (forget, user and join with a name, query).
-    static func odd(_ random: inout SplitMix64, head: String, user: String, u: Identifier, c: Identifier, at time: Int) -> (String, Command?) {
+    static func odd(_ random: inout SplitMix64, head: String, user: String, u: Identifier, c: Identifier, at time: Int)
+        -> (String, Command?)
+    {
         switch random.below(9) {
         case 0: return ("{\"cmd\":\"leave\",\(head)", nil)
         case 1: return ("{\"cmd\":\"dance\",\(head)}", nil)
@@ -178,9 +205,12 @@ struct ShardBacklogModelTests {
         case 4: return (random.below(2) == 0 ? "" : " \t ", nil)
         case 5: return ("{\"cmd\":\"forget\",\(head)}", .forget(conv: c, user: u))
         case 6:
-            return ("{\"cmd\":\"user\",\"user\":\"\(user)\",\"name\":\"N\(random.below(3))\",\"at\":\(time)}",
-                    .user(user: u, name: "N"))
-        case 7: return ("{\"cmd\":\"join\",\(head),\"name\":\"J\(random.below(3))\"}", .join(conv: c, user: u, name: "J"))
+            return (
+                "{\"cmd\":\"user\",\"user\":\"\(user)\",\"name\":\"N\(random.below(3))\",\"at\":\(time)}",
+                .user(user: u, name: "N")
+            )
+        case 7:
+            return ("{\"cmd\":\"join\",\(head),\"name\":\"J\(random.below(3))\"}", .join(conv: c, user: u, name: "J"))
         default: return ("{\"cmd\":\"query\",\"conv\":\"c0\",\"id\":\"q\"}", .query(conv: Identifier("c0")))
         }
     }
@@ -199,25 +229,32 @@ struct ShardBacklogModelTests {
             if event.contains("\"event\":\"indicator\""), let change = shown.popFirst() {
                 result.append(.indicator(change))
             } else if event.contains("\"event\":\"announce\""), let value = JSONValue.parse(Array(event.utf8)),
-                      let conv = value["conv"]?.string, let viewer = value["viewer"]?.string, let words = value["text"]?.string {
+                let conv = value["conv"]?.string, let viewer = value["viewer"]?.string,
+                let words = value["text"]?.string
+            {
                 let side = value["pane"]?.string == "side"
-                let screen = ShardOutput.Screen(conv: Identifier(conv), thread: value["thread"]?.string.map { Identifier($0) },
-                                                list: value["view"]?.string == "list", side: side)
-                result.append(.announce(key: ShardOutput.BacklogKey(conv: Identifier(conv), viewer: Identifier(viewer), side: side),
-                                        screen: screen, text: words, line: event))
+                let screen = ShardOutput.Screen(
+                    conv: Identifier(conv), thread: value["thread"]?.string.map { Identifier($0) },
+                    list: value["view"]?.string == "list", side: side)
+                result.append(
+                    .announce(
+                        key: ShardOutput.BacklogKey(conv: Identifier(conv), viewer: Identifier(viewer), side: side),
+                        screen: screen, text: words, line: event))
             }
         }
         return result
     }
 
-    @Test("after every line of random catch-ups, the kept indicators and announcements are the model's",
-          arguments: [(1, false), (2, true), (3, false), (4, true)] as [(UInt64, Bool)])
+    @Test(
+        "after every line of random catch-ups, the kept indicators and announcements are the model's",
+        arguments: [(1, false), (2, true), (3, false), (4, true)] as [(UInt64, Bool)])
     func keptAsBefore(seed: UInt64, audienceOpen: Bool) {
         var random = SplitMix64(seed: seed)
         var reference = Runner(audienceOpen: audienceOpen, mode: .publish)
         var backlog = Runner(audienceOpen: audienceOpen, mode: .backlog)
         var model = Model(audienceOpen: audienceOpen)
-        var time = 1, differing: [String] = [], applied = 0, kept = 0, longest = 0, announcements = 0, side = 0, made = 0
+        var time = 1, differing: [String] = [], applied = 0, kept = 0, longest = 0, announcements = 0, side = 0,
+            made = 0
         var json = JSONFormat()
         for number in 1...6_000 {
             time += random.below(4) == 0 ? random.below(8_000) : random.below(300)
@@ -234,7 +271,8 @@ struct ShardBacklogModelTests {
             reference.output.audit?.removeAll()
             reference.output.clearTouched()
             if !refused { applied += 1 }
-            model.commit(timers: Array(written.prefix(timers)), refused ? nil : command, Array(written.dropFirst(timers)))
+            model.commit(
+                timers: Array(written.prefix(timers)), refused ? nil : command, Array(written.dropFirst(timers)))
             backlog.feed(line)
             backlog.output.clearTouched()
 
@@ -246,32 +284,43 @@ struct ShardBacklogModelTests {
             }
             announcements = max(announcements, keptAnnouncements.count)
             side = max(side, backlog.output.backlog.keys.filter(\.side).count)
-            let sameAnnouncements = keptAnnouncements.count == model.announced.count && keptAnnouncements.allSatisfy { key, line in
-                model.announced[key]?.line == line && model.announced[key]?.screen == backlog.output.announcements[key]?.screen
-            }
+            let sameAnnouncements =
+                keptAnnouncements.count == model.announced.count
+                && keptAnnouncements.allSatisfy { key, line in
+                    model.announced[key]?.line == line
+                        && model.announced[key]?.screen == backlog.output.announcements[key]?.screen
+                }
             if !sameAnnouncements && differing.count < 3 {
-                differing.append("after line \(number) \(line): announcements kept \(keptAnnouncements.values.sorted()), the model's \(model.announced.values.map(\.line).sorted())")
+                differing.append(
+                    "after line \(number) \(line): announcements kept \(keptAnnouncements.values.sorted()), the model's \(model.announced.values.map(\.line).sorted())"
+                )
             }
 
             let table = backlog.output.backlog
             kept = max(kept, table.count)
             let flat = model.table
-            let same = flat.count == table.count && flat.allSatisfy { key, value in
-                table[key].map { $0.screen == value.screen && $0.indicator == value.indicator } ?? false
-            }
+            let same =
+                flat.count == table.count
+                && flat.allSatisfy { key, value in
+                    table[key].map { $0.screen == value.screen && $0.indicator == value.indicator } ?? false
+                }
             if !same && differing.count < 3 {
-                differing.append("after line \(number) \(line): kept \(table.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted()), the model \(flat.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted())")
+                differing.append(
+                    "after line \(number) \(line): kept \(table.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted()), the model \(flat.map { "\($0.key.viewer)@\($0.key.conv) \($0.value.screen)" }.sorted())"
+                )
             }
             // Every kept entry is found through its viewer's list.
-            for key in Set(table.keys).union(backlog.output.announcements.keys) where !(backlog.output.backlogConvs[key.viewer]?.convs.contains(key.conv) ?? false) {
+            for key in Set(table.keys).union(backlog.output.announcements.keys)
+            where !(backlog.output.backlogConvs[key.viewer]?.convs.contains(key.conv) ?? false) {
                 if differing.count < 3 { differing.append("after line \(number): \(key) is not in its viewer's list") }
             }
             longest = max(longest, backlog.output.backlogConvs.values.map(\.convs.count).max() ?? 0)
         }
         #expect(differing.isEmpty, "\(differing.joined(separator: "\n"))")
         #expect(applied > 3_000 && kept > 3, "\(applied) lines applied, at most \(kept) kept")
-        #expect(made > 50 && announcements >= 2 && side > 0,
-                "\(made) announcements made, at most \(announcements) of them and \(side) side panes kept")
+        #expect(
+            made > 50 && announcements >= 2 && side > 0,
+            "\(made) announcements made, at most \(announcements) of them and \(side) side panes kept")
         // The lists hold a viewer's conversations (3 here), each maybe more than once
         // while stale: they stay short (compacted past 16).
         #expect(longest <= 20, "a viewer's list grew to \(longest) conversations, for 3")
@@ -301,4 +350,3 @@ struct ShardBacklogModelTests {
         #expect(backlog.output.kept(conv: Identifier("c1"), viewer: Identifier("u0")) != nil)
     }
 }
-

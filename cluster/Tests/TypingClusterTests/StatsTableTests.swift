@@ -9,7 +9,7 @@ import TypingCluster
         Stat("lines", .counter, "Lines read."),
         Stat("parts", .gauge, "Per partition."),
         Stat("lag", .gauge, "Not known yet."),
-        Stat("up", .gauge, "Seconds up."),
+        Stat("up", .gauge, "Seconds up.")
     ]
 
     @Test func theJSONFollowsTheTableAndSaysNullForAMissingValue() {
@@ -19,29 +19,33 @@ import TypingCluster
 
     @Test func prometheusHasEachMetricsHelpAndTypeAndLeavesOutInfoAndMissingValues() {
         let values: [String: Any] = ["up": 1.5, "lines": 7, "name": "r1", "parts": [1, 2]]
-        let text = StatsText.prometheus(Self.table, values, prefix: "t_", labels: "router=\"r1\"", state: ("t_state", "reading"))
-        #expect(text == """
-            # HELP t_lines_total Lines read.
-            # TYPE t_lines_total counter
-            t_lines_total{router="r1"} 7
-            # HELP t_parts Per partition.
-            # TYPE t_parts gauge
-            t_parts{router="r1",partition="0"} 1
-            t_parts{router="r1",partition="1"} 2
-            # HELP t_up Seconds up.
-            # TYPE t_up gauge
-            t_up{router="r1"} 1.5
-            # TYPE t_state gauge
-            t_state{router="r1",state="reading"} 1
+        let text = StatsText.prometheus(
+            Self.table, values, prefix: "t_", labels: "router=\"r1\"", state: ("t_state", "reading"))
+        #expect(
+            text == """
+                # HELP t_lines_total Lines read.
+                # TYPE t_lines_total counter
+                t_lines_total{router="r1"} 7
+                # HELP t_parts Per partition.
+                # TYPE t_parts gauge
+                t_parts{router="r1",partition="0"} 1
+                t_parts{router="r1",partition="1"} 2
+                # HELP t_up Seconds up.
+                # TYPE t_up gauge
+                t_up{router="r1"} 1.5
+                # TYPE t_state gauge
+                t_state{router="r1",state="reading"} 1
 
-            """)
+                """)
     }
 
     @Test func everyShardCounterIsInTheShardsTableOnceAsACounter() {
         let names = ShardShared.statsTable.map(\.name)
         #expect(Set(names).count == names.count, "a stat listed twice")
         for counter in ShardCounter.allCases {
-            #expect(ShardShared.statsTable.filter { $0.name == counter.rawValue }.map(\.kind) == [.counter], "\(counter.rawValue)")
+            #expect(
+                ShardShared.statsTable.filter { $0.name == counter.rawValue }.map(\.kind) == [.counter],
+                "\(counter.rawValue)")
         }
         let routerNames = Router.statsTable.map(\.name)
         #expect(Set(routerNames).count == routerNames.count)
@@ -56,14 +60,17 @@ import TypingCluster
     }
 
     @Test func mergedPrometheusKeepsOneHelpAndTypePerMetricBeforeItsSamples() {
-        let a = Array("# HELP s_ticks_total Ticks.\n# TYPE s_ticks_total counter\ns_ticks_total{partition=\"0\"} 3\n".utf8)
-        let b = Array("# HELP s_ticks_total Ticks.\n# TYPE s_ticks_total counter\ns_ticks_total{partition=\"1\"} 4\n".utf8)
-        #expect(ClusterControl.mergePrometheus([a, b]) == """
-            # HELP s_ticks_total Ticks.
-            # TYPE s_ticks_total counter
-            s_ticks_total{partition="0"} 3
-            s_ticks_total{partition="1"} 4
+        let a = Array(
+            "# HELP s_ticks_total Ticks.\n# TYPE s_ticks_total counter\ns_ticks_total{partition=\"0\"} 3\n".utf8)
+        let b = Array(
+            "# HELP s_ticks_total Ticks.\n# TYPE s_ticks_total counter\ns_ticks_total{partition=\"1\"} 4\n".utf8)
+        #expect(
+            ClusterControl.mergePrometheus([a, b]) == """
+                # HELP s_ticks_total Ticks.
+                # TYPE s_ticks_total counter
+                s_ticks_total{partition="0"} 3
+                s_ticks_total{partition="1"} 4
 
-            """)
+                """)
     }
 }

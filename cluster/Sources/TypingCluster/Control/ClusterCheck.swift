@@ -29,7 +29,8 @@ public enum ClusterCheck {
                 return "the server at \(server) has no JetStream: start nats-server with -js (or a jetstream block "
                     + "in its configuration), then run `typingd-cluster ctl setup`"
             case .notSetUp:
-                return "the cluster is not set up: JetStream has no stream \(Names.stream). Run `typingd-cluster ctl setup` first"
+                return
+                    "the cluster is not set up: JetStream has no stream \(Names.stream). Run `typingd-cluster ctl setup` first"
             case .partitions(let stored, let given):
                 return "the cluster was set up with PARTITIONS=\(stored) (stream \(Names.stream)), this role was given "
                     + "PARTITIONS=\(given): every role must use the cluster's \(stored) (--partitions, PARTITIONS, --config); "
@@ -63,7 +64,9 @@ public enum ClusterCheck {
     }
 
     /// The verdict of one stream lookup's outcome, for `partitions`.
-    public static func verdict(_ outcome: Result<JetStream.StreamInfo, NatsError>, partitions: Int, server: String) -> Verdict {
+    public static func verdict(_ outcome: Result<JetStream.StreamInfo, NatsError>, partitions: Int, server: String)
+        -> Verdict
+    {
         switch outcome {
         case .success(let info):
             if let stored = storedPartitions(info.description), stored != partitions {
@@ -80,8 +83,10 @@ public enum ClusterCheck {
     /// Looks until the cluster is ready for a role with `partitions`: the stream's
     /// info; throws the problem once it is sure of one. nil when `stopping` says so
     /// meanwhile. `log` is told what it waits for every 5 s.
-    public static func verify(_ js: JetStream, partitions: Int, stopping: () -> Bool = { false },
-                              log: (String) -> Void) throws(Problem) -> JetStream.StreamInfo? {
+    public static func verify(
+        _ js: JetStream, partitions: Int, stopping: () -> Bool = { false },
+        log: (String) -> Void
+    ) throws(Problem) -> JetStream.StreamInfo? {
         let since = ClusterControl.now()
         var logged = since
         var problemSince: Double? = nil
@@ -100,7 +105,9 @@ public enum ClusterCheck {
             case .wait(let why):
                 problemSince = nil
                 if now - logged >= 5 {
-                    log("waiting for the cluster: stream \(Names.stream) not answering for \(Int(now - since)) s (\(why))")
+                    log(
+                        "waiting for the cluster: stream \(Names.stream) not answering for \(Int(now - since)) s (\(why))"
+                    )
                     logged = now
                 }
             }

@@ -39,12 +39,13 @@ public struct ClusterControl: Sendable {
                 try jetStream.accountInfo()
                 do {
                     _ = try jetStream.streamInfo(Names.stream)
-                } catch where error.isNotFound {}
+                } catch  where error.isNotFound {}
                 return
             } catch {
                 if error.isNoResponders {
-                    throw Failure("the server at \(connection.connectedURL ?? "?") has no JetStream (start nats-server "
-                                  + "with -js, or a jetstream block in its configuration)")
+                    throw Failure(
+                        "the server at \(connection.connectedURL ?? "?") has no JetStream (start nats-server "
+                            + "with -js, or a jetstream block in its configuration)")
                 }
                 if Self.now() > deadline {
                     throw Failure("JetStream not ready after \(timeout) s (\(error))")
@@ -64,8 +65,10 @@ public struct ClusterControl: Sendable {
     /// ``placementWait`` seconds: right after a cluster starts, its nodes join the
     /// JetStream meta group one by one; a cluster with fewer nodes than the
     /// replicas never places them, and is told so.
-    static func step(_ what: String, deadline: Double, timeout: Double, gone: Bool = false,
-              _ call: () throws(NatsError) -> Void) throws(Failure) {
+    static func step(
+        _ what: String, deadline: Double, timeout: Double, gone: Bool = false,
+        _ call: () throws(NatsError) -> Void
+    ) throws(Failure) {
         var placementSince: Double? = nil
         while true {
             do {
@@ -78,11 +81,14 @@ public struct ClusterControl: Sendable {
                     placementSince = since
                     let wait = min(Self.placementWait, timeout)
                     if Self.now() - since > wait {
-                        throw Failure("setup: \(what): \(error): JetStream found no servers to place its replicas on "
-                                      + "for \(Int(wait)) s. Start every node of the cluster "
-                                      + "(nats-server with JetStream), or set REPLICAS to at most their number")
+                        throw Failure(
+                            "setup: \(what): \(error): JetStream found no servers to place its replicas on "
+                                + "for \(Int(wait)) s. Start every node of the cluster "
+                                + "(nats-server with JetStream), or set REPLICAS to at most their number")
                     }
-                } else if !error.isTransient { throw Failure("setup: \(what): \(error)") }
+                } else if !error.isTransient {
+                    throw Failure("setup: \(what): \(error)")
+                }
                 if Self.now() > deadline {
                     throw Failure("setup: \(what): no success within \(timeout) s (\(error))")
                 }
@@ -113,32 +119,39 @@ public struct ClusterControl: Sendable {
         for name in [Names.stream, Names.snapshotStream] + Self.buckets.map({ "KV_" + $0 }) {
             var found: JetStream.StreamInfo? = nil
             try Self.step("reading stream \(name)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
-                do throws(NatsError) { found = try js.streamInfo(name) } catch where error.isNotFound { found = nil }
+                do throws(NatsError) { found = try js.streamInfo(name) } catch  where error.isNotFound { found = nil }
             }
             if let found { existing[name] = found }
         }
         var differences: [String] = []
         if let stream = existing[Names.stream] {
             if let stored = ClusterCheck.storedPartitions(stream.description), stored != settings.partitions {
-                differences.append("stream \(Names.stream) has PARTITIONS=\(stored), the settings \(settings.partitions)")
+                differences.append(
+                    "stream \(Names.stream) has PARTITIONS=\(stored), the settings \(settings.partitions)")
             }
             let storage = settings.storage == "memory" ? JetStream.Storage.memory : .file
             if stream.storage != storage {
-                differences.append("stream \(Names.stream) has \(stream.storage) storage, the settings \(settings.storage)")
+                differences.append(
+                    "stream \(Names.stream) has \(stream.storage) storage, the settings \(settings.storage)")
             }
             if stream.configuredReplicas != settings.replicas {
-                differences.append("stream \(Names.stream) has \(stream.configuredReplicas) replicas, the settings \(settings.replicas)")
+                differences.append(
+                    "stream \(Names.stream) has \(stream.configuredReplicas) replicas, the settings \(settings.replicas)"
+                )
             }
         }
         let leaseTTL = Int64((settings.leaseTTL * 1000).rounded()) * 1_000_000
         if let leases = existing["KV_" + Names.leaseBucket], leases.maxAge != leaseTTL {
-            differences.append("bucket \(Names.leaseBucket) has TTL \(Double(leases.maxAge) / 1e9) s, the settings LEASE_TTL=\(settings.leaseTTL)")
+            differences.append(
+                "bucket \(Names.leaseBucket) has TTL \(Double(leases.maxAge) / 1e9) s, the settings LEASE_TTL=\(settings.leaseTTL)"
+            )
         }
         if !differences.isEmpty {
-            throw Failure("setup: the cluster exists otherwise than the settings say, and setup changes nothing that exists: "
-                          + differences.joined(separator: "; ")
-                          + ". Give the cluster's settings, or stop every role and run `typingd-cluster ctl wipe` to make it anew "
-                          + "with these (it deletes every command, snapshot and checkpoint stored)")
+            throw Failure(
+                "setup: the cluster exists otherwise than the settings say, and setup changes nothing that exists: "
+                    + differences.joined(separator: "; ")
+                    + ". Give the cluster's settings, or stop every role and run `typingd-cluster ctl wipe` to make it anew "
+                    + "with these (it deletes every command, snapshot and checkpoint stored)")
         }
         var made: [String] = []
         if existing[Names.stream] == nil {
@@ -148,7 +161,8 @@ public struct ClusterControl: Sendable {
             stream.duplicateWindow = 120_000
             stream.description = ClusterCheck.streamDescription(partitions: settings.partitions)
             let commandStream = stream
-            try Self.step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+            try Self.step("making stream \(Names.stream)", deadline: deadline, timeout: timeout) {
+                () throws(NatsError) in
                 try js.addStream(commandStream)
             }
             made.append("stream \(Names.stream) (\(settings.storage) storage, PARTITIONS=\(settings.partitions))")
@@ -161,15 +175,19 @@ public struct ClusterControl: Sendable {
             snapshots.replicas = settings.replicas
             snapshots.allowDirect = true
             let snapshotStream = snapshots
-            try Self.step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+            try Self.step("making stream \(Names.snapshotStream)", deadline: deadline, timeout: timeout) {
+                () throws(NatsError) in
                 try js.addStream(snapshotStream)
             }
             made.append("snapshot stream \(Names.snapshotStream)")
         }
-        let ttls: [String: Double] = [Names.leaseBucket: settings.leaseTTL, Names.routerBucket: 0,
-                                      Names.routerNameBucket: Self.routerNameTTL]
+        let ttls: [String: Double] = [
+            Names.leaseBucket: settings.leaseTTL, Names.routerBucket: 0,
+            Names.routerNameBucket: Self.routerNameTTL
+        ]
         for bucket in Self.buckets where existing["KV_" + bucket] == nil {
-            let config = KeyValue.Config(bucket: bucket, ttl: Int64((ttls[bucket] ?? 0) * 1000), replicas: settings.replicas)
+            let config = KeyValue.Config(
+                bucket: bucket, ttl: Int64((ttls[bucket] ?? 0) * 1000), replicas: settings.replicas)
             try Self.step("making bucket \(bucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
                 _ = try KeyValue.create(config, in: js)
             }
@@ -192,14 +210,18 @@ public struct ClusterControl: Sendable {
         }
         let kept = existing[Names.stream].map { stream in
             "stream \(Names.stream) holds \(stream.messages) messages (last seq \(stream.lastSequence))"
-                + (ClusterCheck.storedPartitions(stream.description).map { ", PARTITIONS=\($0)" } ?? ", no PARTITIONS kept (made by an older setup)")
+                + (ClusterCheck.storedPartitions(stream.description).map { ", PARTITIONS=\($0)" }
+                    ?? ", no PARTITIONS kept (made by an older setup)")
         }
         if made.isEmpty {
             return "setup: nothing to do, everything exists and nothing was changed: \(kept ?? "")"
                 + "; \(settings.replicas) replicas each (`ctl wipe` starts the cluster over)"
         }
         return "setup: made " + made.joined(separator: ", ") + ", \(settings.replicas) replicas each"
-            + (existing.isEmpty ? "" : "; kept what existed (\(existing.keys.sorted().joined(separator: ", ")))" + (kept.map { ": \($0)" } ?? ""))
+            + (existing.isEmpty
+                ? ""
+                : "; kept what existed (\(existing.keys.sorted().joined(separator: ", ")))"
+                    + (kept.map { ": \($0)" } ?? ""))
     }
 
     /// The owners holding a lease now: partition → the holder's value.
@@ -215,7 +237,9 @@ public struct ClusterControl: Sendable {
         var holders: [Int: String] = [:]
         for p in 0..<partitions {
             do {
-                if let entry = try kv.get(Names.leaseKey(p)) { holders[p] = String(decoding: entry.value, as: UTF8.self) }
+                if let entry = try kv.get(Names.leaseKey(p)) {
+                    holders[p] = String(decoding: entry.value, as: UTF8.self)
+                }
             } catch {
                 throw Failure("wipe: reading lease \(Names.leaseKey(p)): \(error)")
             }
@@ -239,31 +263,41 @@ public struct ClusterControl: Sendable {
         if let stream = try? js.streamInfo(Names.stream) { stored = ClusterCheck.storedPartitions(stream.description) }
         let holders = try leaseHolders(partitions: max(settings.partitions, stored ?? 0, 64))
         if !holders.isEmpty && !force {
-            throw Failure("wipe: refused: owners hold leases (" + holders.keys.sorted().map { "partition \($0): \(holders[$0] ?? "")" }.joined(separator: "; ")
-                          + "). Stop every shard (SIGTERM releases its lease) and router first, or give --force (they then lose "
-                          + "their leases and stop)")
+            throw Failure(
+                "wipe: refused: owners hold leases ("
+                    + holders.keys.sorted().map { "partition \($0): \(holders[$0] ?? "")" }.joined(separator: "; ")
+                    + "). Stop every shard (SIGTERM releases its lease) and router first, or give --force (they then lose "
+                    + "their leases and stop)")
         }
         var lines: [String] = []
-        for name in [Names.stream, Names.snapshotStream] + [Names.routerBucket, Names.routerNameBucket].map({ "KV_" + $0 }) {
+        for name in [Names.stream, Names.snapshotStream]
+            + [Names.routerBucket, Names.routerNameBucket].map({ "KV_" + $0 })
+        {
             let info = try? js.streamInfo(name)
-            try Self.step("deleting stream \(name)", deadline: deadline, timeout: timeout, gone: true) { () throws(NatsError) in
+            try Self.step("deleting stream \(name)", deadline: deadline, timeout: timeout, gone: true) {
+                () throws(NatsError) in
                 try js.deleteStream(name)
             }
-            if let info { lines.append("wipe: deleted \(name): \(info.messages) messages (last seq \(info.lastSequence))") }
+            if let info {
+                lines.append("wipe: deleted \(name): \(info.messages) messages (last seq \(info.lastSequence))")
+            }
         }
         let leaseStream = "KV_" + Names.leaseBucket
         if let info = try? js.streamInfo(leaseStream) {
-            try Self.step("emptying bucket \(Names.leaseBucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+            try Self.step("emptying bucket \(Names.leaseBucket)", deadline: deadline, timeout: timeout) {
+                () throws(NatsError) in
                 try js.purge(leaseStream, subject: "$KV.\(Names.leaseBucket).>", before: 0)
             }
             let ttl = Int64((settings.leaseTTL * 1000).rounded())
             if info.maxAge != ttl * 1_000_000 {
-                try Self.step("setting the TTL of bucket \(Names.leaseBucket)", deadline: deadline, timeout: timeout) { () throws(NatsError) in
+                try Self.step("setting the TTL of bucket \(Names.leaseBucket)", deadline: deadline, timeout: timeout) {
+                    () throws(NatsError) in
                     try js.setMaxAge(leaseStream, milliseconds: ttl)
                 }
             }
-            lines.append("wipe: emptied bucket \(Names.leaseBucket) (\(holders.count) leases held), kept: its revisions go on "
-                         + "after \(info.lastSequence), so every new owner's epoch is above every earlier one")
+            lines.append(
+                "wipe: emptied bucket \(Names.leaseBucket) (\(holders.count) leases held), kept: its revisions go on "
+                    + "after \(info.lastSequence), so every new owner's epoch is above every earlier one")
         }
         lines.append("ctl: " + (try setup(settings, timeout: max(1, deadline - Self.now()))))
         return lines
@@ -282,7 +316,9 @@ public struct ClusterControl: Sendable {
             }
             if let leader, !leader.isEmpty { return leader }
             if Self.now() > deadline {
-                throw Failure("no leader for " + (consumer.map { "partition \($0)'s consumer" } ?? "stream \(stream ?? Names.stream)"))
+                throw Failure(
+                    "no leader for "
+                        + (consumer.map { "partition \($0)'s consumer" } ?? "stream \(stream ?? Names.stream)"))
             }
             pause(.milliseconds(200))
         }
@@ -290,13 +326,17 @@ public struct ClusterControl: Sendable {
 
     /// Every answer to `typingd.stats` (owners and standbys) within `wait` seconds,
     /// or, with `enough`, once that many answered.
-    public func askStats(prometheus: Bool, wait: Double, enough: (([[UInt8]]) -> Bool)? = nil) throws(Failure) -> [[UInt8]] {
+    public func askStats(prometheus: Bool, wait: Double, enough: (([[UInt8]]) -> Bool)? = nil) throws(Failure)
+        -> [[UInt8]]
+    {
         do {
             let inbox = connection.newInbox()
             let subscription = try connection.subscribe(inbox)
             defer { subscription.unsubscribe() }
-            try connection.publish(NatsMessage(subject: Names.statsSubject, reply: inbox,
-                                               data: prometheus ? Array("prometheus".utf8) : []))
+            try connection.publish(
+                NatsMessage(
+                    subject: Names.statsSubject, reply: inbox,
+                    data: prometheus ? Array("prometheus".utf8) : []))
             var answers: [[UInt8]] = []
             let deadline = Self.now() + wait
             while true {
@@ -305,11 +345,11 @@ public struct ClusterControl: Sendable {
                 let next: NatsMessage?
                 do {
                     next = try subscription.next(timeout: max(1, Int64(left * 1000)))
-                } catch where error.isNoResponders {
-                    continue   // the server's "no responders" status: nobody listens (yet)
+                } catch  where error.isNoResponders {
+                    continue // the server's "no responders" status: nobody listens (yet)
                 }
                 guard let message = next else { break }
-                if message.data.isEmpty { continue }   // the server's "no responders" status
+                if message.data.isEmpty { continue } // the server's "no responders" status
                 answers.append(message.data)
                 if let enough, enough(answers) { break }
             }
@@ -325,7 +365,8 @@ public struct ClusterControl: Sendable {
         var rows: [Int: JSONValue] = [:]
         func take(_ body: [UInt8]) {
             guard let row = JSONValue.parse(body), row["role"]?.string == "owner", let p = row["partition"]?.int,
-                  let epoch = row["epoch"]?.int else { return }
+                let epoch = row["epoch"]?.int
+            else { return }
             if let held = rows[p]?["epoch"]?.int, held >= epoch { return }
             rows[p] = row
         }
@@ -346,7 +387,7 @@ public struct ClusterControl: Sendable {
     public func idle(partitions: Int, timeout: Double) throws(Failure) -> String {
         let deadline = Self.now() + timeout
         var quiet = 0
-        var stored: [Int: Int] = [:]   // partition -> its last message at the previous look (the owner's word)
+        var stored: [Int: Int] = [:] // partition -> its last message at the previous look (the owner's word)
         while true {
             var busy: [Int] = []
             for p in 0..<partitions {
@@ -367,16 +408,18 @@ public struct ClusterControl: Sendable {
             }
             quiet = busy.isEmpty && late.isEmpty ? quiet + 1 : 0
             if quiet >= 3 {
-                return "idle: " + rows.keys.sorted().map { p in
-                    "partition \(p): applied through seq \(rows[p]?["applied_seq"]?.int ?? 0)"
-                }.joined(separator: "; ")
+                return "idle: "
+                    + rows.keys.sorted().map { p in
+                        "partition \(p): applied through seq \(rows[p]?["applied_seq"]?.int ?? 0)"
+                    }.joined(separator: "; ")
             }
             if Self.now() > deadline {
                 let all = Set(busy + late).sorted()
                 var text = "partitions \(all) still busy after \(timeout) s"
                 for p in late {
                     if let row = rows[p] {
-                        text += "; partition \(p): applied \(Self.show(row["applied_seq"])) of \(Self.show(row["stream_last_seq"]))"
+                        text +=
+                            "; partition \(p): applied \(Self.show(row["applied_seq"])) of \(Self.show(row["stream_last_seq"]))"
                     } else {
                         text += "; partition \(p): no owner answered"
                     }
@@ -396,18 +439,21 @@ public struct ClusterControl: Sendable {
     public func info(partitions: Int) throws(Failure) -> [String] {
         do {
             let stream = try jetStream.streamInfo(Names.stream)
-            var lines = ["stream \(Names.stream): \(stream.messages) messages stored (first seq \(stream.firstSequence), "
-                         + "last seq \(stream.lastSequence)); \(stream.lastSequence) messages published in all"]
+            var lines = [
+                "stream \(Names.stream): \(stream.messages) messages stored (first seq \(stream.firstSequence), "
+                    + "last seq \(stream.lastSequence)); \(stream.lastSequence) messages published in all"
+            ]
             for p in 0..<partitions {
                 let consumer: JetStream.ConsumerInfo
                 do {
                     consumer = try jetStream.consumerInfo(Names.stream, Names.consumer(p))
-                } catch where error.isNotFound {
+                } catch  where error.isNotFound {
                     lines.append("partition \(p): no consumer \(Names.consumer(p)) (no shard has run since setup)")
                     continue
                 }
-                lines.append("partition \(p): acknowledged up to seq \(consumer.ackFloor), "
-                             + "\(Int64(clamping: consumer.pending) &+ consumer.ackPending) pending")
+                lines.append(
+                    "partition \(p): acknowledged up to seq \(consumer.ackFloor), "
+                        + "\(Int64(clamping: consumer.pending) &+ consumer.ackPending) pending")
             }
             return lines
         } catch {
@@ -430,7 +476,8 @@ public struct ClusterControl: Sendable {
             if let line { families[name]?.append(line) }
         }
         for answer in answers {
-            for line in String(decoding: answer, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true) {
+            for line in String(decoding: answer, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
+            {
                 let text = String(line)
                 if text.hasPrefix("# TYPE ") || text.hasPrefix("# HELP ") {
                     let words = text.split(separator: " ")
@@ -443,7 +490,10 @@ public struct ClusterControl: Sendable {
                         heads[name, default: (nil, nil)].help = text
                     }
                 } else if !text.hasPrefix("#") {
-                    let name = text.split(separator: "{", maxSplits: 1).first.map { $0.split(separator: " ", maxSplits: 1).first.map(String.init) ?? "" } ?? ""
+                    let name =
+                        text.split(separator: "{", maxSplits: 1).first.map {
+                            $0.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
+                        } ?? ""
                     add(name, text)
                 }
             }
@@ -456,7 +506,9 @@ public struct ClusterControl: Sendable {
     /// Shards' JSON stats as lines, keys sorted, owners before standbys by
     /// partition; the answers that are no shard's stats; the partitions without
     /// an owner's answer.
-    public static func statsRows(_ answers: [[UInt8]], partitions: Int) -> (lines: [String], strays: [String], missing: [Int]) {
+    public static func statsRows(_ answers: [[UInt8]], partitions: Int) -> (
+        lines: [String], strays: [String], missing: [Int]
+    ) {
         var rows: [(Int, Bool, String)] = []
         var strays: [String] = []
         for body in answers {
@@ -464,7 +516,8 @@ public struct ClusterControl: Sendable {
                 strays.append(String(decoding: body.prefix(200), as: UTF8.self))
                 continue
             }
-            let sorted = JSONValue.object(members.sorted { Array($0.0.utf16).lexicographicallyPrecedes(Array($1.0.utf16)) })
+            let sorted = JSONValue.object(
+                members.sorted { Array($0.0.utf16).lexicographicallyPrecedes(Array($1.0.utf16)) })
             rows.append((p, row["role"]?.string != "owner", String(decoding: sorted.bytes, as: UTF8.self)))
         }
         rows.sort { ($0.0, $0.1 ? 1 : 0) < ($1.0, $1.1 ? 1 : 0) }

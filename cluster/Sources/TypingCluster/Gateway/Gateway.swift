@@ -75,10 +75,12 @@ public final class Gateway: Sendable {
     /// `onMismatch` once, when a shard publishes by another number of viewer
     /// buckets than ``Configuration/viewerBuckets`` (the gateway cannot serve its
     /// viewers: stop it).
-    public init(_ configuration: Configuration,
-                onUpdate: @escaping @Sendable (GatewayUpdate) -> Void,
-                log: @escaping @Sendable (String) -> Void = { _ in },
-                onMismatch: @escaping @Sendable (String) -> Void = { _ in }) throws(NatsError) {
+    public init(
+        _ configuration: Configuration,
+        onUpdate: @escaping @Sendable (GatewayUpdate) -> Void,
+        log: @escaping @Sendable (String) -> Void = { _ in },
+        onMismatch: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(NatsError) {
         let core = Core(configuration: configuration, onUpdate: onUpdate, log: log, onMismatch: onMismatch)
         self.core = core
         let events = NatsConnection.Events()
@@ -88,22 +90,30 @@ public final class Gateway: Sendable {
         events.reconnected = { [weak core] in core?.reconnected() }
         events.slowConsumer = { [weak core] in core?.slowConsumer() }
         events.error = { [weak core] in core?.log("nats: \($0)") }
-        let options = NatsConnection.Options(servers: configuration.servers, name: configuration.name,
-                                             pingInterval: configuration.ping.milliseconds, connectTimeout: 2000,
-                                             reconnectWait: 200)
+        let options = NatsConnection.Options(
+            servers: configuration.servers, name: configuration.name,
+            pingInterval: configuration.ping.milliseconds, connectTimeout: 2000,
+            reconnectWait: 200)
         connection = try NatsConnection(options, events: events)
         core.reconnectedURL = { [weak connection] in connection?.connectedURL }
         var subscriptions: [Subscription] = []
-        let subjects = configuration.allViewers
+        let subjects =
+            configuration.allViewers
             ? [Names.viewerSubjects]
-            : Set(configuration.viewers.map { Names.viewerSubject(Names.viewerBucket($0, among: configuration.viewerBuckets)) }).sorted()
+            : Set(
+                configuration.viewers.map {
+                    Names.viewerSubject(Names.viewerBucket($0, among: configuration.viewerBuckets))
+                }
+            ).sorted()
         for subject in subjects {
             let subscription = try connection.subscribe(subject) { [weak core] message in core?.take(message) }
-            try subscription.setPendingLimits(messages: Int32(clamping: max(1, configuration.pendingLimit)), bytes: 64 << 20)
+            try subscription.setPendingLimits(
+                messages: Int32(clamping: max(1, configuration.pendingLimit)), bytes: 64 << 20)
             subscriptions.append(subscription)
         }
         self.subscriptions = subscriptions
-        ownerSubscription = try connection.subscribe(Names.ownerSubjects) { [weak core] message in core?.owner(message) }
+        ownerSubscription = try connection.subscribe(Names.ownerSubjects) { [weak core] message in core?.owner(message)
+        }
         try connection.flush(timeout: 5000)
         let connection = self.connection
         DispatchQueue(label: "typingd.gateway.resync").async { [core] in
@@ -168,7 +178,8 @@ public final class Gateway: Sendable {
             max(1000, ContinuousClock.now.duration(to: deadline).milliseconds)
         }
         func busy() -> Bool {
-            subscriptions.contains { $0.pendingMessages > 0 } || core.state.withLock { $0.inFlight > 0 || $0.resyncing || $0.wanted }
+            subscriptions.contains { $0.pendingMessages > 0 }
+                || core.state.withLock { $0.inFlight > 0 || $0.resyncing || $0.wanted }
         }
         while ContinuousClock.now < deadline {
             try? connection.flush(timeout: left())
@@ -209,11 +220,16 @@ final class Core: Sendable {
     let wake = DispatchSemaphore(value: 0)
     let urlSource = Mutex<(@Sendable () -> String?)?>(nil)
 
-    init(configuration: Gateway.Configuration, onUpdate: @escaping @Sendable (GatewayUpdate) -> Void,
-         log: @escaping @Sendable (String) -> Void, onMismatch: @escaping @Sendable (String) -> Void) {
+    init(
+        configuration: Gateway.Configuration, onUpdate: @escaping @Sendable (GatewayUpdate) -> Void,
+        log: @escaping @Sendable (String) -> Void, onMismatch: @escaping @Sendable (String) -> Void
+    ) {
         self.configuration = configuration
-        state = Mutex(Inner(state: GatewayState(viewers: configuration.viewers, allViewers: configuration.allViewers,
-                                                partitions: configuration.partitions)))
+        state = Mutex(
+            Inner(
+                state: GatewayState(
+                    viewers: configuration.viewers, allViewers: configuration.allViewers,
+                    partitions: configuration.partitions)))
         self.onUpdate = onUpdate
         self.log = log
         self.onMismatch = onMismatch
@@ -239,13 +255,15 @@ final class Core: Sendable {
     func take(_ message: NatsMessage) {
         state.withLock { $0.inFlight += 1 }
         if configuration.slow > .zero {
-            pause(configuration.slow)   // busy on purpose: a slow gateway
+            pause(configuration.slow) // busy on purpose: a slow gateway
         }
         let resync: (Int, Int, Int)? = state.withLock { inner in
             defer { inner.inFlight -= 1 }
             let outcome = inner.state.take(body: message.data, headers: message.headers)
             for update in outcome.updates { onUpdate(update) }
-            if outcome.wantsResync, let p = outcome.partition, let epoch = outcome.epoch, let previous = outcome.previousEpoch {
+            if outcome.wantsResync, let p = outcome.partition, let epoch = outcome.epoch,
+                let previous = outcome.previousEpoch
+            {
                 return (p, epoch, previous)
             }
             return nil
@@ -266,7 +284,8 @@ final class Core: Sendable {
     /// buckets: its viewers' indicators go to subjects it does not subscribe to.
     func checkBuckets(_ p: Int, _ buckets: Int?) {
         guard let buckets, buckets != configuration.viewerBuckets, !configuration.allViewers else { return }
-        let text = "partition \(p)'s shard sends indicators in \(buckets) viewer buckets, this gateway subscribes by "
+        let text =
+            "partition \(p)'s shard sends indicators in \(buckets) viewer buckets, this gateway subscribes by "
             + "\(configuration.viewerBuckets) (--viewer-buckets, VIEWER_BUCKETS): give both the same"
         let first = state.withLock { inner in
             guard inner.mismatch == nil else { return false }
@@ -346,8 +365,9 @@ final class Core: Sendable {
             if missing.isEmpty { break }
             let elapsed = Self.seconds(started.duration(to: .now))
             if let patience, elapsed > patience {
-                log("resync: \(missing.count) viewers without an answer from every partition after "
-                    + "\(Self.fixed(elapsed, 1)) s; left")
+                log(
+                    "resync: \(missing.count) viewers without an answer from every partition after "
+                        + "\(Self.fixed(elapsed, 1)) s; left")
                 return
             }
             if isClosed { return }
@@ -355,7 +375,9 @@ final class Core: Sendable {
             pause(.seconds(delay))
             delay = min(delay * 2, 2.0)
         }
-        log("resync \(number) done in \(Self.fixed(Self.seconds(started.duration(to: .now)), 2)) s for \(viewers.count) viewers")
+        log(
+            "resync \(number) done in \(Self.fixed(Self.seconds(started.duration(to: .now)), 2)) s for \(viewers.count) viewers"
+        )
     }
 
     /// One request per viewer, all at once, each answered on its own inbox
@@ -386,7 +408,8 @@ final class Core: Sendable {
             if ms <= 0 { break }
             guard let message = try subscription.next(timeout: ms) else { break }
             guard message.subject.hasPrefix(prefix), let index = Int(message.subject.dropFirst(prefix.count)),
-                  viewers.indices.contains(index), let answer = ResyncAnswer(body: message.data) else { continue }
+                viewers.indices.contains(index), let answer = ResyncAnswer(body: message.data)
+            else { continue }
             checkBuckets(answer.partition, answer.viewerBuckets)
             let asked = missing[viewers[index]] ?? []
             guard asked.contains(answer.partition), !done[index] else { continue }
@@ -409,7 +432,9 @@ final class Core: Sendable {
         state.withLock { inner in
             var taken = Set<Int>()
             for p in answers.keys.sorted() {
-                guard let answer = answers[p], let updates = inner.state.take(answer: answer, for: viewer) else { continue }
+                guard let answer = answers[p], let updates = inner.state.take(answer: answer, for: viewer) else {
+                    continue
+                }
                 taken.insert(p)
                 for update in updates { onUpdate(update) }
             }

@@ -103,8 +103,9 @@ public struct ResyncAnswer: Sendable {
     /// An answer from its JSON body; nil when the body is not one.
     public init?(body: [UInt8]) {
         guard let value = JSONValue.parse(body), let partition = value["partition"]?.int,
-              let epoch = value["epoch"]?.int, let seq = value["seq"]?.int,
-              let indicators = value["indicators"]?.array else { return nil }
+            let epoch = value["epoch"]?.int, let seq = value["seq"]?.int,
+            let indicators = value["indicators"]?.array
+        else { return nil }
         self.partition = partition
         stamp = Stamp(epoch: epoch, seq: seq)
         self.indicators = indicators
@@ -188,8 +189,9 @@ public struct GatewayState: Sendable {
     /// The headers' stamp and partition; nil when any is missing or not a number.
     static func stamp(of headers: [String: String]) -> (Int, Stamp)? {
         guard let epochText = headers[Names.Header.epoch], let epoch = Int(epochText),
-              let partitionText = headers[Names.Header.partition], let partition = Int(partitionText),
-              let seqText = headers[Names.Header.sequence], let seq = Int(seqText) else { return nil }
+            let partitionText = headers[Names.Header.partition], let partition = Int(partitionText),
+            let seqText = headers[Names.Header.sequence], let seq = Int(seqText)
+        else { return nil }
         return (partition, Stamp(epoch: epoch, seq: seq))
     }
 
@@ -235,14 +237,17 @@ public struct GatewayState: Sendable {
                 screens[viewer] = [:]
             }
             if let (p, stamp) = stamped, let floor = floors[FloorKey(viewer: viewer, partition: p)], stamp <= floor,
-               kind == .indicator || !shows(viewer, screen, textOf: event) {
-                counts.covered += 1   // a resync already gave this or later
+                kind == .indicator || !shows(viewer, screen, textOf: event)
+            {
+                counts.covered += 1 // a resync already gave this or later
                 continue
             }
             if kind == .announce {
                 counts.announcements += 1
-                outcome.updates.append(GatewayUpdate(viewer: viewer, screen: screen, line: Array(rawLine), source: .message,
-                                                     kind: .announce))
+                outcome.updates.append(
+                    GatewayUpdate(
+                        viewer: viewer, screen: screen, line: Array(rawLine), source: .message,
+                        kind: .announce))
                 continue
             }
             let partition = stamped?.0 ?? TypingPartitioning.Partition.of(screen.conv, among: partitions)
@@ -281,7 +286,7 @@ public struct GatewayState: Sendable {
         // (queued apart from the answer, and taken first) keeps that newer state.
         for (screen, shown) in current.sorted(by: { $0.key < $1.key })
         where shown.partition == p && listed[screen] == nil && shown.stamp <= stamp {
-            current[screen] = nil   // not listed: nothing shown now
+            current[screen] = nil // not listed: nothing shown now
             updates.append(GatewayUpdate(viewer: viewer, screen: screen, line: nil, source: .resync))
         }
         for screen in order {

@@ -131,14 +131,18 @@ package enum JSONValue: Equatable, Sendable {
         var index = 0
 
         mutating func skipSpace() {
-            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            while index < bytes.count,
+                bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+            {
                 index += 1
             }
         }
 
         mutating func literal(_ word: String) -> Bool {
             let utf8 = Array(word.utf8)
-            guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else { return false }
+            guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+                return false
+            }
             index += utf8.count
             return true
         }
@@ -173,7 +177,9 @@ package enum JSONValue: Equatable, Sendable {
                 if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
                 while true {
                     skipSpace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = string() else { return nil }
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = string() else {
+                        return nil
+                    }
                     skipSpace()
                     guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
                     index += 1
@@ -207,7 +213,9 @@ package enum JSONValue: Equatable, Sendable {
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 guard digits() > 0 else { return nil }
             }
             return .number(String(decoding: bytes[start..<index], as: UTF8.self))
@@ -258,7 +266,9 @@ package enum JSONValue: Equatable, Sendable {
                     guard var scalar = hex4() else { return nil }
                     if (0xD800..<0xDC00).contains(scalar) {
                         // A high surrogate must be followed by a low one.
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else { return nil }
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { return nil }
                         index += 2
                         guard let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)

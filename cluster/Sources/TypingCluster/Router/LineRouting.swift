@@ -22,17 +22,20 @@ package struct LineRouting {
 
     /// Routes `line` (no LF, no trailing CR); `store(p, bytes)` stores it in
     /// partition p (the bytes are the line, stamped if it is to be).
-    package func route(_ line: UnsafeRawBufferPointer, time: Int, store: (Int, UnsafeRawBufferPointer) -> Void) -> Outcome {
+    package func route(_ line: UnsafeRawBufferPointer, time: Int, store: (Int, UnsafeRawBufferPointer) -> Void)
+        -> Outcome
+    {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return .blank }
         if line.count > maxLine {
-            return .refused("a line of \(line.count) bytes (the cluster takes lines up to \(maxLine)): \(Self.preview(line))...")
+            return .refused(
+                "a line of \(line.count) bytes (the cluster takes lines up to \(maxLine)): \(Self.preview(line))...")
         }
         let decision = Partition.route(line: line, among: partitions)
         if let id = decision.stringID, id.utf8.starts(with: "typingd:".utf8) {
             return .refused("a line whose id starts with \"typingd:\" (reserved for shards): \(Self.preview(line))")
         }
         guard let route = decision.route else {
-            store(0, line)   // no command: partition 0's engine answers it with its error
+            store(0, line) // no command: partition 0's engine answers it with its error
             return .one(0)
         }
         if stamp && !decision.hasTime, let stamped = Self.stamped(line, time: time) {
@@ -65,7 +68,8 @@ package struct LineRouting {
     /// does not end with one.
     static func stamped(_ line: UnsafeRawBufferPointer, time: Int) -> [UInt8]? {
         guard let close = line.lastIndex(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }),
-              line[close] == 0x7D else { return nil }
+            line[close] == 0x7D
+        else { return nil }
         var out = [UInt8](UnsafeRawBufferPointer(rebasing: line[..<close]))
         out.append(contentsOf: ",\"at\":\(time)}".utf8)
         return out

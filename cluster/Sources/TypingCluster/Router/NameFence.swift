@@ -100,7 +100,8 @@ final class NameFence: @unchecked Sendable {
     static func isAlive(_ pid: Int32) -> Bool {
         if kill(pid, 0) != 0 && errno == ESRCH { return false }
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
+            let close = stat.lastIndex(of: ")")
+        else { return true }
         let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
         return state != "Z" && state != "X"
     }
@@ -135,9 +136,11 @@ final class NameFence: @unchecked Sendable {
                 case .renewed(let revision):
                     next = revision
                 case .taken(let holder):
-                    clusterLog("router", "--name \(name) was taken by another router (\(holder)) while this one "
-                               + "could not renew it: stopping at once, without publishing more (exit 75); what "
-                               + "this one stored is in the stream, and its checkpoint is the other's now")
+                    clusterLog(
+                        "router",
+                        "--name \(name) was taken by another router (\(holder)) while this one "
+                            + "could not renew it: stopping at once, without publishing more (exit 75); what "
+                            + "this one stored is in the stream, and its checkpoint is the other's now")
                     exit(75)
                 }
                 lock.lock()
@@ -154,7 +157,10 @@ final class NameFence: @unchecked Sendable {
                 if failingSince == nil { failingSince = sent }
                 let now = monotonicSeconds()
                 if now - logged >= 5 {
-                    clusterLog("router", "waiting for the cluster: name fence not renewed for \(Int(now - (failingSince ?? now))) s (\(error))")
+                    clusterLog(
+                        "router",
+                        "waiting for the cluster: name fence not renewed for \(Int(now - (failingSince ?? now))) s (\(error))"
+                    )
                     logged = now
                 }
             }
@@ -181,7 +187,8 @@ final class NameFence: @unchecked Sendable {
             switch found {
             case .renewed(let revision): return .renewed(revision)
             case .taken(let other, _): return .taken(NameFence.describe(other).text)
-            case .lapsed where creates == 2: return .taken("unknown: the name came and went twice while this router renewed it")
+            case .lapsed where creates == 2:
+                return .taken("unknown: the name came and went twice while this router renewed it")
             case .lapsed: creates += 1
             }
             let created = Result { () throws(NatsError) -> UInt64 in try kv.create(name, value) }

@@ -18,14 +18,19 @@ extension Router {
             let start = lseek(fd, 0, SEEK_CUR)
             if start >= 0 {
                 let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, InputHead.limit, start) }
-                if count > 0 { buffer.withUnsafeBytes { found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: 0) } }
+                if count > 0 {
+                    buffer.withUnsafeBytes { found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: 0) }
+                }
             }
         }
         if skip > 0 {
             if isFile {
                 let position = lseek(fd, off_t(skip), SEEK_CUR)
                 if position < 0 || Int(position) > Int(info.st_size) {
-                    throw RouterFailure.checkpoint(differentInput("stdin, a file of \(info.st_size) bytes, ends before the checkpoint's byte \(configuration.inputOffset + skip)", skip: skip, lines: lines))
+                    throw RouterFailure.checkpoint(
+                        differentInput(
+                            "stdin, a file of \(info.st_size) bytes, ends before the checkpoint's byte \(configuration.inputOffset + skip)",
+                            skip: skip, lines: lines))
                 }
                 var byte: UInt8 = 0
                 if pread(fd, &byte, 1, position - 1) == 1 { last = byte }
@@ -34,9 +39,16 @@ extension Router {
                 while left > 0 {
                     let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, min(left, $0.count)) }
                     if count < 0 && errno == EINTR { continue }
-                    if count <= 0 { throw RouterFailure.checkpoint(differentInput("stdin ended \(left) bytes before the checkpoint's byte \(configuration.inputOffset + skip)", skip: skip, lines: lines)) }
+                    if count <= 0 {
+                        throw RouterFailure.checkpoint(
+                            differentInput(
+                                "stdin ended \(left) bytes before the checkpoint's byte \(configuration.inputOffset + skip)",
+                                skip: skip, lines: lines))
+                    }
                     if configuration.inputOffset == 0 {
-                        buffer.withUnsafeBytes { found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: skip - left) }
+                        buffer.withUnsafeBytes {
+                            found.take(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: skip - left)
+                        }
                     }
                     left -= count
                     last = buffer[count - 1]
@@ -44,7 +56,8 @@ extension Router {
             }
         }
         if let kept, configuration.inputOffset == 0, !found.matches(kept) {
-            throw RouterFailure.checkpoint(differentInput("its first \(kept.length) bytes are not this input's", skip: skip, lines: lines))
+            throw RouterFailure.checkpoint(
+                differentInput("its first \(kept.length) bytes are not this input's", skip: skip, lines: lines))
         }
         lock.lock()
         head = found
@@ -67,8 +80,9 @@ extension Router {
         var buffer = [UInt8](repeating: 0, count: Self.chunk)
         var at = configuration.inputOffset + skip
         lock.lock()
-        var input = RouterInput(maxLineBytes: maxLine, position: configuration.inputOffset + skip, lines: readLines,
-                                afterLineFeed: !tail)
+        var input = RouterInput(
+            maxLineBytes: maxLine, position: configuration.inputOffset + skip, lines: readLines,
+            afterLineFeed: !tail)
         lock.unlock()
         let rate = configuration.rate
         let pacedFrom = monotonicSeconds()
@@ -92,7 +106,7 @@ extension Router {
                 throw RouterFailure.input("reading stdin: \(String(cString: strerror(errno)))")
             }
             lock.lock(); let stopNow = stopping; lock.unlock()
-            if stopNow { return }   // read but not routed: the position stays before it
+            if stopNow { return } // read but not routed: the position stays before it
             if count == 0 {
                 finish(&input)
                 return
@@ -106,7 +120,9 @@ extension Router {
             // A too-long line is dropped as the framer reads it: each read costs its
             // own bytes, never the line's, and the loop comes back here as often.
             if rate <= 0 {
-                _ = try buffer.withUnsafeBytes { try route(UnsafeRawBufferPointer(rebasing: $0[..<count]), input: &input) }
+                _ = try buffer.withUnsafeBytes {
+                    try route(UnsafeRawBufferPointer(rebasing: $0[..<count]), input: &input)
+                }
                 continue
             }
             // Paced: slices of 10 ms worth of lines, each routed at its time.
@@ -115,7 +131,7 @@ extension Router {
             while start < count {
                 lock.lock(); let halt = stopping; lock.unlock()
                 if halt {
-                    return   // the rest of the block is not routed: the position stays here
+                    return // the rest of the block is not routed: the position stays here
                 }
                 let (consumed, lines) = try buffer.withUnsafeBytes {
                     try route(UnsafeRawBufferPointer(rebasing: $0[start..<count]), input: &input, pauseAfter: step)

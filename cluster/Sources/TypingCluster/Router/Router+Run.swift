@@ -3,7 +3,8 @@ import NatsClient
 
 extension Router {
     static let chunk = 1 << 17
-    static let notALineStart = "the checkpoint's byte is not the start of a line of stdin, so this is not the input "
+    static let notALineStart =
+        "the checkpoint's byte is not the start of a line of stdin, so this is not the input "
         + "this --name read: give a new input a new --name (or --from-start to send this one whole)"
 
     /// Calls `body` until it succeeds (back-off, a log line every 5 s); nil once
@@ -57,9 +58,10 @@ extension Router {
         lock.lock()
         if stopping {
             advance()
-            log("second \(name): exiting before everything read is stored: stored through byte \(storedOffset), "
-                + "checkpointed through byte \(checkpointed); a restart with --name \(configuration.name) resumes at the "
-                + "checkpoint and re-sends lines the dedup ids and the shards then drop")
+            log(
+                "second \(name): exiting before everything read is stored: stored through byte \(storedOffset), "
+                    + "checkpointed through byte \(checkpointed); a restart with --name \(configuration.name) resumes at the "
+                    + "checkpoint and re-sends lines the dedup ids and the shards then drop")
             exit(1)
         }
         stopping = true
@@ -74,24 +76,30 @@ extension Router {
     public func run(input fd: Int32 = 0) -> Int32 {
         let checked: JetStream.StreamInfo?
         do {
-            checked = try ClusterCheck.verify(js, partitions: configuration.partitions, stopping: { [self] in
-                lock.lock(); defer { lock.unlock() }
-                return stopping
-            }, log: { [self] in log($0) })
+            checked = try ClusterCheck.verify(
+                js, partitions: configuration.partitions,
+                stopping: { [self] in
+                    lock.lock(); defer { lock.unlock() }
+                    return stopping
+                }, log: { [self] in log($0) })
         } catch {
             log("\(configuration.name): \(error)")
             return ClusterCheck.exitStatus
         }
         guard let info = checked else { return 0 }
         streamCreated = info.created
-        guard let checkpointBucket = untilDone("bucket \(Names.routerBucket)", { try bucket(Names.routerBucket, ttl: 0) }),
-              let nameBucket = untilDone("bucket \(Names.routerNameBucket)", { try bucket(Names.routerNameBucket, ttl: Names.routerNameTTL) })
+        guard
+            let checkpointBucket = untilDone(
+                "bucket \(Names.routerBucket)", { try bucket(Names.routerBucket, ttl: 0) }),
+            let nameBucket = untilDone(
+                "bucket \(Names.routerNameBucket)", { try bucket(Names.routerNameBucket, ttl: Names.routerNameTTL) })
         else { return 0 }
         checkpoints = checkpointBucket
         // The name first: nothing is read or routed by a router that does not hold it.
         let outcome: Result<NameFence, RouterFailure>? = untilDone("taking --name \(configuration.name)") {
             do {
-                return .success(try NameFence.take(nameBucket, name: configuration.name, ttl: Double(Names.routerNameTTL) / 1000))
+                return .success(
+                    try NameFence.take(nameBucket, name: configuration.name, ttl: Double(Names.routerNameTTL) / 1000))
             } catch let failure as RouterFailure {
                 return .failure(failure)
             }
@@ -118,8 +126,10 @@ extension Router {
                 if let resumed = try loadCheckpoint() {
                     if configuration.newInput {
                         counts = resumed.counts
-                        log("\(configuration.name): a new input (--new-input): its lines are numbered on after the \(resumed.counts.reduce(0, +)) "
-                            + "this name sent before (its old input's checkpoint, byte \(resumed.offset), is left behind)")
+                        log(
+                            "\(configuration.name): a new input (--new-input): its lines are numbered on after the \(resumed.counts.reduce(0, +)) "
+                                + "this name sent before (its old input's checkpoint, byte \(resumed.offset), is left behind)"
+                        )
                     } else {
                         (offset, lines, counts, kept) = resumed
                     }
@@ -147,7 +157,9 @@ extension Router {
         lock.lock()
         readOffset = offset; storedOffset = offset; checkpointed = offset
         readLines = lines; storedLines = lines; storedCounts = counts
-        parts = (0..<configuration.partitions).map { Part(index: $0, subject: Names.commandSubject($0), routed: counts[$0], stored: counts[$0]) }
+        parts = (0..<configuration.partitions).map {
+            Part(index: $0, subject: Names.commandSubject($0), routed: counts[$0], stored: counts[$0])
+        }
         lock.unlock()
 
         let statsSubscription = try? connection.subscribe(Names.routerStatsSubject(configuration.name))
@@ -177,7 +189,9 @@ extension Router {
         }
         lock.lock(); state = "reading"; lock.unlock()
         log("\(configuration.name): connected to \(connection.connectedURL ?? "no server yet")")
-        log("\(configuration.name): reading at byte \(offset) (input line \(lines + 1))\(offset > configuration.inputOffset || lines > 0 ? ", from its checkpoint (--from-start ignores it)" : "")")
+        log(
+            "\(configuration.name): reading at byte \(offset) (input line \(lines + 1))\(offset > configuration.inputOffset || lines > 0 ? ", from its checkpoint (--from-start ignores it)" : "")"
+        )
         var status: Int32 = 0
         do {
             try read(fd, skip: offset - configuration.inputOffset, tail: tail)
@@ -203,9 +217,11 @@ extension Router {
         let ending = stopping ? "\(stopSignal) " : "end of input: "
         // One decimal: a paced run's 2 lines/s over 8.51 s is 1.997, not 1.
         let rate = seconds > 0 ? Double(read) / seconds : 0
-        let summary = "\(read) lines in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", rate)) lines/s), "
+        let summary =
+            "\(read) lines in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", rate)) lines/s), "
             + "\(messages) messages, \(retries) retries\(refused > 0 ? "; \(refused) lines refused" : "")"
-        let position = "\(ending)stored through byte \(storedOffset) (\(storedLines) lines); a restart with --name \(configuration.name) resumes there"
+        let position =
+            "\(ending)stored through byte \(storedOffset) (\(storedLines) lines); a restart with --name \(configuration.name) resumes there"
         lock.unlock()
         log(summary)
         log(position)
@@ -222,25 +238,36 @@ extension Router {
         guard let found = read else { throw CancellationError() }
         guard let entry = found.first else { return nil }
         guard let object = try? JSONSerialization.jsonObject(with: Data(entry.value)) as? [String: Any],
-              let offset = (object["offset"] as? NSNumber)?.intValue,
-              let counts = (object["lines"] as? [NSNumber])?.map(\.intValue) else {
-            log("checkpoint \(configuration.name.debugDescription) of bucket \(Names.routerBucket) is not one (ignored)")
+            let offset = (object["offset"] as? NSNumber)?.intValue,
+            let counts = (object["lines"] as? [NSNumber])?.map(\.intValue)
+        else {
+            log(
+                "checkpoint \(configuration.name.debugDescription) of bucket \(Names.routerBucket) is not one (ignored)"
+            )
             return nil
         }
         if (object["stream_created"] as? NSNumber)?.int64Value != streamCreated {
-            log("checkpoint of \(configuration.name) (byte \(offset)) is from an earlier stream \(Names.stream), made anew since: starting from the input's beginning")
+            log(
+                "checkpoint of \(configuration.name) (byte \(offset)) is from an earlier stream \(Names.stream), made anew since: starting from the input's beginning"
+            )
             return nil
         }
         if counts.count != configuration.partitions {
-            throw RouterFailure.checkpoint("the checkpoint of \(configuration.name) is for \(counts.count) partitions, not \(configuration.partitions): its line numbers would not fit. Give the same --partitions, or a new --name (a new input)")
+            throw RouterFailure.checkpoint(
+                "the checkpoint of \(configuration.name) is for \(counts.count) partitions, not \(configuration.partitions): its line numbers would not fit. Give the same --partitions, or a new --name (a new input)"
+            )
         }
         var identity: InputHead.Identity? = nil
-        if let length = (object["input_head_bytes"] as? NSNumber)?.intValue, let digest = object["input_head_fnv64"] as? String {
+        if let length = (object["input_head_bytes"] as? NSNumber)?.intValue,
+            let digest = object["input_head_fnv64"] as? String
+        {
             identity = InputHead.Identity(length: length, digest: digest)
         }
         if configuration.newInput { return (offset, 0, counts, identity) }
         if offset < configuration.inputOffset {
-            throw RouterFailure.input("the checkpoint of \(configuration.name) is at byte \(offset), before stdin's start (--input-offset \(configuration.inputOffset)): the lines in between were never stored. Give stdin from byte \(offset) (or --from-start)")
+            throw RouterFailure.input(
+                "the checkpoint of \(configuration.name) is at byte \(offset), before stdin's start (--input-offset \(configuration.inputOffset)): the lines in between were never stored. Give stdin from byte \(offset) (or --from-start)"
+            )
         }
         return (offset, (object["input_lines"] as? NSNumber)?.intValue ?? 0, counts, identity)
     }

@@ -152,8 +152,10 @@ public final class Router: @unchecked Sendable {
     }
 
     func checkpointValue() -> [UInt8] {
-        var object: [String: Any] = ["offset": storedOffset, "lines": storedCounts, "partitions": configuration.partitions,
-                                     "input_lines": storedLines, "stream_created": streamCreated]
+        var object: [String: Any] = [
+            "offset": storedOffset, "lines": storedCounts, "partitions": configuration.partitions,
+            "input_lines": storedLines, "stream_created": streamCreated
+        ]
         if let identity = head.identity(before: storedOffset) ?? keptIdentity {
             object["input_head_bytes"] = identity.length
             object["input_head_fnv64"] = identity.digest
@@ -205,9 +207,12 @@ public final class Router: @unchecked Sendable {
     /// Routes the lines of `chunk`, the input's next bytes, as `input` frames them,
     /// until the chunk is used up or `pauseAfter` lines are routed; returns the
     /// bytes consumed (the rest is to be routed again) and the lines routed.
-    func route(_ chunk: UnsafeRawBufferPointer, input: inout RouterInput, pauseAfter: Int = .max) throws(RouterFailure) -> (consumed: Int, lines: Int) {
-        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: configuration.stamp),
-                            time: configuration.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: pauseAfter)
+    func route(_ chunk: UnsafeRawBufferPointer, input: inout RouterInput, pauseAfter: Int = .max) throws(RouterFailure)
+        -> (consumed: Int, lines: Int)
+    {
+        var sink = LineSink(
+            router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: configuration.stamp),
+            time: configuration.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: pauseAfter)
         lock.lock()
         defer { lock.unlock() }
         let before = parts.map(\.pendingCount)
@@ -219,8 +224,9 @@ public final class Router: @unchecked Sendable {
 
     /// Ends the input: routes a final line without LF. Holding no lock.
     func finish(_ input: inout RouterInput) {
-        var sink = LineSink(router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: configuration.stamp),
-                            time: configuration.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: .max)
+        var sink = LineSink(
+            router: self, rules: LineRouting(partitions: parts.count, maxLine: maxLine, stamp: configuration.stamp),
+            time: configuration.stamp ? now() : 0, linesBefore: input.linesBefore, pauseAfter: .max)
         lock.lock()
         defer { lock.unlock() }
         let before = parts.map(\.pendingCount)
@@ -269,8 +275,9 @@ public final class Router: @unchecked Sendable {
             lines += 1
             router.refused += 1
             router.tooLong += 1
-            router.log("refused input line \(linesBefore + number): longer than \(limit) bytes (the cluster takes lines up to "
-                       + "\(limit), a CR before the LF counted); dropped up to its LF as it is read")
+            router.log(
+                "refused input line \(linesBefore + number): longer than \(limit) bytes (the cluster takes lines up to "
+                    + "\(limit), a CR before the LF counted); dropped up to its LF as it is read")
         }
     }
 
@@ -353,8 +360,9 @@ public final class Router: @unchecked Sendable {
                     payload = packed
                     headers[Names.Header.encoding] = "deflate"
                 }
-                publish(NatsMessage(subject: parts[p].subject, headers: headers, data: payload),
-                        id: "\(configuration.name):\(p):\(batch.first):\(batch.count)", partition: p)
+                publish(
+                    NatsMessage(subject: parts[p].subject, headers: headers, data: payload),
+                    id: "\(configuration.name):\(p):\(batch.first):\(batch.count)", partition: p)
                 lock.lock()
                 parts[p].stored += batch.count
                 parts[p].messages += 1
@@ -397,7 +405,9 @@ public final class Router: @unchecked Sendable {
                     blocked -= 1
                     if blocked == 0 { blockedTotal += monotonicSeconds() - blockedSince }
                     lock.unlock()
-                    log("partition \(p): stored after \(String(format: "%.1f", monotonicSeconds() - since)) s of waiting")
+                    log(
+                        "partition \(p): stored after \(String(format: "%.1f", monotonicSeconds() - since)) s of waiting"
+                    )
                 }
                 return
             } catch {
@@ -446,7 +456,7 @@ public final class Router: @unchecked Sendable {
         Stat("checkpoints_written", .counter, "Checkpoints written."),
         Stat("checkpoint_failures", .counter, "Checkpoint writes that failed."),
         Stat("fence_renewals", .counter, "Renewals of the name fence."),
-        Stat("uptime_s", .gauge, "Seconds since the router started."),
+        Stat("uptime_s", .gauge, "Seconds since the router started.")
     ]
 
     /// The stats' values, by name.
@@ -466,7 +476,7 @@ public final class Router: @unchecked Sendable {
             "blocked_partitions": blocked, "blocked_s": (blockedSeconds * 1000).rounded() / 1000,
             "checkpoints_written": checkpointsWritten, "checkpoint_failures": checkpointFailures,
             "fence_renewals": fence?.renewals ?? 0,
-            "uptime_s": ((monotonicSeconds() - started) * 1000).rounded() / 1000,
+            "uptime_s": ((monotonicSeconds() - started) * 1000).rounded() / 1000
         ]
     }
 
@@ -475,9 +485,10 @@ public final class Router: @unchecked Sendable {
         let values = stats()
         let body: String
         if request.text.trimmingCharacters(in: .whitespacesAndNewlines) == "prometheus" {
-            body = StatsText.prometheus(Self.statsTable, values, prefix: "typingd_router_",
-                                        labels: "router=\"\(StatsText.escapeLabel(configuration.name))\"",
-                                        state: ("typingd_router_state", values["state"] as? String ?? ""))
+            body = StatsText.prometheus(
+                Self.statsTable, values, prefix: "typingd_router_",
+                labels: "router=\"\(StatsText.escapeLabel(configuration.name))\"",
+                state: ("typingd_router_state", values["state"] as? String ?? ""))
         } else {
             body = StatsText.json(Self.statsTable, values)
         }

@@ -49,7 +49,9 @@ package struct RouterInput {
     /// or the handler pauses; returns how many of its bytes were consumed (the
     /// rest is to be fed again). Line numbers given to `handler` count from
     /// the first line fed here (add ``linesBefore`` for the input's).
-    package mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H) throws(RouterFailure) -> Int {
+    package mutating func feed<H: FrameHandler & ~Copyable>(_ chunk: UnsafeRawBufferPointer, to handler: inout H)
+        throws(RouterFailure) -> Int
+    {
         var skipped = 0
         while awaitingLineEnd && skipped < chunk.count {
             let byte = chunk[skipped]
@@ -81,7 +83,7 @@ package struct RouterInput {
     /// Ends the input: a final line without LF is handed to `handler`, and ends at
     /// the input's end.
     package mutating func finish<H: FrameHandler & ~Copyable>(to handler: inout H) {
-        if awaitingLineEnd { return }   // no byte, or a lone CR, after a line without LF: nothing more
+        if awaitingLineEnd { return } // no byte, or a lone CR, after a line without LF: nothing more
         let before = framer.linesEnded
         framer.finish(to: &handler)
         if framer.linesEnded > before { lineEnd = position }

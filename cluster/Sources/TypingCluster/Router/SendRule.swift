@@ -41,8 +41,10 @@ package struct SendRule: Sendable, Equatable {
         /// The input ended or the router stops: everything goes now.
         package var draining = false
 
-        package init(waiting: Int = 0, fullest: Int = 0, inFlight: Int = 0, lastRound: Double = -Double.infinity,
-                     draining: Bool = false) {
+        package init(
+            waiting: Int = 0, fullest: Int = 0, inFlight: Int = 0, lastRound: Double = -Double.infinity,
+            draining: Bool = false
+        ) {
             self.waiting = waiting
             self.fullest = fullest
             self.inFlight = inFlight

@@ -51,11 +51,14 @@ public struct Admission: Sendable, Equatable {
     /// The lines to apply of a message with `headers` and `body` (each line ending
     /// in LF), and how many lines were dropped as applied before. `limit`: the most
     /// bytes a deflated body may inflate to (the servers' max payload).
-    public mutating func admit(headers: [String: String], body: [UInt8], limit: Int) throws(Undecodable) -> (lines: [UInt8], dropped: Int) {
+    public mutating func admit(headers: [String: String], body: [UInt8], limit: Int) throws(Undecodable) -> (
+        lines: [UInt8], dropped: Int
+    ) {
         var data = try Self.decode(headers: headers, body: body, limit: limit)
         if !data.isEmpty && data.last != 0x0A { data.append(0x0A) }
         guard let router = headers[Names.Header.router], let firstText = headers[Names.Header.lines],
-              let first = Int(firstText) else {
+            let first = Int(firstText)
+        else {
             return (data, 0)
         }
         var count = 0
@@ -87,7 +90,8 @@ public struct Admission: Sendable, Equatable {
     public static func decode(headers: [String: String], body: [UInt8], limit: Int) throws(Undecodable) -> [UInt8] {
         guard let encoding = headers[Names.Header.encoding] else { return body }
         guard encoding == "deflate" else {
-            throw Undecodable(description: "unknown \(Names.Header.encoding) \(String(encoding.prefix(40)).debugDescription)")
+            throw Undecodable(
+                description: "unknown \(Names.Header.encoding) \(String(encoding.prefix(40)).debugDescription)")
         }
         return try inflate(body, limit: limit)
     }

@@ -116,8 +116,10 @@ package struct ConsumeState {
     var probing: Probing?
     enum Probing { case failedPull, emptyPull(since: ContinuousClock.Instant) }
 
-    package init(written: UInt64, published: UInt64, catchUpTarget: UInt64, snapshotEvery: Int, now: ContinuousClock.Instant,
-                 caughtUp: Bool = false) {
+    package init(
+        written: UInt64, published: UInt64, catchUpTarget: UInt64, snapshotEvery: Int, now: ContinuousClock.Instant,
+        caughtUp: Bool = false
+    ) {
         self.written = written
         self.caughtUp = caughtUp
         self.published = published

@@ -91,7 +91,9 @@ public final class Lease: Sendable {
                     renewals.add(1, ordering: .relaxed)
                     next = sent + Int64(interval * 1e9)
                     if let since = failingSince {
-                        log("lease renewed again after \(String(format: "%.2f", Double(monotonicNanos() - since) / 1e9)) s")
+                        log(
+                            "lease renewed again after \(String(format: "%.2f", Double(monotonicNanos() - since) / 1e9)) s"
+                        )
                         failingSince = nil
                     }
                     continue

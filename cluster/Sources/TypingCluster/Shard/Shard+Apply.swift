@@ -102,7 +102,9 @@ extension Shard {
             }
             output.audit!.removeAll()
         }
-        let headers = [Names.Header.epoch: String(epoch), Names.Header.partition: String(p), Names.Header.sequence: String(seq)]
+        let headers = [
+            Names.Header.epoch: String(epoch), Names.Header.partition: String(p), Names.Header.sequence: String(seq)
+        ]
         let limit = max(1024, maxPayload - 4096)
         var messages = 0
         var events = 0
@@ -122,8 +124,9 @@ extension Shard {
                         if cut == start { cut = bytes[(start + limit)...].firstIndex(of: 0x0A) ?? end }
                         stop = cut
                     }
-                    let message = NatsMessage(subject: outgoing.subject, headers: headers,
-                                              data: Array(UnsafeRawBufferPointer(rebasing: bytes[start..<stop])))
+                    let message = NatsMessage(
+                        subject: outgoing.subject, headers: headers,
+                        data: Array(UnsafeRawBufferPointer(rebasing: bytes[start..<stop])))
                     do {
                         try connection.publish(message)
                         messages += 1

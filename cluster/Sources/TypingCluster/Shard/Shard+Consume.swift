@@ -20,7 +20,9 @@ extension Shard {
         consumer.memory = true
         try call("making the consumer") { try js.addConsumer(Names.stream, consumer) }
         // A new inbox: what the old consumer still sends is neither applied nor acknowledged.
-        puller = try call("subscribing to the consumer's deliveries") { Puller(try PullInbox(connection, stream: Names.stream, durable: durable)) }
+        puller = try call("subscribing to the consumer's deliveries") {
+            Puller(try PullInbox(connection, stream: Names.stream, durable: durable))
+        }
     }
 
     /// The consuming loop: pulls, and performs what the rules (``ConsumeState``)
@@ -45,8 +47,9 @@ extension Shard {
     /// the last message acknowledged.
     func applyFetch(_ messages: [NatsMessage]) throws {
         for message in messages {
-            try perform(rules.delivered(seq: message.streamSequence, consumerSeq: message.consumerSequence),
-                        message: (message.headers, message.data))
+            try perform(
+                rules.delivered(seq: message.streamSequence, consumerSeq: message.consumerSequence),
+                message: (message.headers, message.data))
         }
         if let last = messages.last {
             try perform(rules.fetchEnded(), ack: last)
@@ -55,8 +58,10 @@ extension Shard {
 
     /// Performs the rules' actions in order: false when one ends the turn.
     @discardableResult
-    func perform(_ actions: [ConsumeState.Action], message: (headers: [String: String], body: [UInt8])? = nil,
-                 ack: NatsMessage? = nil, failure: (any Error)? = nil) throws -> Bool {
+    func perform(
+        _ actions: [ConsumeState.Action], message: (headers: [String: String], body: [UInt8])? = nil,
+        ack: NatsMessage? = nil, failure: (any Error)? = nil
+    ) throws -> Bool {
         for action in actions {
             switch action {
             case .finishCatchUp:
@@ -115,7 +120,9 @@ extension Shard {
             var start = 0
             while start < bytes.count {
                 let end = bytes[start...].firstIndex(of: 0x0A) ?? (bytes.count - 1)
-                if end - start >= placeholder.count && bytes[start..<(start + placeholder.count)].elementsEqual(placeholder) {
+                if end - start >= placeholder.count
+                    && bytes[start..<(start + placeholder.count)].elementsEqual(placeholder)
+                {
                     real.withUnsafeBytes { fixed.append($0) }
                     fixed.append(UnsafeRawBufferPointer(rebasing: bytes[(start + placeholder.count)...end]))
                 } else {
@@ -135,18 +142,28 @@ extension Shard {
         var taken: [UInt64] = []
         defer {
             if let first = taken.first, let last = taken.last {
-                let why = switch gap {
-                case .lostDelivery: "a delivery was lost before seq \(seq)"
-                case .stalled(let last): "the consumer delivered nothing new for 4 s while the stream held up to seq \(last)"
-                }
-                log("\(why): \(taken.count == 1 ? "message \(first)" : "messages \(first)..\(last) (\(taken.count))") applied from the stream")
+                let why =
+                    switch gap {
+                    case .lostDelivery: "a delivery was lost before seq \(seq)"
+                    case .stalled(let last):
+                        "the consumer delivered nothing new for 4 s while the stream held up to seq \(last)"
+                    }
+                log(
+                    "\(why): \(taken.count == 1 ? "message \(first)" : "messages \(first)..\(last) (\(taken.count))") applied from the stream"
+                )
             }
         }
         while true {
             let from = written + 1
-            guard let found = try call("reading a message", { () throws -> StoredMessage? in
-                try StreamReads.next(connection, stream: Names.stream, subject: subject, from: from, timeout: config.callTimeout.milliseconds)
-            }), let stored = found, stored.sequence < seq else { return }
+            guard
+                let found = try call(
+                    "reading a message",
+                    { () throws -> StoredMessage? in
+                        try StreamReads.next(
+                            connection, stream: Names.stream, subject: subject, from: from,
+                            timeout: config.callTimeout.milliseconds)
+                    }), let stored = found, stored.sequence < seq
+            else { return }
             taken.append(stored.sequence)
             count(.gapsFilled)
             try perform(rules.filled(stored.sequence), message: (stored.headers, stored.data))

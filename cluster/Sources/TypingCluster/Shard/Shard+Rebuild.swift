@@ -28,7 +28,8 @@ extension Shard {
             // The body: a line of JSON (seq, at, epoch, routers), then the rebuild's commands.
             let newline = body.firstIndex(of: 0x0A) ?? body.count
             if let meta = try? JSONSerialization.jsonObject(with: Data(body[..<newline])) as? [String: Any],
-               let routers = meta["routers"] as? [String: NSNumber] {
+                let routers = meta["routers"] as? [String: NSNumber]
+            {
                 admission.routers = routers.mapValues(\.intValue)
                 snapshotEvents = (meta["events"] as? NSNumber)?.intValue ?? 0
             }
@@ -46,13 +47,17 @@ extension Shard {
         if snapshot != nil {
             published = written
         } else {
-            published = (try call("reading the consumer", missing: true) { try js.consumerInfo(Names.stream, durable).ackFloor }) ?? 0
+            published =
+                (try call("reading the consumer", missing: true) { try js.consumerInfo(Names.stream, durable).ackFloor })
+                ?? 0
         }
-        let last = (try call("reading the partition's last message", missing: true) {
-            try js.lastMessage(Names.stream, subject: subject)?.streamSequence
-        }) ?? nil
-        rules = ConsumeState(written: written, published: published, catchUpTarget: last ?? 0,
-                             snapshotEvery: config.snapshotEvery, now: .now)
+        let last =
+            (try call("reading the partition's last message", missing: true) {
+                try js.lastMessage(Names.stream, subject: subject)?.streamSequence
+            }) ?? nil
+        rules = ConsumeState(
+            written: written, published: published, catchUpTarget: last ?? 0,
+            snapshotEvery: config.snapshotEvery, now: .now)
         shared.state.withLock { $0.counts.applied = written }
         shared.clock.store(pipeline.session.engine.now, ordering: .relaxed)
         try startConsumer()
@@ -61,7 +66,8 @@ extension Shard {
     /// The last snapshot, believed missing at once only by a shard the cluster has
     /// answered every time; else only after 3 such answers in a row, a second apart.
     func loadSnapshot() throws -> (head: SnapshotStore.Head, body: [UInt8])? {
-        let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeout), partition: p)
+        let store = SnapshotStore(
+            backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeout), partition: p)
         var confirmations = 0
         var brokenTries = 0
         while true {
@@ -100,9 +106,14 @@ extension Shard {
         try publishTouched(seq: written, first: written, audit: false)
         let ms = (monotonicNanos() - catchUpStarted) / 1_000_000
         log("connected to \(connection.connectedURL ?? "no server")")
-        log("caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(rules.replayed) messages replayed (\(rules.quiet) published before: no output), \(kept) backlog indicators and \(announced) announcements published; now at seq \(written), epoch \(lease?.epoch ?? 0)")
-        try? connection.publish(NatsMessage(subject: "typingd.owner.\(p)", data: Array(
-            "{\"partition\":\(p),\"epoch\":\(lease?.epoch ?? 0),\"viewer_buckets\":\(config.buckets)}".utf8)))
+        log(
+            "caught up in \(ms) ms: snapshot after seq \(snapshotBase) (\(snapshotEvents) events), \(rules.replayed) messages replayed (\(rules.quiet) published before: no output), \(kept) backlog indicators and \(announced) announcements published; now at seq \(written), epoch \(lease?.epoch ?? 0)"
+        )
+        try? connection.publish(
+            NatsMessage(
+                subject: "typingd.owner.\(p)",
+                data: Array(
+                    "{\"partition\":\(p),\"epoch\":\(lease?.epoch ?? 0),\"viewer_buckets\":\(config.buckets)}".utf8)))
         do {
             let resync = try connection.subscribe(Names.resyncSubject)
             let shared = shared

@@ -22,7 +22,9 @@ extension Shard {
         feed(Array("{\"cmd\":\"snapshot\",\"id\":\"typingd:snap:\(seq)\"}\n".utf8))
         output.mode = .publish
         let events = output.capturedMembers.count + output.capturedStreaks.count
-        var head = Array("{\"seq\":\(seq),\"at\":\(output.capturedAt),\"epoch\":\(lease?.epoch ?? 0),\"events\":\(events),\"routers\":".utf8)
+        var head = Array(
+            "{\"seq\":\(seq),\"at\":\(output.capturedAt),\"epoch\":\(lease?.epoch ?? 0),\"events\":\(events),\"routers\":"
+                .utf8)
         head += ShardShared.jsonObject(admission.routers)
         head += Array("}\n".utf8)
         let meta = head
@@ -31,7 +33,8 @@ extension Shard {
         output.capturedMembers = []
         output.capturedStreaks = []
         shared.snapshotBusy.store(true, ordering: .releasing)
-        let snapshot = ShardShared.Snapshot(seq: seq, epoch: lease?.epoch ?? 0, events: events, streamCreated: streamCreated)
+        let snapshot = ShardShared.Snapshot(
+            seq: seq, epoch: lease?.epoch ?? 0, events: events, streamCreated: streamCreated)
         shared.spawn {
             shared.store(snapshot, body: meta + SnapshotRebuild.commands(members: members, streaks: streaks))
         }
@@ -53,12 +56,14 @@ extension ShardShared {
         let seq = snapshot.seq
         let started = monotonicNanos()
         guard let js = try? JetStream(connection, wait: config.snapshotTimeout.milliseconds) else { return }
-        let store = SnapshotStore(backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeout), partition: p)
+        let store = SnapshotStore(
+            backend: NatsSnapshotBackend(js: js, connection: connection, timeout: config.snapshotTimeout), partition: p)
         let head: SnapshotStore.Head
         do {
             guard lease?.held == true else { return }
-            head = try store.save(body, seq: seq, streamCreated: snapshot.streamCreated, epoch: snapshot.epoch,
-                                  stillOwner: { self.lease?.held == true })
+            head = try store.save(
+                body, seq: seq, streamCreated: snapshot.streamCreated, epoch: snapshot.epoch,
+                stillOwner: { self.lease?.held == true })
         } catch {
             count(.snapshotsFailed)
             log("snapshot after seq \(seq) not stored (\(error)): skipped")
@@ -72,7 +77,9 @@ extension ShardShared {
         } catch {
             purged = "older messages not purged (\(error))"
         }
-        log("snapshot after seq \(seq) (\(snapshot.events) events, \(head.raw / 1024) KiB, \(head.size / 1024) KiB compressed, \(head.chunks.count) chunks) stored, \(purged), in \((monotonicNanos() - started) / 1_000_000) ms")
+        log(
+            "snapshot after seq \(seq) (\(snapshot.events) events, \(head.raw / 1024) KiB, \(head.size / 1024) KiB compressed, \(head.chunks.count) chunks) stored, \(purged), in \((monotonicNanos() - started) / 1_000_000) ms"
+        )
     }
 }
 
@@ -83,17 +90,20 @@ struct NatsSnapshotBackend: SnapshotBackend {
     let timeout: Duration
 
     func append(subject: String, headers: [String: String], data: [UInt8]) throws -> UInt64 {
-        try js.publish(NatsMessage(subject: subject, headers: headers, data: data), timeout: timeout.milliseconds).sequence
+        try js.publish(NatsMessage(subject: subject, headers: headers, data: data), timeout: timeout.milliseconds)
+            .sequence
     }
 
     func last(subject: String) throws -> StoredMessage? {
         guard let message = try js.lastMessage(Names.snapshotStream, subject: subject) else { return nil }
-        return StoredMessage(sequence: message.streamSequence, subject: message.subject, headers: message.headers, data: message.data)
+        return StoredMessage(
+            sequence: message.streamSequence, subject: message.subject, headers: message.headers, data: message.data)
     }
 
     func message(_ sequence: UInt64) throws -> StoredMessage? {
         guard let message = try js.message(Names.snapshotStream, sequence: sequence) else { return nil }
-        return StoredMessage(sequence: message.streamSequence, subject: message.subject, headers: message.headers, data: message.data)
+        return StoredMessage(
+            sequence: message.streamSequence, subject: message.subject, headers: message.headers, data: message.data)
     }
 
     func purge(subject: String, before sequence: UInt64) throws {

@@ -48,9 +48,11 @@ public final class Shard {
         session.clock = .manual
         session.drain = false
         session.engine.lateAt = .clamp
-        pipeline = try InputPipeline.make(session: Session(configuration: session, format: ShardFormat(output: output), sink: NoSink(),
-                                                                  observer: ShardLines(output: output)),
-                                          threads: config.threads)
+        pipeline = try InputPipeline.make(
+            session: Session(
+                configuration: session, format: ShardFormat(output: output), sink: NoSink(),
+                observer: ShardLines(output: output)),
+            threads: config.threads)
         shared = try ShardShared(config: config)
         subject = shared.subject
         durable = shared.durable
@@ -58,7 +60,9 @@ public final class Shard {
         js = shared.js
         if let path = config.auditPath {
             auditFD = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-            if auditFD < 0 { throw StreamReadError(description: "--audit \(path): \(String(cString: strerror(errno)))") }
+            if auditFD < 0 {
+                throw StreamReadError(description: "--audit \(path): \(String(cString: strerror(errno)))")
+            }
         }
     }
 
@@ -80,8 +84,11 @@ public final class Shard {
     public func run() -> Int32 {
         let shared = shared
         do {
-            guard try ClusterCheck.verify(js, partitions: config.partitions, stopping: { shared.isStopping },
-                                          log: { shared.log($0) }) != nil else { return 0 }
+            guard
+                try ClusterCheck.verify(
+                    js, partitions: config.partitions, stopping: { shared.isStopping },
+                    log: { shared.log($0) }) != nil
+            else { return 0 }
         } catch {
             log("\(error)")
             connection.close()
@@ -89,7 +96,9 @@ public final class Shard {
         }
         let statsSubscriptions: [Subscription]
         do {
-            statsSubscriptions = try [connection.subscribe(Names.statsSubject), connection.subscribe(Names.statsSubject(p))]
+            statsSubscriptions = try [
+                connection.subscribe(Names.statsSubject), connection.subscribe(Names.statsSubject(p))
+            ]
         } catch {
             log("cannot subscribe to the stats subjects: \(error)")
             return 1
@@ -123,12 +132,16 @@ public final class Shard {
         }
         // Finish: a snapshot being stored gets its time.
         let deadline = ContinuousClock.now + config.snapshotTimeout
-        while shared.snapshotBusy.load(ordering: .acquiring) && ContinuousClock.now < deadline { pause(.milliseconds(20)) }
+        while shared.snapshotBusy.load(ordering: .acquiring) && ContinuousClock.now < deadline {
+            pause(.milliseconds(20))
+        }
         try? connection.flush(timeout: 2000)
         lease.release()
         connection.close()
         let c = shared.state.withLock { $0.counts }
-        log("stopped at seq \(written), \(c[.eventsPublished]) events in \(c[.messagesPublished]) messages published, \(c[.droppedLines]) lines deduplicated, \(c[.snapshotsStored]) snapshots stored (\(c[.snapshotsFailed]) failed, \(c[.snapshotsSkipped]) skipped), \(c[.gapsFilled]) messages taken from the stream (a lost delivery, a stall), \(c[.ticks]) ticks (\(c[.ticksSkipped]) not needed: stamped commands had moved the clock)")
+        log(
+            "stopped at seq \(written), \(c[.eventsPublished]) events in \(c[.messagesPublished]) messages published, \(c[.droppedLines]) lines deduplicated, \(c[.snapshotsStored]) snapshots stored (\(c[.snapshotsFailed]) failed, \(c[.snapshotsSkipped]) skipped), \(c[.gapsFilled]) messages taken from the stream (a lost delivery, a stall), \(c[.ticks]) ticks (\(c[.ticksSkipped]) not needed: stamped commands had moved the clock)"
+        )
         if auditFD >= 0 { close(auditFD) }
         return 0
     }
@@ -138,14 +151,20 @@ public final class Shard {
     func bindLease() throws -> Lease? {
         let ttl = config.leaseTTL
         let replicas = config.replicas
-        guard let kv = try call("binding lease bucket \(Names.leaseBucket)", { () throws -> KeyValue in
-            do {
-                return try KeyValue.open(Names.leaseBucket, in: js)
-            } catch let error as NatsError where error.isNotFound {
-                return try KeyValue.create(KeyValue.Config(bucket: Names.leaseBucket, ttl: ttl.milliseconds,
-                                                           replicas: replicas), in: js)
-            }
-        }) else { return nil }
+        guard
+            let kv = try call(
+                "binding lease bucket \(Names.leaseBucket)",
+                { () throws -> KeyValue in
+                    do {
+                        return try KeyValue.open(Names.leaseBucket, in: js)
+                    } catch let error as NatsError where error.isNotFound {
+                        return try KeyValue.create(
+                            KeyValue.Config(
+                                bucket: Names.leaseBucket, ttl: ttl.milliseconds,
+                                replicas: replicas), in: js)
+                    }
+                })
+        else { return nil }
         let shared = shared
         return Lease(kv: kv, partition: p, ttl: ttl.seconds, log: { shared.log($0) })
     }

@@ -59,14 +59,16 @@ public final class ShardOutput {
 
         /// The screen an indicator is for.
         init(of indicator: Event.Indicator) {
-            self.init(conv: indicator.conv, thread: indicator.thread, list: indicator.screen == .list,
-                      side: indicator.pane == .side)
+            self.init(
+                conv: indicator.conv, thread: indicator.thread, list: indicator.screen == .list,
+                side: indicator.pane == .side)
         }
 
         /// The screen an announcement is for.
         init(of announce: Event.Announce) {
-            self.init(conv: announce.conv, thread: announce.thread, list: announce.screen == .list,
-                      side: announce.pane == .side)
+            self.init(
+                conv: announce.conv, thread: announce.thread, list: announce.screen == .list,
+                side: announce.pane == .side)
         }
 
         public init(conv: Identifier, thread: Identifier?, list: Bool, side: Bool = false) {
@@ -203,7 +205,8 @@ public final class ShardOutput {
         /// What `before` forgets of the resync table, if anything.
         var forgetBefore: ShownTable.Forget? {
             guard moves, let (key, screen) = before else { return nil }
-            return ShownTable.Forget(viewer: key.viewer, conv: key.conv, main: !key.side, side: key.side || departs, keep: screen)
+            return ShownTable.Forget(
+                viewer: key.viewer, conv: key.conv, main: !key.side, side: key.side || departs, keep: screen)
         }
 
         /// What `after` forgets of the resync table, if anything: offline removes
@@ -212,7 +215,8 @@ public final class ShardOutput {
         /// forgets every screen.
         func forgetAfter(audienceOpen: Bool) -> ShownTable.Forget? {
             guard let (viewer, offline) = after else { return nil }
-            return ShownTable.Forget(viewer: viewer, conv: nil, main: true, side: true, keepMainChat: offline && !audienceOpen)
+            return ShownTable.Forget(
+                viewer: viewer, conv: nil, main: true, side: true, keepMainChat: offline && !audienceOpen)
         }
     }
 
@@ -264,7 +268,7 @@ public final class ShardOutput {
             outgoing.listed = false
         }
         touched.removeAll(keepingCapacity: true)
-        if otherSubjects.count > 4096 { otherSubjects.removeAll() }   // reply subjects are many and used once
+        if otherSubjects.count > 4096 { otherSubjects.removeAll() } // reply subjects are many and used once
     }
 
     /// The subject of a reply to `id`.
@@ -302,7 +306,8 @@ public final class ShardOutput {
         case .snapshot(let snapshot):
             if mode == .capture { capturedAt = snapshot.at; return }
             if mode != .publish && mode != .backlog { return }
-            let target = snapshot.id.map { outgoing(Self.replySubject($0)) } ?? outgoing(Names.snapshotReplySubject(partition))
+            let target =
+                snapshot.id.map { outgoing(Self.replySubject($0)) } ?? outgoing(Names.snapshotReplySubject(partition))
             if snapshotPartLines > 0 {
                 let start = target.buffer.count
                 snapshotParts.withBytes { target.buffer.append($0) }
@@ -314,7 +319,7 @@ public final class ShardOutput {
             }
             encode(event, into: target, with: &json)
         case .typing(let typing):
-            if mode != .publish { return }   // a backlog's typing events are past
+            if mode != .publish { return } // a backlog's typing events are past
             encode(event, into: outgoing(Names.typingSubject(typing.conv.string)), with: &json)
         case .error(let error):
             sawError = true
@@ -372,7 +377,8 @@ public final class ShardOutput {
             json.encode(event, into: &target.buffer)
             target.lines += 1
             events += 1
-            pendingShown.append(.shown(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator)))
+            pendingShown.append(
+                .shown(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator)))
             auditCopy(from: target.buffer, start: start)
         case .backlog:
             let key = BacklogKey(conv: indicator.conv, viewer: indicator.viewer, side: screen.side)
@@ -384,7 +390,8 @@ public final class ShardOutput {
                 auditCopy(from: scratch, start: 0)
             }
         case .suppress:
-            pendingShown.append(.shown(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator)))
+            pendingShown.append(
+                .shown(ShownTable.Change(viewer: indicator.viewer, screen: screen, indicator: indicator)))
         case .capture:
             break
         }
@@ -399,7 +406,11 @@ public final class ShardOutput {
             encode(event, into: touch(bucketSubjects[bucket(of: announce.viewer)]), with: &json)
         case .backlog:
             let key = BacklogKey(conv: announce.conv, viewer: announce.viewer, side: announce.pane == .side)
-            if lineChange == nil { keepAnnouncement(announce, for: key) } else { lineKept.append((key, .announce(announce))) }
+            if lineChange == nil {
+                keepAnnouncement(announce, for: key)
+            } else {
+                lineKept.append((key, .announce(announce)))
+            }
             if audit != nil {
                 scratch.removeAll()
                 json.encode(event, into: &scratch)
@@ -420,19 +431,29 @@ public final class ShardOutput {
         case .open(let conv, let user, let thread, _, .side):
             // A side pane is a second screen; the main one is left as it is. Opened
             // elsewhere it starts from empty; opened again where it is, it keeps all.
-            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user, side: true),
-                                               Screen(conv: conv, thread: thread, list: false, side: true)))
+            lineChange = ScreenChange(
+                before: (
+                    BacklogKey(conv: conv, viewer: user, side: true),
+                    Screen(conv: conv, thread: thread, list: false, side: true)
+                ))
         case .close(let conv, let user, .side):
             lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user, side: true), nil))
         case .open(let conv, let user, let thread, let view, _):
-            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user),
-                                               Screen(conv: conv, thread: thread, list: view == .list)))
+            lineChange = ScreenChange(
+                before: (
+                    BacklogKey(conv: conv, viewer: user),
+                    Screen(conv: conv, thread: thread, list: view == .list)
+                ))
         case .close(let conv, let user, _):
-            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user),
-                                               audienceOpen ? nil : Screen(conv: conv, thread: nil, list: false)))
+            lineChange = ScreenChange(
+                before: (
+                    BacklogKey(conv: conv, viewer: user),
+                    audienceOpen ? nil : Screen(conv: conv, thread: nil, list: false)
+                ))
         case .join(let conv, let user, _, _, _, let receiveTyping):
-            lineChange = ScreenChange(before: (BacklogKey(conv: conv, viewer: user), Screen(conv: conv, thread: nil, list: false)),
-                                      after: receiveTyping == false ? (user, false) : nil, moves: false)
+            lineChange = ScreenChange(
+                before: (BacklogKey(conv: conv, viewer: user), Screen(conv: conv, thread: nil, list: false)),
+                after: receiveTyping == false ? (user, false) : nil, moves: false)
         case .user(let user, _, _, _, let receiveTyping):
             lineChange = receiveTyping == false ? ScreenChange(after: (user, false)) : nil
         case .offline(let user):
@@ -462,11 +483,13 @@ public final class ShardOutput {
     public func commitLine() {
         let applied = !sawError
         sawError = false
-        guard let change = lineChange else { return }   // its events are kept already
+        guard let change = lineChange else { return } // its events are kept already
         lineChange = nil
         guard mode == .backlog else {
             guard applied else { return }
-            if let forget = change.forgetBefore { pendingShown.insert(.forget(forget), at: min(lineShownStart, pendingShown.count)) }
+            if let forget = change.forgetBefore {
+                pendingShown.insert(.forget(forget), at: min(lineShownStart, pendingShown.count))
+            }
             if let forget = change.forgetAfter(audienceOpen: audienceOpen) { pendingShown.append(.forget(forget)) }
             return
         }
@@ -492,7 +515,11 @@ public final class ShardOutput {
             // main chat as it is.
             forget(BacklogKey(conv: conv, viewer: viewer, side: true))
             let main = BacklogKey(conv: conv, viewer: viewer)
-            if offline && !audienceOpen { moved(main, to: Screen(conv: conv, thread: nil, list: false)) } else { forget(main) }
+            if offline && !audienceOpen {
+                moved(main, to: Screen(conv: conv, thread: nil, list: false))
+            } else {
+                forget(main)
+            }
         }
         // The entries left (a viewer offline keeps those of the main chat).
         compact(viewer)
@@ -502,7 +529,9 @@ public final class ShardOutput {
     /// the screen stays only while the screen shows its sentence.
     @inline(__always)
     func keep(_ kept: Kept, for key: BacklogKey) {
-        if !announcements.isEmpty, let announced = announcements[key], !announced.announce.text.utf8.elementsEqual(kept.indicator.view.text.utf8) {
+        if !announcements.isEmpty, let announced = announcements[key],
+            !announced.announce.text.utf8.elementsEqual(kept.indicator.view.text.utf8)
+        {
             announcements[key] = nil
         }
         if backlog.updateValue(kept, forKey: key) == nil { named(key) }
@@ -577,7 +606,8 @@ public final class ShardOutput {
             backlogJSON.encode(.indicator(value.indicator), into: &target.buffer)
             target.lines += 1
             events += 1
-            pendingShown.append(.shown(ShownTable.Change(viewer: key.viewer, screen: value.screen, indicator: value.indicator)))
+            pendingShown.append(
+                .shown(ShownTable.Change(viewer: key.viewer, screen: value.screen, indicator: value.indicator)))
         }
         for value in announced {
             let target = touch(bucketSubjects[bucket(of: value.announce.viewer)])
@@ -660,7 +690,9 @@ public struct ShownTable: Sendable {
         public var keepMainChat = false
 
         func forgets(_ screen: ShardOutput.Screen) -> Bool {
-            guard conv.map({ screen.conv == $0 }) ?? true, screen.side ? side : main, screen != keep else { return false }
+            guard conv.map({ screen.conv == $0 }) ?? true, screen.side ? side : main, screen != keep else {
+                return false
+            }
             return !(keepMainChat && !screen.side && screen.thread == nil && !screen.list)
         }
     }

@@ -105,7 +105,9 @@ package final class ShardShared: Sendable {
             do {
                 let result = try body()
                 if let since = failingSince {
-                    log("\(what): done after \(String(format: "%.1f", Double(monotonicNanos() - since) / 1e9)) s of retries")
+                    log(
+                        "\(what): done after \(String(format: "%.1f", Double(monotonicNanos() - since) / 1e9)) s of retries"
+                    )
                 }
                 return result
             } catch let error as NatsError where missing && error.isNotFound {
@@ -144,9 +146,11 @@ package final class ShardShared: Sendable {
             last = max(wall, last)
             let epoch = String(lease.epoch)
             do {
-                _ = try tickJS.publish(NatsMessage(subject: subject, headers: [Names.Header.tick: epoch],
-                                                   data: Array("{\"cmd\":\"tick\",\"at\":\(last)}\n".utf8)),
-                                       id: "tick:\(p):\(epoch):\(last)")
+                _ = try tickJS.publish(
+                    NatsMessage(
+                        subject: subject, headers: [Names.Header.tick: epoch],
+                        data: Array("{\"cmd\":\"tick\",\"at\":\(last)}\n".utf8)),
+                    id: "tick:\(p):\(epoch):\(last)")
                 count(.ticks)
             } catch {
                 // Counted nowhere: the next tick is due in a moment.

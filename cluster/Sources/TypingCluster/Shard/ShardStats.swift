@@ -37,7 +37,8 @@ package enum ShardCounter: String, CaseIterable, Sendable {
         case .retries: "Cluster calls tried again."
         case .gapsFilled: "Messages read from the stream, not delivered by the consumer (a lost delivery, a stall)."
         case .consumerStalls: "Times the consumer delivered nothing while the stream held more."
-        case .linesMissing: "Lines a router numbered for this partition that never reached the stream (gaps in its numbers)."
+        case .linesMissing:
+            "Lines a router numbered for this partition that never reached the stream (gaps in its numbers)."
         }
     }
 
@@ -75,7 +76,9 @@ extension ShardShared {
             Stat("stream_last_seq", .gauge, "The partition's last stream sequence."),
             Stat("lag", .gauge, "Messages the consumer has not delivered or has not had acknowledged."),
             counter(.eventsPublished), counter(.messagesPublished),
-            Stat("dropped", .counter, "Lines, events and snapshots dropped, and undecodable messages: the sum of the four."),
+            Stat(
+                "dropped", .counter,
+                "Lines, events and snapshots dropped, and undecodable messages: the sum of the four."),
             counter(.droppedLines), counter(.droppedEvents), counter(.undecodable),
             counter(.snapshotsStored), counter(.snapshotsFailed), counter(.snapshotsSkipped),
             counter(.ticks), counter(.ticksSkipped), counter(.consumersRemade), counter(.retries),
@@ -85,7 +88,7 @@ extension ShardShared {
             Stat("pid", .info, "The process id."),
             Stat("viewer_buckets", .gauge, "Viewer buckets (VIEWER_BUCKETS)."),
             Stat("lease_owner", .info, "Who holds the lease: host and pid."),
-            Stat("uptime_s", .gauge, "Seconds since the shard started."),
+            Stat("uptime_s", .gauge, "Seconds since the shard started.")
         ]
     }()
 
@@ -98,10 +101,12 @@ extension ShardShared {
             "dropped": c.dropped, "lease_renewals": lease?.renewals.load(ordering: .relaxed) ?? 0,
             "routers": StatsText.Raw(json: String(decoding: Self.jsonObject(c.routers), as: UTF8.self)),
             "pid": Int(getpid()), "viewer_buckets": config.buckets, "lease_owner": lease?.owner ?? "",
-            "uptime_s": (Double(monotonicNanos() - started) / 1e6).rounded() / 1000,
+            "uptime_s": (Double(monotonicNanos() - started) / 1e6).rounded() / 1000
         ]
         for counter in ShardCounter.allCases { values[counter.rawValue] = c[counter] }
-        values["stream_last_seq"] = (try? statsJS.lastMessage(Names.stream, subject: subject)).map { $0?.streamSequence ?? 0 }
+        values["stream_last_seq"] = (try? statsJS.lastMessage(Names.stream, subject: subject)).map {
+            $0?.streamSequence ?? 0
+        }
         if owner, let info = try? statsJS.consumerInfo(Names.stream, durable) {
             values["lag"] = info.pending + UInt64(max(0, info.ackPending))
         }
@@ -115,9 +120,12 @@ extension ShardShared {
             guard let request = try? subscription.next(timeout: 500), let reply = request.reply else { continue }
             let (role, values) = stats(js: statsJS)
             let body: String
-            if String(decoding: request.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "prometheus" {
-                body = StatsText.prometheus(Self.statsTable, values, prefix: "typingd_shard_",
-                                            labels: "partition=\"\(p)\",role=\"\(role)\",pid=\"\(getpid())\"")
+            if String(decoding: request.data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                == "prometheus"
+            {
+                body = StatsText.prometheus(
+                    Self.statsTable, values, prefix: "typingd_shard_",
+                    labels: "partition=\"\(p)\",role=\"\(role)\",pid=\"\(getpid())\"")
             } else {
                 body = StatsText.json(Self.statsTable, values)
             }
@@ -129,19 +137,26 @@ extension ShardShared {
     func serveResync(_ subscription: Subscription) {
         while !isStopping {
             guard let request = try? subscription.next(timeout: 500), let reply = request.reply else { continue }
-            let viewer = (try? JSONSerialization.jsonObject(with: Data(request.data)) as? [String: Any])?["viewer"] as? String
+            let viewer =
+                (try? JSONSerialization.jsonObject(with: Data(request.data)) as? [String: Any])?["viewer"] as? String
             let (lines, applied, epoch) = state.withLock { state in
                 (viewer.map { state.shown.of($0) } ?? [], state.counts.applied, state.lease?.epoch ?? 0)
             }
-            var body = Array("{\"partition\":\(p),\"epoch\":\(epoch),\"seq\":\(applied),\"viewer_buckets\":\(config.buckets),\"indicators\":[".utf8)
+            var body = Array(
+                "{\"partition\":\(p),\"epoch\":\(epoch),\"seq\":\(applied),\"viewer_buckets\":\(config.buckets),\"indicators\":["
+                    .utf8)
             for (index, line) in lines.enumerated() {
                 if index > 0 { body.append(0x2C) }
                 body += line
             }
             body += Array("]}".utf8)
-            try? connection.publish(NatsMessage(subject: reply, headers: [
-                Names.Header.epoch: String(epoch), Names.Header.partition: String(p), Names.Header.sequence: String(applied),
-            ], data: body))
+            try? connection.publish(
+                NatsMessage(
+                    subject: reply,
+                    headers: [
+                        Names.Header.epoch: String(epoch), Names.Header.partition: String(p),
+                        Names.Header.sequence: String(applied)
+                    ], data: body))
         }
     }
 

@@ -58,7 +58,9 @@ public struct SnapshotStore {
         public var crc: UInt32
 
         var json: [UInt8] {
-            Array("{\"seq\":\(seq),\"stream_created\":\(streamCreated),\"epoch\":\(epoch),\"size\":\(size),\"raw\":\(raw),\"crc\":\(crc),\"chunks\":[\(chunks.map(String.init).joined(separator: ","))]}".utf8)
+            Array(
+                "{\"seq\":\(seq),\"stream_created\":\(streamCreated),\"epoch\":\(epoch),\"size\":\(size),\"raw\":\(raw),\"crc\":\(crc),\"chunks\":[\(chunks.map(String.init).joined(separator: ","))]}"
+                    .utf8)
         }
 
         init(seq: UInt64, streamCreated: Int64, epoch: UInt64, chunks: [UInt64], size: Int, raw: Int, crc: UInt32) {
@@ -73,15 +75,17 @@ public struct SnapshotStore {
 
         init?(json bytes: [UInt8]) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-                  let seq = (object["seq"] as? NSNumber)?.uint64Value,
-                  let created = (object["stream_created"] as? NSNumber)?.int64Value,
-                  let epoch = (object["epoch"] as? NSNumber)?.uint64Value,
-                  let size = (object["size"] as? NSNumber)?.intValue,
-                  let raw = (object["raw"] as? NSNumber)?.intValue,
-                  let crc = (object["crc"] as? NSNumber)?.uint32Value,
-                  let chunks = object["chunks"] as? [NSNumber] else { return nil }
-            self.init(seq: seq, streamCreated: created, epoch: epoch, chunks: chunks.map(\.uint64Value),
-                      size: size, raw: raw, crc: crc)
+                let seq = (object["seq"] as? NSNumber)?.uint64Value,
+                let created = (object["stream_created"] as? NSNumber)?.int64Value,
+                let epoch = (object["epoch"] as? NSNumber)?.uint64Value,
+                let size = (object["size"] as? NSNumber)?.intValue,
+                let raw = (object["raw"] as? NSNumber)?.intValue,
+                let crc = (object["crc"] as? NSNumber)?.uint32Value,
+                let chunks = object["chunks"] as? [NSNumber]
+            else { return nil }
+            self.init(
+                seq: seq, streamCreated: created, epoch: epoch, chunks: chunks.map(\.uint64Value),
+                size: size, raw: raw, crc: crc)
         }
     }
 
@@ -101,8 +105,10 @@ public struct SnapshotStore {
     /// Stores `body` as the snapshot covering command sequence `seq`; then purges
     /// older chunks and heads (unless `purge` is false). Returns the head.
     @discardableResult
-    public func save(_ body: [UInt8], seq: UInt64, streamCreated: Int64, epoch: UInt64, purge: Bool = true,
-                     stillOwner: () -> Bool = { true }) throws -> Head {
+    public func save(
+        _ body: [UInt8], seq: UInt64, streamCreated: Int64, epoch: UInt64, purge: Bool = true,
+        stillOwner: () -> Bool = { true }
+    ) throws -> Head {
         let deflated = Admission.deflate(body, level: 1)
         let crc = Self.crc32(deflated)
         let chunkSize = max(1024, backend.maxPayload - Self.headroom)
@@ -116,8 +122,9 @@ public struct SnapshotStore {
             chunks.append(try backend.append(subject: chunkSubject, headers: [:], data: Array(deflated[start..<end])))
             start = end
         } while start < deflated.count
-        let head = Head(seq: seq, streamCreated: streamCreated, epoch: epoch, chunks: chunks, size: deflated.count,
-                        raw: body.count, crc: crc)
+        let head = Head(
+            seq: seq, streamCreated: streamCreated, epoch: epoch, chunks: chunks, size: deflated.count,
+            raw: body.count, crc: crc)
         guard stillOwner() else { throw Broken(description: "the lease was lost while storing") }
         let headSeq = try backend.append(subject: Names.snapshotHeadSubject(partition), headers: [:], data: head.json)
         // (A purge before sequence 1 would purge the whole subject on nats-server
@@ -154,7 +161,9 @@ public struct SnapshotStore {
             if deflated.count > head.size { break }
         }
         guard deflated.count == head.size else {
-            throw Broken(description: "the snapshot after seq \(head.seq) has \(deflated.count) bytes, its head says \(head.size)")
+            throw Broken(
+                description:
+                    "the snapshot after seq \(head.seq) has \(deflated.count) bytes, its head says \(head.size)")
         }
         guard Self.crc32(deflated) == head.crc else {
             throw Broken(description: "the snapshot after seq \(head.seq) does not match its checksum")
@@ -166,7 +175,9 @@ public struct SnapshotStore {
             throw Broken(description: "the snapshot after seq \(head.seq): \(error)")
         }
         guard body.count == head.raw else {
-            throw Broken(description: "the snapshot after seq \(head.seq) inflates to \(body.count) bytes, its head says \(head.raw)")
+            throw Broken(
+                description:
+                    "the snapshot after seq \(head.seq) inflates to \(body.count) bytes, its head says \(head.raw)")
         }
         return (head, body)
     }

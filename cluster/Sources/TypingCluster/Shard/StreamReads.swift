@@ -7,11 +7,14 @@ import NatsClient
 public enum StreamReads {
     /// The first message of `stream` on `subject` at or after `sequence`; nil when
     /// there is none.
-    public static func next(_ connection: NatsConnection, stream: String, subject: String, from sequence: UInt64,
-                            timeout: Int64) throws -> StoredMessage? {
+    public static func next(
+        _ connection: NatsConnection, stream: String, subject: String, from sequence: UInt64,
+        timeout: Int64
+    ) throws -> StoredMessage? {
         let body = "{\"seq\":\(sequence),\"next_by_subj\":\(jsonString(subject))}"
-        let reply = try connection.request(NatsMessage(subject: "$JS.API.STREAM.MSG.GET.\(stream)", data: Array(body.utf8)),
-                                           timeout: timeout)
+        let reply = try connection.request(
+            NatsMessage(subject: "$JS.API.STREAM.MSG.GET.\(stream)", data: Array(body.utf8)),
+            timeout: timeout)
         guard let object = try JSONSerialization.jsonObject(with: Data(reply.data)) as? [String: Any] else {
             throw StreamReadError(description: "an answer that is not an object")
         }
@@ -21,13 +24,15 @@ public enum StreamReads {
             if code == 10037 || status == 404 { return nil }
             throw StreamReadError(description: "stream \(stream): \(error["description"] ?? "error \(code)")")
         }
-        guard let message = object["message"] as? [String: Any], let seq = (message["seq"] as? NSNumber)?.uint64Value else {
+        guard let message = object["message"] as? [String: Any], let seq = (message["seq"] as? NSNumber)?.uint64Value
+        else {
             throw StreamReadError(description: "an answer without a message")
         }
         let data = (message["data"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
         let headerBytes = (message["hdrs"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
-        return StoredMessage(sequence: seq, subject: message["subject"] as? String ?? subject,
-                             headers: parseHeaders(headerBytes), data: data)
+        return StoredMessage(
+            sequence: seq, subject: message["subject"] as? String ?? subject,
+            headers: parseHeaders(headerBytes), data: data)
     }
 
     /// `NATS/1.0\r\nKey: Value\r\n...` as a dictionary (the last value of a key kept).
@@ -51,7 +56,11 @@ public enum StreamReads {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 {
+                    out += String(format: "\\u%04x", scalar.value)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out + "\""
