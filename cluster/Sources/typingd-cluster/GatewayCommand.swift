@@ -218,7 +218,9 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws {
 }
 
 /// stdout, and the `--received` file: written under the gateway's lock, in order.
-/// stdout is written a line at a time on a terminal, else in blocks of 64 KiB.
+/// stdout is written a line at a time on a terminal; else in blocks of up to 64 KiB,
+/// each written at most 10 ms after its first line (a reader of a pipe or a file
+/// sees each indicator within 10 ms, not when the gateway ends).
 final class Output: Sendable {
     let received: Mutex<OpaquePointer?>
     let buffer = Mutex<[UInt8]>([])
@@ -239,12 +241,18 @@ final class Output: Sendable {
     func event(_ line: [UInt8]) {
         var out = line
         out.append(0x0A)
-        buffer.withLock { buffer in
+        let first = buffer.withLock { buffer in
+            let wasEmpty = buffer.isEmpty
             buffer += out
             if lineByLine || buffer.count >= 1 << 16 {
                 writeAll(1, buffer)
                 buffer.removeAll(keepingCapacity: true)
+                return false
             }
+            return wasEmpty
+        }
+        if first {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in flush() }
         }
         received.withLock { file in
             guard let file else { return }
@@ -253,6 +261,15 @@ final class Output: Sendable {
             var row = Array("\(Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)\t".utf8)
             row += out
             row.withUnsafeBytes { _ = fwrite($0.baseAddress, 1, $0.count, UnsafeMutablePointer<FILE>(file)) }
+        }
+    }
+
+    /// Writes what is buffered.
+    func flush() {
+        buffer.withLock { buffer in
+            if buffer.isEmpty { return }
+            writeAll(1, buffer)
+            buffer.removeAll(keepingCapacity: true)
         }
     }
 
