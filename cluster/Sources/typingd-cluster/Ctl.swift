@@ -127,11 +127,14 @@ struct Ctl: ParsableCommand {
                 go on rising and no gateway takes a new owner for a deposed one; then makes \
                 everything anew with the settings given (as setup). Says what it deleted. Refused \
                 (exit 1) while an owner holds a lease: stop the shards (SIGTERM releases a lease) \
-                and the routers first, or give --force (the owners then lose their leases).
+                and the routers first, or give --force (the owners then lose their leases, start \
+                over as standbys and take them again, on the empty stream). Running routers are \
+                not detected: stop them first, or their next lines are numbered after lines the \
+                wipe deleted. Restart gateways after a wipe: what they show is from before it.
                 """)
         @OptionGroup var common: Common
         @OptionGroup var shape: Shape
-        @Flag(name: .long, help: "Wipe even while owners hold leases (they lose them and stop publishing).")
+        @Flag(name: .long, help: "Wipe even while owners hold leases (they lose them and start over as standbys).")
         var force = false
 
         func run() throws {

@@ -253,7 +253,9 @@ public struct ClusterControl: Sendable {
     /// owners' epochs, go on rising: a gateway never takes a new owner for a
     /// deposed one), sets its TTL to LEASE_TTL, then makes the rest anew as
     /// ``setup(_:timeout:)`` does. Refused while an owner holds a lease, unless
-    /// `force` (the owners then lose their leases and stop).
+    /// `force` (the owners then lose their leases, start over as standbys and take
+    /// them again at higher epochs, from the empty stream). Routers are not seen:
+    /// stop them first.
     @discardableResult
     public func wipe(_ settings: ClusterSettings, force: Bool, timeout: Double) throws(Failure) -> [String] {
         try ready(timeout: timeout)
@@ -266,8 +268,8 @@ public struct ClusterControl: Sendable {
             throw Failure(
                 "wipe: refused: owners hold leases ("
                     + holders.keys.sorted().map { "partition \($0): \(holders[$0] ?? "")" }.joined(separator: "; ")
-                    + "). Stop every shard (SIGTERM releases its lease) and router first, or give --force (they then lose "
-                    + "their leases and stop)")
+                    + "). Stop every shard (SIGTERM releases its lease) and router first, or give --force (the owners "
+                    + "then lose their leases and start over as standbys, on the empty stream)")
         }
         var lines: [String] = []
         for name in [Names.stream, Names.snapshotStream]
