@@ -1,4 +1,5 @@
 import CNats
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,8 +51,10 @@ public final class NatsConnection: @unchecked Sendable {
 
     /// What the connection tells as it happens, on nats.c's threads.
     public final class Events: @unchecked Sendable {
-        /// The connection to a server was lost.
+        /// The connection to a server was lost (not told when ``close()`` ends it).
         public var disconnected: (@Sendable () -> Void)?
+        /// Set by ``close()``: the disconnection that follows is not a loss.
+        let closing = Atomic<Bool>(false)
         /// The connection is back (messages may have been lost meanwhile).
         public var reconnected: (@Sendable () -> Void)?
         /// A subscription's messages were dropped: its reader is too slow.
@@ -107,7 +110,8 @@ public final class NatsConnection: @unchecked Sendable {
                 opts,
                 { _, closure in
                     guard let closure else { return }
-                    Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue().disconnected?()
+                    let events = Unmanaged<Events>.fromOpaque(closure).takeUnretainedValue()
+                    if !events.closing.load(ordering: .acquiring) { events.disconnected?() }
                 }, closure), "setting the disconnect handler")
         try check(
             natsOptions_SetReconnectedCB(
@@ -148,6 +152,7 @@ public final class NatsConnection: @unchecked Sendable {
     /// Closes the connection (what was published and not yet sent is flushed
     /// first, within nats.c's timeout).
     public func close() {
+        events.closing.store(true, ordering: .releasing)
         natsConnection_Close(raw)
     }
 
