@@ -46,6 +46,15 @@ public final class Lease: Sendable {
         (try? kv.get(key)).flatMap { $0 }.map { String(decoding: $0.value, as: UTF8.self) }
     }
 
+    /// The holder's id (host, pid, a random part), if the key has a value that
+    /// names one.
+    public func holderID() -> String? {
+        guard let entry = (try? kv.get(key)).flatMap({ $0 }),
+            let object = try? JSONSerialization.jsonObject(with: Data(entry.value)) as? [String: Any]
+        else { return nil }
+        return object["owner"] as? String
+    }
+
     /// One try to take the lease: true when it is ours.
     public func tryCreate() throws -> Bool {
         let sent = monotonicNanos()

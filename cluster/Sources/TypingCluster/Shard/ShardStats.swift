@@ -100,7 +100,8 @@ extension ShardShared {
             "partition": p, "role": role, "epoch": lease?.epoch ?? 0, "applied_seq": c.applied,
             "dropped": c.dropped, "lease_renewals": lease?.renewals.load(ordering: .relaxed) ?? 0,
             "routers": StatsText.Raw(json: String(decoding: Self.jsonObject(c.routers), as: UTF8.self)),
-            "pid": Int(getpid()), "viewer_buckets": config.buckets, "lease_owner": lease?.owner ?? "",
+            "pid": Int(getpid()), "viewer_buckets": config.buckets,
+            "lease_owner": (owner ? lease?.owner : lease?.holderID()) ?? "",
             "uptime_s": (Double(monotonicNanos() - started) / 1e6).rounded() / 1000
         ]
         for counter in ShardCounter.allCases { values[counter.rawValue] = c[counter] }
