@@ -60,6 +60,25 @@ def log(text):
     print("cost.py: " + text, file=sys.stderr, flush=True)
 
 
+def start_router(command, log_path, env):
+    """Starts `typingd-cluster route` (command) reading a pipe, its stderr copied to
+    log_path by a thread: (the process, that thread, an event set once the router
+    says it is reading)."""
+    err = open(log_path, "ab")
+    router = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    reading = threading.Event()
+
+    def relay():
+        with err:
+            for line in router.stderr:
+                err.write(line)
+                if b": reading at byte " in line:
+                    reading.set()
+    relayer = threading.Thread(target=relay)
+    relayer.start()
+    return router, relayer, reading
+
+
 def cpu_of(pid):
     """utime+stime+cutime+cstime of a live process, in seconds (0 when gone)."""
     try:
@@ -239,31 +258,21 @@ class Cost:
         # The router reads a pipe that this script feeds at the rate, as the plain
         # typingd does; its CPU counts from the moment it says it is reading (its
         # start-up, like the shards', is apart: the same for 10 lines or 10 million).
-        with open(os.path.join(self.work, "router-{}-{}.log".format(label, run)), "ab") as err:
-            router = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=self.env)
-            reading = threading.Event()
-
-            def relay():
-                for line in router.stderr:
-                    err.write(line)
-                    if b": reading at byte " in line:
-                        reading.set()
-                err.flush()
-            relayer = threading.Thread(target=relay)
-            relayer.start()
-            if not reading.wait(120):
-                router.kill()
-                router.wait()
-                sys.exit("cost.py: the router did not start reading in 120 s; see {}".format(err.name))
-            startup = cpu_of(router.pid)
-            started = time.monotonic()
-            feeder = threading.Thread(target=feed, args=(router.stdin, self.data, rate))
-            feeder.start()
-            router_cpu = rusage_wait(router)
-            feeder.join()
-            relayer.join()
+        router_log = os.path.join(self.work, "router-{}-{}.log".format(label, run))
+        router, relayer, reading = start_router(command, router_log, self.env)
+        if not reading.wait(120):
+            router.kill()
+            router.wait()
+            sys.exit("cost.py: the router did not start reading in 120 s; see {}".format(router_log))
+        startup = cpu_of(router.pid)
+        started = time.monotonic()
+        feeder = threading.Thread(target=feed, args=(router.stdin, self.data, rate))
+        feeder.start()
+        router_cpu = rusage_wait(router)
+        feeder.join()
+        relayer.join()
         if router.returncode != 0:
-            sys.exit("cost.py: the router exited {}; see {}".format(router.returncode, err.name))
+            sys.exit("cost.py: the router exited {}; see {}".format(router.returncode, router_log))
         self.ctl(binary, "idle", "--timeout", "300")
         wall = time.monotonic() - started
         after = {pid: cpu_of(pid) for pid in roles}

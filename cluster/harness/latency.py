@@ -36,7 +36,6 @@ import re
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -85,20 +84,9 @@ class Latency(cost.Cost):
             gateway = subprocess.Popen([binary, "gateway", "--servers", self.urls, "--received", received] + viewers,
                                        stdout=subprocess.DEVNULL, stderr=out, cwd=cost.ROOT, env=self.env)
         router_log = os.path.join(self.work, "router-{}-{}.log".format(label, run))
-        err = open(router_log, "ab")
-        router = subprocess.Popen([binary, "route", "--servers", self.urls, "--partitions", str(cost.PARTITIONS),
-                                   "--stamp", "--name", "lat{}{}".format(label, run)] + self.args.router_option,
-                                  stdin=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cost.ROOT, env=self.env)
-        reading = threading.Event()
-
-        def relay():
-            for line in router.stderr:
-                err.write(line)
-                if b": reading at byte " in line:
-                    reading.set()
-            err.flush()
-        relayer = threading.Thread(target=relay)
-        relayer.start()
+        router, relayer, reading = cost.start_router(
+            [binary, "route", "--servers", self.urls, "--partitions", str(cost.PARTITIONS),
+             "--stamp", "--name", "lat{}{}".format(label, run)] + self.args.router_option, router_log, self.env)
         probes = {k: [] for k in range(PROBES)}
         try:
             if not reading.wait(120):
@@ -175,7 +163,6 @@ class Latency(cost.Cost):
                 router.kill()
                 router.wait()
             relayer.join()
-            err.close()
             gateway.terminate()
             try:
                 gateway.wait(30)
